@@ -1,0 +1,53 @@
+//! The auth component: wires `receta:erx/auth` to the functions in `credentials`.
+
+mod credentials;
+
+use common::db::{Db, text};
+use common::types::{Error, Principal};
+
+mod bindings {
+    wit_bindgen::generate!({
+        world: "auth-component",
+        path: "../../wit",
+        with: { "receta:erx/types@0.1.0": common::types },
+    });
+}
+
+use bindings::exports::receta::erx::auth::{Guest, MintedToken};
+
+/// A medic whose token hash matches and who is active.
+const MEDIC_BY_TOKEN_HASH: &str = "SELECT id FROM medics WHERE token_hash = ? AND is_active = 1";
+
+struct Auth;
+
+impl Guest for Auth {
+    fn authenticate(authorization: Option<String>) -> Result<Principal, Error> {
+        let token = authorization
+            .as_deref()
+            .and_then(credentials::token_from_header)
+            .ok_or(Error::Unauthorized)?;
+        // No admin token configured means no admin access, never a default.
+        let admin = spin_sdk::variables::get("admin_token").unwrap_or_default();
+        if credentials::is_admin_token(token, &admin) {
+            return Ok(Principal::Admin);
+        }
+        let db = Db::open()?;
+        let hash = credentials::token_hash(token);
+        db.query_opt(MEDIC_BY_TOKEN_HASH, &[text(&hash)], |r| r.i64("id"))?
+            .map(Principal::Medic)
+            .ok_or(Error::Unauthorized)
+    }
+
+    fn mint_token() -> MintedToken {
+        let token = credentials::new_token();
+        MintedToken { token_hash: credentials::token_hash(&token), token }
+    }
+
+    fn hash_password(password: String) -> String {
+        credentials::hash_password(&password)
+    }
+}
+
+// Exported only when built as a component: a native build (unit tests, clippy) has no component ABI.
+#[cfg(target_arch = "wasm32")]
+bindings::export!(Auth with_types_in bindings);

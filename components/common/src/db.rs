@@ -1,0 +1,183 @@
+//! The one door to Spin's SQLite (`spin:sqlite/sqlite@3.0.0`): open, query with positional
+//! parameters, map rows by column name, and run a closure inside a transaction.
+
+use anyhow::{Context, Result, anyhow};
+use spin_sdk::sqlite3::{Connection, QueryResult, Value};
+
+pub use spin_sdk::sqlite3::Value as Param;
+
+/// The database every component uses (Spin's `default`, `.spin/sqlite_db.db` locally).
+pub const DATABASE: &str = "default";
+
+/// An open connection.
+pub struct Db {
+    conn: Connection,
+}
+
+/// One result row, read by column name.
+pub struct Row<'a> {
+    columns: &'a [String],
+    values: &'a [Value],
+}
+
+impl Db {
+    /// Opens the `default` database.
+    pub fn open() -> Result<Db> {
+        let conn = Connection::open(DATABASE)
+            .map_err(|e| anyhow!("{e:?}"))
+            .context("opening the database")?;
+        Ok(Db { conn })
+    }
+
+    /// Runs one statement.
+    pub fn execute(&self, sql: &str, params: &[Value]) -> Result<QueryResult> {
+        self.conn
+            .execute(sql, params)
+            .map_err(|e| anyhow!("{}", describe(&e)))
+            .with_context(|| format!("running `{}`", first_line(sql)))
+    }
+
+    /// Runs a query and maps every row.
+    pub fn query<T>(&self, sql: &str, params: &[Value], map: impl Fn(&Row) -> Result<T>) -> Result<Vec<T>> {
+        let result = self.execute(sql, params)?;
+        result
+            .rows
+            .iter()
+            .map(|r| map(&Row { columns: &result.columns, values: &r.values }))
+            .collect()
+    }
+
+    /// Runs a query expected to return at most one row.
+    pub fn query_opt<T>(&self, sql: &str, params: &[Value], map: impl Fn(&Row) -> Result<T>) -> Result<Option<T>> {
+        Ok(self.query(sql, params, map)?.into_iter().next())
+    }
+
+    /// A single integer (e.g. `SELECT COUNT(*)`).
+    pub fn scalar_i64(&self, sql: &str, params: &[Value]) -> Result<i64> {
+        let result = self.execute(sql, params)?;
+        match result.rows.first().and_then(|r| r.values.first()) {
+            Some(Value::Integer(n)) => Ok(*n),
+            other => Err(anyhow!("expected one integer from `{}`, got {other:?}", first_line(sql))),
+        }
+    }
+
+    /// The rowid of the last INSERT on this connection.
+    pub fn last_insert_rowid(&self) -> i64 {
+        self.conn.last_insert_rowid()
+    }
+
+    /// Runs `f` inside `BEGIN IMMEDIATE … COMMIT`; any error rolls back. `E` is the caller's error type.
+    pub fn transaction<T, E: From<anyhow::Error>>(&self, f: impl FnOnce(&Db) -> Result<T, E>) -> Result<T, E> {
+        self.execute("BEGIN IMMEDIATE", &[])?;
+        match f(self) {
+            Ok(value) => {
+                self.execute("COMMIT", &[])?;
+                Ok(value)
+            }
+            Err(e) => {
+                let _ = self.execute("ROLLBACK", &[]);
+                Err(e)
+            }
+        }
+    }
+}
+
+impl Row<'_> {
+    fn value(&self, column: &str) -> Result<&Value> {
+        self.columns
+            .iter()
+            .position(|c| c == column)
+            .map(|i| &self.values[i])
+            .ok_or_else(|| anyhow!("no column `{column}` in the result"))
+    }
+
+    pub fn i64(&self, column: &str) -> Result<i64> {
+        match self.value(column)? {
+            Value::Integer(n) => Ok(*n),
+            other => Err(anyhow!("column `{column}`: expected an integer, got {other:?}")),
+        }
+    }
+
+    pub fn bool(&self, column: &str) -> Result<bool> {
+        Ok(self.i64(column)? != 0)
+    }
+
+    pub fn string(&self, column: &str) -> Result<String> {
+        match self.value(column)? {
+            Value::Text(s) => Ok(s.clone()),
+            other => Err(anyhow!("column `{column}`: expected text, got {other:?}")),
+        }
+    }
+
+    pub fn opt_string(&self, column: &str) -> Result<Option<String>> {
+        match self.value(column)? {
+            Value::Null => Ok(None),
+            Value::Text(s) => Ok(Some(s.clone())),
+            other => Err(anyhow!("column `{column}`: expected text or null, got {other:?}")),
+        }
+    }
+
+    pub fn opt_i64(&self, column: &str) -> Result<Option<i64>> {
+        match self.value(column)? {
+            Value::Null => Ok(None),
+            Value::Integer(n) => Ok(Some(*n)),
+            other => Err(anyhow!("column `{column}`: expected an integer or null, got {other:?}")),
+        }
+    }
+
+    pub fn f64(&self, column: &str) -> Result<f64> {
+        match self.value(column)? {
+            Value::Real(x) => Ok(*x),
+            Value::Integer(n) => Ok(*n as f64),
+            other => Err(anyhow!("column `{column}`: expected a number, got {other:?}")),
+        }
+    }
+
+    pub fn blob(&self, column: &str) -> Result<Vec<u8>> {
+        match self.value(column)? {
+            Value::Blob(b) => Ok(b.clone()),
+            other => Err(anyhow!("column `{column}`: expected a blob, got {other:?}")),
+        }
+    }
+}
+
+/// Parameter helpers, so call sites read `&[text(&name), int(id)]`.
+pub fn text(s: &str) -> Value {
+    Value::Text(s.to_string())
+}
+
+pub fn int(n: i64) -> Value {
+    Value::Integer(n)
+}
+
+pub fn boolean(b: bool) -> Value {
+    Value::Integer(b as i64)
+}
+
+pub fn blob(bytes: &[u8]) -> Value {
+    Value::Blob(bytes.to_vec())
+}
+
+pub fn opt_text(s: Option<&str>) -> Value {
+    s.map_or(Value::Null, text)
+}
+
+/// Whether an error chain is SQLite's unique-constraint violation (Spin reports errors as text).
+pub fn is_unique_violation(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.to_string().contains("UNIQUE constraint failed"))
+}
+
+fn describe(e: &spin_sdk::sqlite3::Error) -> String {
+    use spin_sdk::sqlite3::Error::*;
+    match e {
+        NoSuchDatabase => "no such database".into(),
+        AccessDenied => "access denied".into(),
+        InvalidConnection => "invalid connection".into(),
+        DatabaseFull => "database full".into(),
+        Io(message) => message.clone(),
+    }
+}
+
+fn first_line(sql: &str) -> &str {
+    sql.trim().lines().next().unwrap_or_default()
+}

@@ -1,0 +1,95 @@
+//! Timestamps and calendar dates, without a calendar crate.
+
+use std::time::SystemTime;
+
+/// Now, as an ISO 8601 UTC timestamp with microseconds (`2026-11-22T03:30:00.123456Z`).
+pub fn now_iso8601() -> String {
+    humantime::format_rfc3339_micros(SystemTime::now()).to_string()
+}
+
+/// Today's UTC date, `YYYY-MM-DD`.
+pub fn today() -> String {
+    now_iso8601()[..10].to_string()
+}
+
+/// A calendar date `YYYY-MM-DD`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Date {
+    pub year: u16,
+    pub month: u8,
+    pub day: u8,
+}
+
+impl Date {
+    /// Parses exactly `YYYY-MM-DD` and checks that the day exists (leap years included).
+    pub fn parse(s: &str) -> Option<Date> {
+        let b = s.as_bytes();
+        if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
+            return None;
+        }
+        let num = |r: std::ops::Range<usize>| -> Option<u16> {
+            let part = &s[r];
+            part.bytes().all(|c| c.is_ascii_digit()).then(|| part.parse().ok())?
+        };
+        let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
+        let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+        let days_in_month = match month {
+            1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+            4 | 6 | 9 | 11 => 30,
+            2 if leap => 29,
+            2 => 28,
+            _ => return None,
+        };
+        (year >= 1 && (1..=days_in_month).contains(&day)).then_some(Date {
+            year,
+            month: month as u8,
+            day: day as u8,
+        })
+    }
+
+    /// Whole years from `self` to `on` (an age).
+    pub fn years_until(&self, on: &Date) -> i32 {
+        let mut years = on.year as i32 - self.year as i32;
+        if (on.month, on.day) < (self.month, self.day) {
+            years -= 1;
+        }
+        years
+    }
+}
+
+impl std::fmt::Display for Date {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:04}-{:02}-{:02}", self.year, self.month, self.day)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_real_dates_only() {
+        assert_eq!(Date::parse("1990-02-28").unwrap().to_string(), "1990-02-28");
+        assert!(Date::parse("2024-02-29").is_some());
+        assert!(Date::parse("2023-02-29").is_none());
+        assert!(Date::parse("1990-13-01").is_none());
+        assert!(Date::parse("1990-1-01").is_none());
+        assert!(Date::parse("1990-01-01T00:00").is_none());
+        assert!(Date::parse("+990-01-01").is_none());
+        assert!(Date::parse("").is_none());
+    }
+
+    #[test]
+    fn age_counts_whole_years() {
+        let born = Date::parse("1990-06-15").unwrap();
+        assert_eq!(born.years_until(&Date::parse("2026-06-14").unwrap()), 35);
+        assert_eq!(born.years_until(&Date::parse("2026-06-15").unwrap()), 36);
+    }
+
+    #[test]
+    fn now_is_iso8601_utc() {
+        let now = now_iso8601();
+        assert!(now.ends_with('Z') && now.len() == 27, "{now}");
+        assert!(Date::parse(&today()).is_some());
+    }
+}

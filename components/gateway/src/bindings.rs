@@ -1,0 +1,11 @@
+//! The domain interfaces the gateway imports (composed in at load time; see `spin.toml`).
+//! Records derive `Serialize`: their snake_case fields are the API's JSON field names.
+
+wit_bindgen::generate!({
+    world: "gateway",
+    path: "../../wit",
+    with: { "receta:erx/types@0.1.0": common::types },
+    additional_derives: [serde::Serialize],
+});
+
+pub use receta::erx::{auth, catalog};

@@ -1,0 +1,206 @@
+//! The HTTP boundary: reading a request (with size limits), writing a response, and mapping the domain
+//! `Error` to status codes and the spec's body shapes.
+
+use futures::{SinkExt, StreamExt};
+use serde::Serialize;
+use serde_json::{Value, json};
+use spin_sdk::http::{Headers, IncomingRequest, Method, OutgoingResponse, ResponseOutparam};
+
+use common::fields::Fields;
+use common::page::Query;
+use common::types::{Error, PageRequest, Principal};
+
+use crate::bindings::auth;
+
+/// Largest JSON body accepted (decisions: 1 MiB).
+pub const MAX_JSON_BODY: usize = 1 << 20;
+/// Largest multipart body accepted (decisions: 5 MiB).
+pub const MAX_MULTIPART_BODY: usize = 5 << 20;
+
+/// A request, body read in full.
+pub struct Request {
+    method: Method,
+    path: String,
+    query: Query,
+    scheme: String,
+    authority: String,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Request {
+    /// Reads the request; a body over the limit is answered 413 without reading the rest.
+    pub async fn read(incoming: IncomingRequest) -> Result<Request, Response> {
+        let method = incoming.method();
+        let path_with_query = incoming.path_with_query().unwrap_or_else(|| "/".into());
+        let (path, query) = path_with_query.split_once('?').unwrap_or((&path_with_query, ""));
+        let headers: Vec<(String, String)> = incoming
+            .headers()
+            .entries()
+            .into_iter()
+            .map(|(k, v)| (k.to_ascii_lowercase(), String::from_utf8_lossy(&v).into_owned()))
+            .collect();
+        let header = |name: &str| headers.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+        let scheme = match incoming.scheme() {
+            Some(spin_sdk::http::Scheme::Https) => "https".to_string(),
+            _ => "http".to_string(),
+        };
+        let authority = incoming
+            .authority()
+            .or_else(|| header("host"))
+            .unwrap_or_else(|| "127.0.0.1:3000".into());
+        let declared: Option<usize> = header("content-length").and_then(|v| v.parse().ok());
+        if declared.is_some_and(|n| n > MAX_MULTIPART_BODY) {
+            return Err(Response::too_large());
+        }
+        let mut body = Vec::new();
+        let mut stream = incoming.into_body_stream();
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(|_| Response::message(400, "The request body could not be read."))?;
+            body.extend_from_slice(&chunk);
+            if body.len() > MAX_MULTIPART_BODY {
+                return Err(Response::too_large());
+            }
+        }
+        let request = Request {
+            method,
+            path: path.to_string(),
+            query: Query::parse(query),
+            scheme,
+            authority,
+            headers,
+            body,
+        };
+        if !request.is_multipart() && request.body.len() > MAX_JSON_BODY {
+            return Err(Response::too_large());
+        }
+        Ok(request)
+    }
+
+    pub fn method(&self) -> Method {
+        self.method.clone()
+    }
+
+    /// The path's non-empty segments, percent-decoded: `/api/v2/hospital/7/` is `["api", "v2", "hospital", "7"]`.
+    pub fn segments(&self) -> Vec<&str> {
+        self.path.split('/').filter(|s| !s.is_empty()).collect()
+    }
+
+    pub fn query(&self) -> &Query {
+        &self.query
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        let name = name.to_ascii_lowercase();
+        self.headers.iter().find(|(k, _)| *k == name).map(|(_, v)| v.as_str())
+    }
+
+    pub fn body(&self) -> &[u8] {
+        &self.body
+    }
+
+    /// `scheme://host/path` of this request, for absolute `next`/`previous` links.
+    pub fn absolute_path(&self) -> String {
+        format!("{}://{}{}", self.scheme, self.authority, self.path)
+    }
+
+    /// The caller, from `Authorization: Token <token>`.
+    pub fn caller(&self) -> Result<Principal, Error> {
+        auth::authenticate(self.header("authorization"))
+    }
+
+    /// The JSON body as fields (400 for malformed JSON or a body over 1 MiB → 413 is decided earlier).
+    pub fn json_fields(&self) -> Result<Fields, Error> {
+        Fields::from_json(&self.body)
+    }
+
+    /// `limit`/`offset` from the query string.
+    pub fn page(&self) -> Result<PageRequest, Error> {
+        self.query.page()
+    }
+
+    /// Whether the body is `multipart/form-data`.
+    pub fn is_multipart(&self) -> bool {
+        self.header("content-type")
+            .is_some_and(|ct| common::multipart::boundary(ct).is_some())
+    }
+}
+
+/// A response ready to send.
+pub struct Response {
+    status: u16,
+    content_type: &'static str,
+    headers: Vec<(&'static str, String)>,
+    body: Vec<u8>,
+}
+
+impl Response {
+    /// A JSON response.
+    pub fn json(status: u16, body: &impl Serialize) -> Response {
+        Response {
+            status,
+            content_type: "application/json",
+            headers: Vec::new(),
+            body: serde_json::to_vec(body).expect("JSON values serialize"),
+        }
+    }
+
+    /// `{"message": "..."}`.
+    pub fn message(status: u16, message: &str) -> Response {
+        Response::json(status, &json!({ "message": message }))
+    }
+
+    /// Raw bytes with a content type.
+    pub fn bytes(status: u16, content_type: &'static str, body: Vec<u8>) -> Response {
+        Response { status, content_type, headers: Vec::new(), body }
+    }
+
+    /// Adds a header.
+    pub fn with_header(mut self, name: &'static str, value: impl Into<String>) -> Response {
+        self.headers.push((name, value.into()));
+        self
+    }
+
+    /// 413 for a body over its limit.
+    pub fn too_large() -> Response {
+        Response::message(413, "Request body is too large.")
+    }
+
+    /// The paginated shape `{count, next, previous, results}`.
+    pub fn page(req: &Request, page: &PageRequest, count: u64, results: Vec<Value>) -> Response {
+        let (next, previous) = req.query().links(&req.absolute_path(), page, count);
+        Response::json(200, &json!({ "count": count, "next": next, "previous": previous, "results": results }))
+    }
+
+    /// Maps a domain error to its status and body shape (spec section 7, decisions).
+    pub fn error(error: Error) -> Response {
+        match error {
+            Error::Invalid(fields) => {
+                let body: serde_json::Map<String, Value> =
+                    fields.into_iter().map(|f| (f.field, json!(f.messages))).collect();
+                Response::json(400, &body)
+            }
+            Error::BadRequest(message) => Response::message(400, &message),
+            Error::Unauthorized => Response::message(401, "Invalid Token"),
+            Error::Forbidden(message) => Response::message(403, &message),
+            Error::NotFound(message) => Response::message(404, &message),
+            Error::Internal(detail) => {
+                eprintln!("internal error: {detail}");
+                Response::message(500, "Internal server error.")
+            }
+        }
+    }
+
+    /// Writes the response.
+    pub async fn send(self, out: ResponseOutparam) {
+        let mut headers = vec![("content-type".to_string(), self.content_type.as_bytes().to_vec())];
+        headers.extend(self.headers.into_iter().map(|(k, v)| (k.to_string(), v.into_bytes())));
+        let response = OutgoingResponse::new(Headers::from_list(&headers).expect("valid headers"));
+        response.set_status_code(self.status).expect("valid status");
+        let mut body = response.take_body();
+        out.set(response);
+        if let Err(e) = body.send(self.body).await {
+            eprintln!("writing the response body failed: {e:?}");
+        }
+    }
+}

@@ -1,0 +1,31 @@
+//! `/media/…`: uploaded hospital images, served without a token (they are printed on every prescription).
+
+use common::types::Error;
+
+use crate::bindings::catalog::{self, ImageKind};
+use crate::http::Response;
+
+/// `GET /media/hospitals/<id>/picture.jpg` and `…/university_logo.jpg`.
+pub fn hospital_image(id: &str, file: &str) -> Result<Response, Error> {
+    let id: i64 = id.parse().map_err(|_| Error::not_found())?;
+    let kind = match file {
+        "picture.jpg" => ImageKind::Picture,
+        "university_logo.jpg" => ImageKind::UniversityLogo,
+        _ => return Err(Error::not_found()),
+    };
+    let bytes = catalog::get_hospital_image(id, kind).ok_or_else(Error::not_found)?;
+    Ok(Response::bytes(200, "image/jpeg", bytes).with_header("cache-control", "public, max-age=86400"))
+}
+
+/// The absolute URL of a media path returned by a domain component.
+pub fn url(path: &str) -> String {
+    format!("{}/media/{path}", base_url())
+}
+
+/// The public origin (`base_url` variable), without a trailing slash.
+pub fn base_url() -> String {
+    spin_sdk::variables::get("base_url")
+        .unwrap_or_else(|_| "http://127.0.0.1:3000".into())
+        .trim_end_matches('/')
+        .to_string()
+}

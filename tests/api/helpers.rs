@@ -1,0 +1,220 @@
+//! `spawn_app()`: the real host, the real components, a fresh state dir, an ephemeral port.
+//!
+//! The host binary and the component files are built by `cargo xtask test` before this binary runs
+//! (it sets `RECETA_BIN`); run on its own, the binary is looked up next to this test executable.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+/// The admin token every spawned app is configured with (`SPIN_VARIABLE_ADMIN_TOKEN`).
+pub const ADMIN_TOKEN: &str = "test-admin-token-0123456789abcdef";
+
+/// A running host on an ephemeral port, killed when dropped.
+pub struct TestApp {
+    /// `http://127.0.0.1:<port>`
+    pub address: String,
+    pub state_dir: tempfile::TempDir,
+    child: Child,
+    agent: ureq::Agent,
+}
+
+/// What to start: which manifest, and extra environment (e.g. `SPIN_VARIABLE_*`).
+pub struct AppConfig {
+    pub manifest: PathBuf,
+    pub env: Vec<(String, String)>,
+}
+
+impl Default for AppConfig {
+    fn default() -> Self {
+        Self {
+            manifest: repo_root().join("spin.toml"),
+            env: vec![("SPIN_VARIABLE_ADMIN_TOKEN".into(), ADMIN_TOKEN.into())],
+        }
+    }
+}
+
+/// A response, fully read.
+#[derive(Debug)]
+pub struct TestResponse {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl TestResponse {
+    /// The body as JSON; panics with the raw body when it is not JSON.
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or_else(|e| {
+            panic!(
+                "body is not JSON ({e}): status {} body {:?}",
+                self.status,
+                String::from_utf8_lossy(&self.body)
+            )
+        })
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+}
+
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+fn host_binary() -> PathBuf {
+    if let Some(bin) = std::env::var_os("RECETA_BIN") {
+        return PathBuf::from(bin);
+    }
+    // target/<profile>/deps/api-<hash> -> target/<profile>/receta
+    let exe = std::env::current_exe().expect("current exe");
+    exe.parent().and_then(Path::parent).expect("target dir").join("receta")
+}
+
+/// Starts the app as `cargo xtask up` would, on `127.0.0.1:0` with a fresh temporary state dir.
+pub fn spawn_app() -> TestApp {
+    spawn_app_with(AppConfig::default())
+}
+
+pub fn spawn_app_with(config: AppConfig) -> TestApp {
+    let state_dir = tempfile::tempdir().expect("temp state dir");
+    start(config, state_dir)
+}
+
+/// Starts a host on an existing state dir (used to restart after a crash).
+pub fn start(config: AppConfig, state_dir: tempfile::TempDir) -> TestApp {
+    let bin = host_binary();
+    assert!(bin.exists(), "host binary {} not built: run `cargo xtask test`", bin.display());
+    let log = std::fs::File::create(state_dir.path().join("host.log")).expect("log file");
+    let mut child = Command::new(&bin)
+        .arg("up")
+        .arg("--listen")
+        .arg("127.0.0.1:0")
+        .arg("--state-dir")
+        .arg(state_dir.path())
+        .arg("--from")
+        .arg(&config.manifest)
+        .envs(config.env.iter().map(|(k, v)| (k, v)))
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(log)
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()));
+
+    // The host prints `Serving http://127.0.0.1:<port>` once it accepts requests.
+    let stdout = child.stdout.take().expect("stdout");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut sent = false;
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if !sent && let Some(url) = line.trim().strip_prefix("Serving ") {
+                let _ = tx.send(url.trim().to_string());
+                sent = true;
+            }
+        }
+    });
+    let address = match rx.recv_timeout(Duration::from_secs(60)) {
+        Ok(address) => address,
+        Err(_) => {
+            let _ = child.kill();
+            let log = std::fs::read_to_string(state_dir.path().join("host.log")).unwrap_or_default();
+            panic!("host did not start within 60 s; its log:\n{log}");
+        }
+    };
+    let agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(30)))
+        .build()
+        .new_agent();
+    TestApp { address, state_dir, child, agent }
+}
+
+impl TestApp {
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.address, path)
+    }
+
+    /// Sends a request with an optional `Authorization: Token <token>` and an optional JSON body.
+    pub fn request(&self, method: &str, path: &str, token: Option<&str>, body: Option<&Value>) -> TestResponse {
+        let body = body.map(|b| serde_json::to_vec(b).unwrap());
+        self.raw(method, path, token, body.as_deref().map(|b| ("application/json", b)))
+    }
+
+    /// Sends raw bytes with the given content type.
+    pub fn raw(&self, method: &str, path: &str, token: Option<&str>, body: Option<(&str, &[u8])>) -> TestResponse {
+        let mut req = ureq::http::Request::builder().method(method).uri(self.url(path));
+        if let Some(token) = token {
+            req = req.header("Authorization", format!("Token {token}"));
+        }
+        if let Some((content_type, _)) = body {
+            req = req.header("Content-Type", content_type);
+        }
+        let req = req.body(body.map(|(_, b)| b.to_vec()).unwrap_or_default()).unwrap();
+        let resp = self
+            .agent
+            .run(req)
+            .unwrap_or_else(|e| panic!("{method} {path}: {e}"));
+        let status = resp.status().as_u16();
+        let headers = resp
+            .headers()
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or_default().to_string()))
+            .collect();
+        let body = resp
+            .into_body()
+            .with_config()
+            .limit(64 * 1024 * 1024)
+            .read_to_vec()
+            .expect("read body");
+        TestResponse { status, headers, body }
+    }
+
+    pub fn get(&self, path: &str, token: Option<&str>) -> TestResponse {
+        self.request("GET", path, token, None)
+    }
+
+    pub fn post(&self, path: &str, token: Option<&str>, body: &Value) -> TestResponse {
+        self.request("POST", path, token, Some(body))
+    }
+
+    pub fn patch(&self, path: &str, token: Option<&str>, body: &Value) -> TestResponse {
+        self.request("PATCH", path, token, Some(body))
+    }
+
+    pub fn delete(&self, path: &str, token: Option<&str>) -> TestResponse {
+        self.request("DELETE", path, token, None)
+    }
+
+    /// The host's stderr so far (one log line per request).
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.state_dir.path().join("host.log")).unwrap_or_default()
+    }
+
+    /// Kills the host with SIGKILL and hands back its state dir, for crash/restart tests.
+    pub fn crash(mut self) -> tempfile::TempDir {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let dir = tempfile::tempdir().unwrap();
+        std::mem::replace(&mut self.state_dir, dir)
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

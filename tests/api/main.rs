@@ -1,0 +1,7 @@
+//! One black-box test binary: every module starts the real `receta` host with the real components
+//! (see `helpers::spawn_app`) and talks to it over HTTP on an ephemeral port.
+
+mod helpers;
+
+mod host;
+mod hospitals;

@@ -1,0 +1,131 @@
+//! `cargo xtask <command>`: the project's commands, in plain Rust with no dependencies.
+//!
+//! - `up [HOST FLAGS]`  build everything, then run the app (`receta up`), flags passed through
+//! - `test`             build everything, then run every test (unit and black-box)
+//! - `lint`             `cargo fmt --check` and clippy for the host and the wasm target
+//! - `build`            build the components (wasm32-wasip2) and the host, release mode
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+const WASM_TARGET: &str = "wasm32-wasip2";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("up") => build().and_then(|()| up(&args[1..])),
+        Some("build") => build(),
+        Some("test") => build().and_then(|()| test()),
+        Some("lint") => lint(),
+        _ => {
+            eprintln!("usage: cargo xtask <up [receta up flags…] | test | lint | build>");
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+type Result<T = ()> = std::result::Result<T, String>;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+/// Where cargo puts its output (`CARGO_TARGET_DIR` or `<root>/target`).
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root().join("target"))
+}
+
+fn run(cmd: &mut Command) -> Result {
+    let shown = format!("{cmd:?}");
+    let status = cmd.current_dir(root()).status().map_err(|e| format!("{shown}: {e}"))?;
+    if status.success() { Ok(()) } else { Err(format!("{shown} failed: {status}")) }
+}
+
+fn cargo() -> Command {
+    Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+}
+
+/// The component crates: every `components/*` except the shared library.
+fn component_crates() -> Result<Vec<String>> {
+    let mut names = Vec::new();
+    let dir = root().join("components");
+    for entry in std::fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))? {
+        let path = entry.map_err(|e| e.to_string())?.path();
+        let manifest = std::fs::read_to_string(path.join("Cargo.toml")).unwrap_or_default();
+        if manifest.contains("cdylib") {
+            names.push(path.file_name().unwrap().to_string_lossy().into_owned());
+        }
+    }
+    names.sort();
+    Ok(names)
+}
+
+/// Adds the wasm target with rustup when it is missing.
+fn ensure_wasm_target() -> Result {
+    let installed = Command::new("rustup")
+        .args(["target", "list", "--installed"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).lines().any(|l| l.trim() == WASM_TARGET))
+        .unwrap_or(false);
+    if installed {
+        return Ok(());
+    }
+    eprintln!("xtask: adding the {WASM_TARGET} target with rustup");
+    run(Command::new("rustup").args(["target", "add", WASM_TARGET]))
+}
+
+fn build() -> Result {
+    ensure_wasm_target()?;
+    let mut wasm = cargo();
+    wasm.args(["build", "--release", "--target", WASM_TARGET]);
+    for name in component_crates()? {
+        wasm.args(["-p", &name]);
+    }
+    run(&mut wasm)?;
+    // spin.toml names `target/wasm32-wasip2/release/*.wasm`; with an outside CARGO_TARGET_DIR, copy them there.
+    let built = target_dir().join(WASM_TARGET).join("release");
+    let expected = root().join("target").join(WASM_TARGET).join("release");
+    if built.canonicalize().ok() != expected.canonicalize().ok() {
+        std::fs::create_dir_all(&expected).map_err(|e| e.to_string())?;
+        for name in component_crates()? {
+            let file = format!("{name}.wasm");
+            std::fs::copy(built.join(&file), expected.join(&file))
+                .map_err(|e| format!("copying {file}: {e}"))?;
+        }
+    }
+    run(cargo().args(["build", "--release", "-p", "receta-host"]))
+}
+
+fn host_binary() -> PathBuf {
+    target_dir().join("release").join("receta")
+}
+
+fn up(flags: &[String]) -> Result {
+    run(Command::new(host_binary()).arg("up").args(flags))
+}
+
+fn test() -> Result {
+    // Unit tests of the pure code, then the black-box suite against the real host.
+    run(cargo().args(["test", "--release", "-p", "common", "-p", "receta-host"]))?;
+    run(cargo()
+        .args(["test", "--release", "-p", "receta-tests"])
+        .env("RECETA_BIN", host_binary()))
+}
+
+fn lint() -> Result {
+    run(cargo().args(["fmt", "--all", "--check"]))?;
+    run(cargo().args(["clippy", "--release", "--all-targets", "--", "-D", "warnings"]))?;
+    let mut wasm = cargo();
+    wasm.args(["clippy", "--release", "--target", WASM_TARGET]);
+    for name in component_crates()? {
+        wasm.args(["-p", &name]);
+    }
+    run(wasm.args(["--", "-D", "warnings"]))
+}

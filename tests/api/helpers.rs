@@ -155,14 +155,30 @@ impl TestApp {
 
     /// Sends raw bytes with the given content type.
     pub fn raw(&self, method: &str, path: &str, token: Option<&str>, body: Option<(&str, &[u8])>) -> TestResponse {
-        let mut req = ureq::http::Request::builder().method(method).uri(self.url(path));
-        if let Some(token) = token {
-            req = req.header("Authorization", format!("Token {token}"));
+        let authorization = token.map(|t| format!("Token {t}"));
+        let mut headers = Vec::new();
+        if let Some(value) = &authorization {
+            headers.push(("Authorization", value.as_str()));
         }
         if let Some((content_type, _)) = body {
-            req = req.header("Content-Type", content_type);
+            headers.push(("Content-Type", content_type));
         }
-        let req = req.body(body.map(|(_, b)| b.to_vec()).unwrap_or_default()).unwrap();
+        self.request_with_headers(method, path, &headers, body.map(|(_, b)| b))
+    }
+
+    /// Sends a request with exactly these headers.
+    pub fn request_with_headers(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Option<&[u8]>,
+    ) -> TestResponse {
+        let mut req = ureq::http::Request::builder().method(method).uri(self.url(path));
+        for (name, value) in headers {
+            req = req.header(*name, *value);
+        }
+        let req = req.body(body.map(<[u8]>::to_vec).unwrap_or_default()).unwrap();
         let resp = self
             .agent
             .run(req)

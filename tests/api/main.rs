@@ -4,4 +4,4 @@
 mod helpers;
 
 mod host;
-mod hospitals;
+mod skeleton;

@@ -32,18 +32,29 @@ impl Fields {
         let value: Value = serde_json::from_slice(body)
             .map_err(|e| Error::BadRequest(format!("JSON parse error - {e}")))?;
         match value {
-            Value::Object(map) => Ok(Fields { map, errors: BTreeMap::new() }),
-            _ => Err(Error::BadRequest("Invalid data. Expected a JSON object.".into())),
+            Value::Object(map) => Ok(Fields {
+                map,
+                errors: BTreeMap::new(),
+            }),
+            _ => Err(Error::BadRequest(
+                "Invalid data. Expected a JSON object.".into(),
+            )),
         }
     }
 
     pub fn from_map(map: Map<String, Value>) -> Fields {
-        Fields { map, errors: BTreeMap::new() }
+        Fields {
+            map,
+            errors: BTreeMap::new(),
+        }
     }
 
     /// Records an error on a field.
     pub fn error(&mut self, field: &str, message: impl Into<String>) {
-        self.errors.entry(field.to_string()).or_default().push(message.into());
+        self.errors
+            .entry(field.to_string())
+            .or_default()
+            .push(message.into());
     }
 
     /// Whether the body has the field at all (null counts as present).
@@ -86,7 +97,10 @@ impl Fields {
         if let Some(limit) = under
             && s.chars().count() >= limit
         {
-            self.error(field, format!("Ensure this field has fewer than {limit} characters."));
+            self.error(
+                field,
+                format!("Ensure this field has fewer than {limit} characters."),
+            );
             return None;
         }
         Some(s)
@@ -158,7 +172,12 @@ impl Fields {
 
     /// For a PATCH: `None` when the field is absent; `null` is an error, anything else reads as
     /// `optional_str`. With `allow_blank` false, an empty or all-whitespace value is an error too.
-    pub fn patch_str(&mut self, field: &str, under: Option<usize>, allow_blank: bool) -> Option<String> {
+    pub fn patch_str(
+        &mut self,
+        field: &str,
+        under: Option<usize>,
+        allow_blank: bool,
+    ) -> Option<String> {
         if self.map.get(field) == Some(&Value::Null) {
             self.error(field, NULL);
             return None;
@@ -218,7 +237,10 @@ impl Fields {
                     other => other.to_string(),
                 };
                 let allowed = choices.join(", ");
-                self.error(field, format!("\"{shown}\" is not a valid choice. Allowed values: {allowed}."));
+                self.error(
+                    field,
+                    format!("\"{shown}\" is not a valid choice. Allowed values: {allowed}."),
+                );
                 None
             }
         }
@@ -260,7 +282,9 @@ pub fn is_valid_email(s: &str) -> bool {
     if s.chars().count() > 254 {
         return false;
     }
-    let Some((local, domain)) = s.split_once('@') else { return false };
+    let Some((local, domain)) = s.split_once('@') else {
+        return false;
+    };
     let local_ok = !local.is_empty()
         && local.chars().count() <= 64
         && !local.starts_with('.')
@@ -278,7 +302,9 @@ pub fn is_valid_email(s: &str) -> bool {
                 && !l.ends_with('-')
                 && l.chars().all(|c| c.is_alphanumeric() || c == '-')
         })
-        && !labels.last().is_some_and(|tld| tld.chars().all(|c| c.is_ascii_digit()));
+        && !labels
+            .last()
+            .is_some_and(|tld| tld.chars().all(|c| c.is_ascii_digit()));
     local_ok && domain_ok
 }
 
@@ -293,7 +319,9 @@ mod tests {
 
     fn messages(result: Result<(), Error>) -> BTreeMap<String, Vec<String>> {
         match result {
-            Err(Error::Invalid(errors)) => errors.into_iter().map(|e| (e.field, e.messages)).collect(),
+            Err(Error::Invalid(errors)) => {
+                errors.into_iter().map(|e| (e.field, e.messages)).collect()
+            }
             other => panic!("expected field errors, got {other:?}"),
         }
     }
@@ -309,7 +337,10 @@ mod tests {
         let m = messages(f.finish());
         assert_eq!(m["name"], ["This field may not be blank."]);
         assert_eq!(m["missing"], [REQUIRED]);
-        assert_eq!(m["zip"], ["Ensure this field has fewer than 32 characters."]);
+        assert_eq!(
+            m["zip"],
+            ["Ensure this field has fewer than 32 characters."]
+        );
         assert_eq!(m["flag"], [NOT_A_BOOLEAN]);
         assert_eq!(m["n"], [NOT_AN_INTEGER]);
     }
@@ -357,7 +388,9 @@ mod tests {
 
     #[test]
     fn patch_readers_distinguish_absent_null_and_blank() {
-        let mut f = fields(json!({"a": null, "b": "  ", "c": "x", "d": null, "e": false, "g": null, "h": "7"}));
+        let mut f = fields(
+            json!({"a": null, "b": "  ", "c": "x", "d": null, "e": false, "g": null, "h": "7"}),
+        );
         assert_eq!(f.patch_str("missing", None, false), None);
         assert_eq!(f.patch_str("a", None, true), None);
         assert_eq!(f.patch_str("b", None, false), None);
@@ -379,13 +412,34 @@ mod tests {
 
     #[test]
     fn emails() {
-        for ok in ["a@b.co", "ana.maria+rx@hospital.com.mx", "médico@clínica.mx", "x_y-z@sub-domain.example.org"] {
+        for ok in [
+            "a@b.co",
+            "ana.maria+rx@hospital.com.mx",
+            "médico@clínica.mx",
+            "x_y-z@sub-domain.example.org",
+        ] {
             assert!(is_valid_email(ok), "{ok}");
         }
         let long_local = format!("{}@b.co", "a".repeat(65));
         for bad in [
-            "", "a", "a@", "@b.co", "a@b", "a@@b.co", "a b@c.co", "a@b .co", ".a@b.co", "a.@b.co", "a..b@c.co",
-            "a@-b.co", "a@b-.co", "a@b..co", "a@1.2.3.4", "\"a\"@b.co", "a@b.co\n", long_local.as_str(),
+            "",
+            "a",
+            "a@",
+            "@b.co",
+            "a@b",
+            "a@@b.co",
+            "a b@c.co",
+            "a@b .co",
+            ".a@b.co",
+            "a.@b.co",
+            "a..b@c.co",
+            "a@-b.co",
+            "a@b-.co",
+            "a@b..co",
+            "a@1.2.3.4",
+            "\"a\"@b.co",
+            "a@b.co\n",
+            long_local.as_str(),
         ] {
             assert!(!is_valid_email(bad), "{bad:?}");
         }
@@ -401,15 +455,24 @@ mod tests {
     #[test]
     fn choices_name_the_allowed_values() {
         let mut f = fields(json!({"t": "ADMIN", "u": "admin", "v": 3, "n": null}));
-        assert_eq!(f.choice("t", &["ADMIN", "MEMBER"], false).as_deref(), Some("ADMIN"));
+        assert_eq!(
+            f.choice("t", &["ADMIN", "MEMBER"], false).as_deref(),
+            Some("ADMIN")
+        );
         assert_eq!(f.choice("u", &["ADMIN", "MEMBER"], false), None);
         assert_eq!(f.choice("v", &["ADMIN", "MEMBER"], false), None);
         assert_eq!(f.choice("n", &["ADMIN"], true), None);
         assert_eq!(f.choice("absent", &["ADMIN"], false), None);
         assert_eq!(f.required_choice("missing", &["ADMIN"]), "");
         let m = messages(f.finish());
-        assert_eq!(m["u"], ["\"admin\" is not a valid choice. Allowed values: ADMIN, MEMBER."]);
-        assert_eq!(m["v"], ["\"3\" is not a valid choice. Allowed values: ADMIN, MEMBER."]);
+        assert_eq!(
+            m["u"],
+            ["\"admin\" is not a valid choice. Allowed values: ADMIN, MEMBER."]
+        );
+        assert_eq!(
+            m["v"],
+            ["\"3\" is not a valid choice. Allowed values: ADMIN, MEMBER."]
+        );
         assert_eq!(m["missing"], [REQUIRED]);
         assert!(!m.contains_key("n") && !m.contains_key("absent"));
     }

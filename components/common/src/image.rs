@@ -10,7 +10,9 @@ pub const EMPTY: &str = "The submitted file is empty.";
 /// Whether `bytes` look like a JPEG file: the SOI marker (`FF D8`) followed by another marker
 /// (`FF ..`), and an EOI marker (`FF D9`) somewhere after it. A renamed PNG, PDF or text file fails.
 pub fn is_jpeg(bytes: &[u8]) -> bool {
-    bytes.len() >= 6 && bytes.starts_with(&[0xFF, 0xD8, 0xFF]) && bytes[4..].windows(2).any(|w| w == [0xFF, 0xD9])
+    bytes.len() >= 6
+        && bytes.starts_with(&[0xFF, 0xD8, 0xFF])
+        && bytes[4..].windows(2).any(|w| w == [0xFF, 0xD9])
 }
 
 /// Checks one upload: the name must end in `.jpg` (any case), the content must be a JPEG, and it must
@@ -57,9 +59,16 @@ mod tests {
         assert_eq!(check_jpeg("a.png", &jpeg(100)), Err(NOT_A_JPEG));
         assert_eq!(check_jpeg("a.jpeg", &jpeg(100)), Err(NOT_A_JPEG));
         assert_eq!(check_jpeg("a.jpg.exe", &jpeg(100)), Err(NOT_A_JPEG));
-        assert_eq!(check_jpeg("a.jpg", b"\x89PNG\r\n\x1a\n0000"), Err(NOT_A_JPEG));
+        assert_eq!(
+            check_jpeg("a.jpg", b"\x89PNG\r\n\x1a\n0000"),
+            Err(NOT_A_JPEG)
+        );
         assert_eq!(check_jpeg("a.jpg", b"just text, honestly"), Err(NOT_A_JPEG));
-        assert_eq!(check_jpeg("a.jpg", &[0xFF, 0xD8, 0xFF, 0xE0, 0, 0]), Err(NOT_A_JPEG), "no EOI");
+        assert_eq!(
+            check_jpeg("a.jpg", &[0xFF, 0xD8, 0xFF, 0xE0, 0, 0]),
+            Err(NOT_A_JPEG),
+            "no EOI"
+        );
         assert_eq!(check_jpeg("a.jpg", b""), Err(EMPTY));
     }
 }

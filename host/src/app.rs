@@ -1,0 +1,215 @@
+//! Loading an application: manifest → variables → databases and migrations → components
+//! (composed, compiled or loaded from the cache, pre-instantiated) → router. Nothing is served
+//! before all of it succeeded.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use wasmtime::Engine;
+use wasmtime_wasi_http::p2::bindings::ProxyPre;
+
+use crate::cli::{UpOptions, env_number};
+use crate::engine::{self, Limits, Provenance, WasmtimeResultExt};
+use crate::manifest::{Manifest, RouteSpec};
+use crate::migrations;
+use crate::outbound::AllowedHosts;
+use crate::router::Router;
+use crate::sqlite::Databases;
+use crate::state::{ComponentContext, HostState};
+use crate::variables::{AppVariables, ComponentVariables};
+
+/// Defaults of the limits (overridable through the environment).
+const DEFAULT_REQUEST_TIMEOUT_MS: u64 = 30_000;
+const DEFAULT_MEMORY_LIMIT_MB: u64 = 128;
+const DEFAULT_MAX_INSTANCES: u64 = 64;
+
+/// A component ready to serve: its permissions and its pre-instantiated code.
+pub struct LoadedComponent {
+    /// What the component may do.
+    pub context: Arc<ComponentContext>,
+    /// Pre-instantiated `wasi:http/proxy` (one `Store` per request is created from it).
+    pub pre: ProxyPre<HostState>,
+}
+
+/// A loaded application.
+pub struct App {
+    /// The manifest.
+    pub manifest: Manifest,
+    /// The engine every component was compiled for.
+    pub engine: Engine,
+    /// HTTP routes.
+    pub router: Router,
+    /// Trigger components by id.
+    pub components: HashMap<String, LoadedComponent>,
+    /// Time limit of one request (guest execution, including work after the response).
+    pub request_timeout: Duration,
+    /// The state directory.
+    pub state_dir: PathBuf,
+}
+
+impl App {
+    /// Loads everything `receta up` needs before it accepts a connection.
+    pub fn load(options: &UpOptions) -> Result<Self> {
+        let manifest = Manifest::load(&options.manifest)?;
+        let state_dir = match &options.state_dir {
+            Some(dir) => dir.clone(),
+            None => manifest.dir.join(".spin"),
+        };
+        std::fs::create_dir_all(&state_dir).with_context(|| {
+            format!("cannot create the state directory {}", state_dir.display())
+        })?;
+
+        let runtime_config = match &options.runtime_config {
+            Some(path) => {
+                let text = std::fs::read_to_string(path).with_context(|| {
+                    format!("cannot read the runtime config {}", path.display())
+                })?;
+                let table: toml::Table = toml::from_str(&text)
+                    .with_context(|| format!("invalid runtime config {}", path.display()))?;
+                Some(table)
+            }
+            None => None,
+        };
+
+        let variables = AppVariables::resolve(&manifest, |key| std::env::var(key).ok())?;
+
+        let databases = Databases::open(&state_dir, runtime_config.as_ref())
+            .context("cannot set up the SQLite databases")?;
+        prepare_default_database(&manifest, options, &databases)?;
+        let databases = Arc::new(databases);
+
+        let request_timeout = Duration::from_millis(env_number(
+            "RECETA_REQUEST_TIMEOUT_MS",
+            DEFAULT_REQUEST_TIMEOUT_MS,
+        )?);
+        let memory_limit = usize::try_from(env_number(
+            "RECETA_MEMORY_LIMIT_MB",
+            DEFAULT_MEMORY_LIMIT_MB,
+        )?)
+        .context("RECETA_MEMORY_LIMIT_MB is too large")?
+            << 20;
+        let max_instances =
+            u32::try_from(env_number("RECETA_MAX_INSTANCES", DEFAULT_MAX_INSTANCES)?)
+                .context("RECETA_MAX_INSTANCES is too large")?;
+        let engine = engine::new_engine(Limits {
+            memory_bytes: memory_limit,
+            max_instances,
+        })?;
+        let linker = engine::new_linker(&engine)?;
+
+        let mut routes = Vec::new();
+        let mut used: BTreeMap<&str, ()> = BTreeMap::new();
+        for trigger in &manifest.http_triggers {
+            used.insert(&trigger.component, ());
+            if let RouteSpec::Route(route) = &trigger.route {
+                routes.push((route.as_str(), trigger.component.as_str()));
+            }
+        }
+        if !manifest.cron_triggers.is_empty() {
+            eprintln!(
+                "receta: warning: {} [[trigger.cron]] trigger(s) are not run by this host version",
+                manifest.cron_triggers.len()
+            );
+        }
+        let router = Router::build(&manifest.application.http_base, routes)?;
+
+        let mut components = HashMap::new();
+        for id in used.keys() {
+            let decl = &manifest.components[*id];
+            let allowed_hosts: Vec<String> = decl
+                .allowed_outbound_hosts
+                .iter()
+                .map(|t| t.render(&variables))
+                .collect::<Result<_>>()
+                .with_context(|| format!("component {id:?}: allowed_outbound_hosts"))?;
+            let outbound = AllowedHosts::parse(&allowed_hosts)
+                .with_context(|| format!("component {id:?}: allowed_outbound_hosts"))?;
+            let context = Arc::new(ComponentContext {
+                id: Arc::from(*id),
+                sqlite_allowed: Arc::new(
+                    decl.sqlite_databases
+                        .iter()
+                        .cloned()
+                        .collect::<HashSet<_>>(),
+                ),
+                databases: databases.clone(),
+                variables: ComponentVariables::new(id, &decl.variables, &variables)?,
+                outbound: Arc::new(outbound),
+                environment: decl
+                    .environment
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+                memory_limit,
+            });
+
+            let bytes = crate::compose::load_composed(decl)?;
+            let (component, provenance, took) = engine::load_component(&engine, id, &bytes)?;
+            eprintln!(
+                "receta: component {id}: {} in {} ms",
+                match provenance {
+                    Provenance::Cached => "loaded compiled code from the cache",
+                    Provenance::Compiled => "compiled",
+                },
+                took.as_millis()
+            );
+            let instance_pre = linker
+                .instantiate_pre(&component)
+                .anyhow()
+                .with_context(|| {
+                    format!(
+                        "component {id:?} imports something receta does not provide \
+                     (receta provides WASI 0.2 cli/clocks/random/io/filesystem/sockets, wasi:http, \
+                     spin:sqlite/sqlite@3.0.0 and fermyon:spin/variables@2.0.0)"
+                    )
+                })?;
+            let pre = ProxyPre::new(instance_pre).anyhow().with_context(|| {
+                format!("component {id:?} does not export wasi:http/incoming-handler@0.2.x")
+            })?;
+            components.insert(id.to_string(), LoadedComponent { context, pre });
+        }
+
+        Ok(Self {
+            manifest,
+            engine,
+            router,
+            components,
+            request_timeout,
+            state_dir,
+        })
+    }
+}
+
+/// Migrations, then `--sqlite` statements, on `default`.
+fn prepare_default_database(
+    manifest: &Manifest,
+    options: &UpOptions,
+    databases: &Databases,
+) -> Result<()> {
+    let default = databases.get("default").context("no default database")?;
+    let mut conn = default
+        .acquire()
+        .context("cannot open the default database")?;
+    let dir = options
+        .migrations
+        .clone()
+        .unwrap_or_else(|| manifest.dir.join("migrations"));
+    let report = migrations::apply(&mut conn, &dir)
+        .with_context(|| format!("migrations in {} failed", dir.display()))?;
+    if !report.applied.is_empty() {
+        eprintln!(
+            "receta: applied {} migration(s) from {}: {}",
+            report.applied.len(),
+            dir.display(),
+            report.applied.join(", ")
+        );
+    }
+    for statement in &options.sqlite {
+        migrations::run_sqlite_option(&conn, statement)?;
+    }
+    default.release(conn);
+    Ok(())
+}

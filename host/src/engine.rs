@@ -1,0 +1,201 @@
+//! The Wasmtime engine (pooling allocator, epoch interruption), the linker with every host
+//! interface, and the compiled-code cache.
+//!
+//! Compiling a component takes ~0.5 s or more, so compiled code is cached on disk, keyed by the
+//! SHA-256 of the (composed) component bytes and the engine's compatibility hash, under
+//! `$RECETA_CACHE_DIR`, else `$XDG_CACHE_HOME/receta`, else `~/.cache/receta`.
+
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use sha2::{Digest, Sha256};
+use wasmtime::component::{Component, HasSelf, Linker};
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+
+use crate::bindings;
+use crate::state::HostState;
+
+/// How often the epoch advances; a running guest yields to the scheduler at every tick.
+pub const EPOCH_TICK: Duration = Duration::from_millis(10);
+
+/// Limits applied to every instance.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Linear memory per memory, in bytes.
+    pub memory_bytes: usize,
+    /// Instances alive at once (concurrent requests).
+    pub max_instances: u32,
+}
+
+/// Converts a `wasmtime::Result` into an `anyhow::Result`, so `.context` applies.
+pub trait WasmtimeResultExt<T> {
+    /// `anyhow` view of the error.
+    fn anyhow(self) -> Result<T>;
+}
+
+impl<T> WasmtimeResultExt<T> for wasmtime::Result<T> {
+    fn anyhow(self) -> Result<T> {
+        self.map_err(anyhow::Error::from)
+    }
+}
+
+/// Builds the engine: components, async, epoch interruption, pooling allocator.
+pub fn new_engine(limits: Limits) -> Result<Engine> {
+    let mut pool = PoolingAllocationConfig::new();
+    pool.total_component_instances(limits.max_instances)
+        .total_core_instances(limits.max_instances * 16)
+        // A composed component has one memory per dependency.
+        .total_memories(limits.max_instances * 8)
+        .total_tables(limits.max_instances * 16)
+        .total_stacks(limits.max_instances)
+        .max_core_instances_per_component(64)
+        .max_memories_per_component(16)
+        .max_tables_per_component(64)
+        .max_memory_size(limits.memory_bytes)
+        // Let freed slots keep a little of their memory resident for the next request.
+        .linear_memory_keep_resident(1 << 20)
+        .table_keep_resident(1 << 16);
+    let mut config = Config::new();
+    config
+        .wasm_component_model(true)
+        .epoch_interruption(true)
+        .parallel_compilation(true)
+        .cranelift_opt_level(wasmtime::OptLevel::Speed)
+        .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    Engine::new(&config)
+        .anyhow()
+        .context("cannot create the Wasmtime engine (pooling allocator: is there enough virtual address space?)")
+}
+
+/// Starts the thread that advances the engine's epoch every [`EPOCH_TICK`] until `stop` is set.
+pub fn start_epoch_ticker(engine: Engine, stop: Arc<AtomicBool>) -> Result<()> {
+    std::thread::Builder::new()
+        .name("receta-epoch".into())
+        .spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                std::thread::sleep(EPOCH_TICK);
+                engine.increment_epoch();
+            }
+        })
+        .context("cannot start the epoch thread")?;
+    Ok(())
+}
+
+/// The linker with WASI 0.2 (`wasi:cli` etc.), `wasi:http`, Spin SQLite and Spin variables.
+pub fn new_linker(engine: &Engine) -> Result<Linker<HostState>> {
+    let mut linker = Linker::new(engine);
+    wasmtime_wasi::p2::add_to_linker_async(&mut linker)
+        .anyhow()
+        .context("cannot add WASI to the linker")?;
+    wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)
+        .anyhow()
+        .context("cannot add wasi:http to the linker")?;
+    bindings::spin::sqlite::sqlite::add_to_linker::<HostState, HasSelf<HostState>>(
+        &mut linker,
+        |s| s,
+    )
+    .anyhow()
+    .context("cannot add spin:sqlite to the linker")?;
+    bindings::fermyon::spin::variables::add_to_linker::<HostState, HasSelf<HostState>>(
+        &mut linker,
+        |s| s,
+    )
+    .anyhow()
+    .context("cannot add fermyon:spin/variables to the linker")?;
+    Ok(linker)
+}
+
+/// Where compiled components are cached.
+pub fn cache_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("RECETA_CACHE_DIR").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(dir));
+    }
+    if let Some(dir) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(dir).join("receta"));
+    }
+    std::env::var_os("HOME")
+        .filter(|d| !d.is_empty())
+        .map(|home| PathBuf::from(home).join(".cache").join("receta"))
+}
+
+/// How a component was obtained, for the start-up log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Provenance {
+    /// Loaded from the compiled-code cache.
+    Cached,
+    /// Compiled now (and stored in the cache when there is one).
+    Compiled,
+}
+
+/// Compiles `bytes`, or loads the compiled code from the cache.
+pub fn load_component(
+    engine: &Engine,
+    id: &str,
+    bytes: &[u8],
+) -> Result<(Component, Provenance, Duration)> {
+    let started = Instant::now();
+    let Some(dir) = cache_dir() else {
+        let component = compile(engine, id, bytes)?;
+        return Ok((component, Provenance::Compiled, started.elapsed()));
+    };
+    let path = dir.join(cache_key(engine, bytes)).with_extension("cwasm");
+    if path.is_file() {
+        // SAFETY: the file was written by `Engine::precompile_component` of an engine with the
+        // same compatibility hash (it is part of the file name) and is only ever replaced
+        // atomically by rename; Wasmtime also checks the header on load.
+        match unsafe { Component::deserialize_file(engine, &path) } {
+            Ok(component) => return Ok((component, Provenance::Cached, started.elapsed())),
+            Err(e) => eprintln!(
+                "receta: ignoring unusable cache entry {}: {e:#}",
+                path.display()
+            ),
+        }
+    }
+    let compiled = engine
+        .precompile_component(bytes)
+        .anyhow()
+        .with_context(|| format!("cannot compile component {id:?}"))?;
+    if let Err(e) = store_atomically(&path, &compiled) {
+        eprintln!(
+            "receta: cannot write the compiled-code cache {}: {e:#}",
+            path.display()
+        );
+    }
+    // SAFETY: `compiled` was produced just now by `precompile_component` of this very engine.
+    let component = unsafe { Component::deserialize(engine, &compiled) }
+        .anyhow()
+        .with_context(|| format!("cannot load compiled component {id:?}"))?;
+    Ok((component, Provenance::Compiled, started.elapsed()))
+}
+
+fn compile(engine: &Engine, id: &str, bytes: &[u8]) -> Result<Component> {
+    Component::new(engine, bytes)
+        .anyhow()
+        .with_context(|| format!("cannot compile component {id:?}"))
+}
+
+fn cache_key(engine: &Engine, bytes: &[u8]) -> String {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    engine.precompile_compatibility_hash().hash(&mut hasher);
+    let digest = Sha256::digest(bytes);
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    format!("{hex}-{:016x}", hasher.finish())
+}
+
+fn store_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().context("cache path has no directory")?;
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let tmp = dir.join(format!(
+        ".{}.{}.tmp",
+        path.file_name().and_then(|n| n.to_str()).unwrap_or("entry"),
+        std::process::id()
+    ));
+    std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path)
+        .with_context(|| format!("cannot rename into {}", path.display()))?;
+    Ok(())
+}

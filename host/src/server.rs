@@ -1,0 +1,342 @@
+//! Serving HTTP: hyper HTTP/1.1 with keep-alive, one fresh `Store` per request from the
+//! component's `ProxyPre` (like `wasmtime serve`), Spin's request headers, per-request time limit,
+//! one log line per request, and graceful shutdown.
+//!
+//! The guest's `handle` runs in its own task that owns the store: a guest may set the response
+//! and keep working (for example to deliver an email); that work may run until the time limit.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, anyhow};
+use bytes::Bytes;
+use http::{HeaderName, HeaderValue, Request, Response, StatusCode};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use tokio::net::TcpListener;
+use tokio::sync::{Notify, oneshot, watch};
+use wasmtime::{Store, UpdateDeadline};
+use wasmtime_wasi_http::WasiHttpView;
+use wasmtime_wasi_http::io::TokioIo;
+use wasmtime_wasi_http::p2::bindings::http::types::Scheme;
+use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
+
+use crate::app::{App, LoadedComponent};
+use crate::router::RouteMatch;
+use crate::state::HostState;
+
+/// How long shutdown waits for in-flight requests beyond their own time limit.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+
+/// Counts in-flight work (connections, guest tasks) so shutdown can wait for it.
+#[derive(Default)]
+pub struct Inflight {
+    count: AtomicUsize,
+    idle: Notify,
+}
+
+/// Decrements the [`Inflight`] count when dropped.
+pub struct InflightGuard(Arc<Inflight>);
+
+impl Inflight {
+    /// Registers one piece of work.
+    pub fn enter(self: &Arc<Self>) -> InflightGuard {
+        self.count.fetch_add(1, Ordering::SeqCst);
+        InflightGuard(self.clone())
+    }
+
+    /// Waits until nothing is in flight.
+    pub async fn wait_idle(&self) {
+        loop {
+            let notified = self.idle.notified();
+            if self.count.load(Ordering::SeqCst) == 0 {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
+
+impl Drop for InflightGuard {
+    fn drop(&mut self) {
+        if self.0.count.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.0.idle.notify_waiters();
+        }
+    }
+}
+
+/// Binds the listener. Returns it with its actual address.
+pub async fn bind(addr: SocketAddr) -> Result<(TcpListener, SocketAddr)> {
+    let listener = TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("cannot listen on {addr}"))?;
+    let local = listener
+        .local_addr()
+        .context("cannot read the listening address")?;
+    Ok((listener, local))
+}
+
+/// Serves until `shutdown` resolves, then stops accepting and waits (bounded) for in-flight work.
+pub async fn serve(
+    app: Arc<App>,
+    listener: TcpListener,
+    local: SocketAddr,
+    shutdown: impl Future<Output = ()>,
+) -> Result<()> {
+    let inflight = Arc::new(Inflight::default());
+    let (stop_tx, stop_rx) = watch::channel(false);
+    tokio::pin!(shutdown);
+    loop {
+        let (stream, client) = tokio::select! {
+            _ = &mut shutdown => break,
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(e) => {
+                    // e.g. EMFILE: keep serving the connections we have.
+                    eprintln!("receta: accept failed: {e}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+        };
+        let _ = stream.set_nodelay(true);
+        let app = app.clone();
+        let guard = inflight.enter();
+        let inflight_for_conn = inflight.clone();
+        let mut stop = stop_rx.clone();
+        tokio::spawn(async move {
+            let _guard = guard;
+            let service = hyper::service::service_fn(move |req| {
+                let app = app.clone();
+                let inflight = inflight_for_conn.clone();
+                async move {
+                    Ok::<_, std::convert::Infallible>(
+                        handle(app, inflight, req, client, local).await,
+                    )
+                }
+            });
+            let conn = hyper::server::conn::http1::Builder::new()
+                .keep_alive(true)
+                .serve_connection(TokioIo::new(stream), service);
+            tokio::pin!(conn);
+            let result = tokio::select! {
+                result = conn.as_mut() => result,
+                _ = async { stop.wait_for(|stopped| *stopped).await.map(|_| ()) } => {
+                    conn.as_mut().graceful_shutdown();
+                    conn.as_mut().await
+                }
+            };
+            if let Err(e) = result
+                && !e.is_incomplete_message()
+            {
+                eprintln!("receta: connection from {client}: {e}");
+            }
+        });
+    }
+    drop(listener);
+    eprintln!("receta: shutting down: finishing in-flight requests");
+    let _ = stop_tx.send(true);
+    let bound = app.request_timeout + SHUTDOWN_GRACE;
+    if tokio::time::timeout(bound, inflight.wait_idle())
+        .await
+        .is_err()
+    {
+        eprintln!(
+            "receta: some requests were still running after {} ms; exiting anyway",
+            bound.as_millis()
+        );
+    }
+    Ok(())
+}
+
+fn text(status: StatusCode, body: &'static str) -> Response<HyperOutgoingBody> {
+    let mut response = Response::new(
+        Full::new(Bytes::from_static(body.as_bytes()))
+            .map_err(|never| match never {})
+            .boxed_unsync(),
+    );
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
+
+async fn handle(
+    app: Arc<App>,
+    inflight: Arc<Inflight>,
+    req: Request<Incoming>,
+    client: SocketAddr,
+    local: SocketAddr,
+) -> Response<HyperOutgoingBody> {
+    let started = Instant::now();
+    let method = req.method().clone();
+    let path = req.uri().path().to_string();
+    let (response, component) = match app.router.route(&path) {
+        None => (text(StatusCode::NOT_FOUND, "Not Found"), "-".to_string()),
+        Some(route) => {
+            let id = route.route.component.clone();
+            let component = &app.components[&id];
+            let response =
+                match execute(&app, &inflight, component, &route, req, client, local).await {
+                    Ok(response) => response,
+                    Err(e) => {
+                        eprintln!("receta: {method} {path} ({id}) failed: {e:#}");
+                        text(StatusCode::INTERNAL_SERVER_ERROR, "Internal Server Error")
+                    }
+                };
+            (response, id)
+        }
+    };
+    eprintln!(
+        "receta: {method} {path} {} {:.1}ms {component}",
+        response.status().as_u16(),
+        started.elapsed().as_secs_f64() * 1000.0,
+    );
+    response
+}
+
+/// Spin's `spin-*` request headers.
+fn spin_headers(
+    route: &RouteMatch<'_>,
+    req: &Request<Incoming>,
+    client: SocketAddr,
+    local: SocketAddr,
+) -> Vec<(String, String)> {
+    let host = req
+        .headers()
+        .get(http::header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .map(str::to_string)
+        .unwrap_or_else(|| local.to_string());
+    let path_and_query = req
+        .uri()
+        .path_and_query()
+        .map(|p| p.as_str())
+        .unwrap_or("/");
+    let raw = &route.route.raw;
+    let mut headers = vec![
+        (
+            "spin-full-url".to_string(),
+            format!("http://{host}{path_and_query}"),
+        ),
+        ("spin-path-info".to_string(), route.path_info.clone()),
+        ("spin-matched-route".to_string(), route.route.based.clone()),
+        ("spin-base-path".to_string(), "/".to_string()),
+        ("spin-raw-component-route".to_string(), raw.clone()),
+        (
+            "spin-component-route".to_string(),
+            raw.strip_suffix("/...").unwrap_or(raw).to_string(),
+        ),
+        ("spin-client-addr".to_string(), client.to_string()),
+    ];
+    for (name, value) in &route.params {
+        headers.push((
+            format!(
+                "spin-path-match-{}",
+                name.to_ascii_lowercase().replace('_', "-")
+            ),
+            value.clone(),
+        ));
+    }
+    headers
+}
+
+async fn execute(
+    app: &App,
+    inflight: &Arc<Inflight>,
+    component: &LoadedComponent,
+    route: &RouteMatch<'_>,
+    mut req: Request<Incoming>,
+    client: SocketAddr,
+    local: SocketAddr,
+) -> Result<Response<HyperOutgoingBody>> {
+    for (name, value) in spin_headers(route, &req, client, local) {
+        if let (Ok(name), Ok(value)) = (HeaderName::try_from(name), HeaderValue::try_from(value)) {
+            req.headers_mut().insert(name, value);
+        }
+    }
+    if !req.headers().contains_key(http::header::HOST) {
+        req.headers_mut().insert(
+            http::header::HOST,
+            HeaderValue::try_from(local.to_string()).context("listen address as Host")?,
+        );
+    }
+
+    let timeout = app.request_timeout;
+    let deadline = Instant::now() + timeout;
+    let mut store = Store::new(&app.engine, HostState::new(component.context.clone()));
+    store.limiter(|state| &mut state.limits);
+    // Yield to the scheduler at every epoch tick so the time limit (below) can fire and other
+    // requests keep running; as a backstop, trap a guest still running well past its deadline.
+    store.set_epoch_deadline(1);
+    let hard_deadline = deadline + Duration::from_secs(1);
+    store.epoch_deadline_callback(move |_| {
+        if Instant::now() >= hard_deadline {
+            Err(wasmtime::Trap::Interrupt.into())
+        } else {
+            Ok(UpdateDeadline::Yield(1))
+        }
+    });
+
+    let (sender, receiver) = oneshot::channel();
+    let request = store
+        .data_mut()
+        .http()
+        .new_incoming_request(Scheme::Http, req)
+        .map_err(anyhow::Error::from)
+        .context("cannot pass the request to the guest")?;
+    let outparam = store
+        .data_mut()
+        .http()
+        .new_response_outparam(sender)
+        .map_err(anyhow::Error::from)
+        .context("cannot create the response outparam")?;
+    let pre = component.pre.clone();
+    let id = component.context.id.clone();
+    let guard = inflight.enter();
+    let task = tokio::spawn(async move {
+        let _guard = guard;
+        let run = async {
+            let proxy = pre
+                .instantiate_async(&mut store)
+                .await
+                .map_err(anyhow::Error::from)
+                .context("cannot instantiate the component")?;
+            proxy
+                .wasi_http_incoming_handler()
+                .call_handle(&mut store, request, outparam)
+                .await
+                .map_err(anyhow::Error::from)
+        };
+        match tokio::time::timeout_at(deadline.into(), run).await {
+            Ok(result) => result,
+            Err(_) => Err(anyhow!("time limit of {} ms exceeded", timeout.as_millis())),
+        }
+    });
+
+    match receiver.await {
+        Ok(Ok(response)) => {
+            // The guest may still be working; log its failure if it fails later.
+            tokio::spawn(async move {
+                match task.await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(e)) => {
+                        eprintln!("receta: component {id} failed after responding: {e:#}")
+                    }
+                    Err(e) => eprintln!("receta: component {id} task failed after responding: {e}"),
+                }
+            });
+            Ok(response)
+        }
+        Ok(Err(code)) => Err(anyhow!("the guest answered with error code {code:?}")),
+        Err(_) => match task.await {
+            Ok(Ok(())) => Err(anyhow!("the guest returned without setting a response")),
+            Ok(Err(e)) => Err(e),
+            Err(e) => Err(anyhow!("the guest task failed: {e}")),
+        },
+    }
+}

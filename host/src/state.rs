@@ -1,0 +1,101 @@
+//! The per-request store data (`Store<HostState>`) and the per-component configuration it is
+//! built from.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use wasmtime::component::ResourceTable;
+use wasmtime::{StoreLimits, StoreLimitsBuilder};
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
+
+use crate::outbound::{AllowedHosts, OutboundHooks};
+use crate::sqlite::{Databases, SqliteState};
+use crate::variables::ComponentVariables;
+
+/// What a component may do: built once at start-up, shared by all of its stores.
+pub struct ComponentContext {
+    /// The component id.
+    pub id: Arc<str>,
+    /// `sqlite_databases`
+    pub sqlite_allowed: Arc<HashSet<String>>,
+    /// Every configured database.
+    pub databases: Arc<Databases>,
+    /// Rendered `[component.x.variables]`.
+    pub variables: ComponentVariables,
+    /// Rendered `allowed_outbound_hosts`.
+    pub outbound: Arc<AllowedHosts>,
+    /// `environment`
+    pub environment: Vec<(String, String)>,
+    /// Linear-memory limit per memory, in bytes.
+    pub memory_limit: usize,
+}
+
+/// The data of one store (one request, or one cron tick).
+pub struct HostState {
+    /// The component's configuration.
+    pub component: Arc<ComponentContext>,
+    /// Resources of every interface (WASI, HTTP, SQLite connections).
+    pub table: ResourceTable,
+    /// `wasi:cli` and friends: no preopened directories, no network, stdout/stderr to the host's stderr.
+    pub wasi: WasiCtx,
+    /// `wasi:http` state.
+    pub http: WasiHttpCtx,
+    /// `wasi:http` hooks (allowed_outbound_hosts).
+    pub hooks: OutboundHooks,
+    /// SQLite permission and databases.
+    pub sqlite: SqliteState,
+    /// Memory and instance limits.
+    pub limits: StoreLimits,
+}
+
+impl HostState {
+    /// Fresh state for one store of `component`.
+    pub fn new(component: Arc<ComponentContext>) -> Self {
+        let mut wasi = WasiCtx::builder();
+        wasi.stdout(std::io::stderr())
+            .stderr(std::io::stderr())
+            .allow_tcp(false)
+            .allow_udp(false)
+            .allow_ip_name_lookup(false)
+            .envs(&component.environment);
+        let limits = StoreLimitsBuilder::new()
+            .memory_size(component.memory_limit)
+            .trap_on_grow_failure(false)
+            .build();
+        Self {
+            table: ResourceTable::new(),
+            wasi: wasi.build(),
+            http: WasiHttpCtx::new(),
+            hooks: OutboundHooks {
+                component_id: component.id.clone(),
+                allowed: component.outbound.clone(),
+            },
+            sqlite: SqliteState {
+                allowed: component.sqlite_allowed.clone(),
+                databases: component.databases.clone(),
+            },
+            limits,
+            component,
+        }
+    }
+}
+
+impl WasiView for HostState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl WasiHttpView for HostState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView {
+            ctx: &mut self.http,
+            table: &mut self.table,
+            hooks: &mut self.hooks,
+        }
+    }
+}

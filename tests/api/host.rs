@@ -1,0 +1,445 @@
+//! Black-box tests of the `receta` host's Spin semantics, driven through the `probe` fixture
+//! component (`components/probe`, manifest `tests/fixtures/probe/spin.toml`).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use crate::helpers::{AppConfig, TestApp, repo_root, spawn_app_with, start};
+
+fn fixture(name: &str) -> PathBuf {
+    repo_root()
+        .join("tests")
+        .join("fixtures")
+        .join("probe")
+        .join(name)
+}
+
+fn probe_config(env: &[(&str, &str)]) -> AppConfig {
+    AppConfig {
+        manifest: fixture("spin.toml"),
+        env: env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+    }
+}
+
+fn probe(env: &[(&str, &str)]) -> TestApp {
+    spawn_app_with(probe_config(env))
+}
+
+/// GET `path`, expecting 200; the body as text.
+fn text(app: &TestApp, path: &str) -> String {
+    let response = app.get(path, None);
+    assert_eq!(response.status, 200, "GET {path}: {}", response.text());
+    response.text()
+}
+
+/// The host binary, found as `helpers` finds it.
+fn receta_bin() -> PathBuf {
+    if let Some(bin) = std::env::var_os("RECETA_BIN") {
+        return PathBuf::from(bin);
+    }
+    let exe = std::env::current_exe().expect("current exe");
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("target dir")
+        .join("receta")
+}
+
+/// A one-shot HTTP server on 127.0.0.1:0 answering `pong` to each of `requests` connections.
+fn pong_server(requests: usize) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(requests) {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            // Read the request head.
+            while reader.read_line(&mut line).is_ok_and(|n| n > 0) && line != "\r\n" {
+                line.clear();
+            }
+            let _ = stream.write_all(
+                b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\nConnection: close\r\n\r\npong",
+            );
+        }
+    });
+    port
+}
+
+#[test]
+fn component_without_the_database_label_gets_access_denied() {
+    let app = probe(&[]);
+    assert_eq!(text(&app, "/nodb/sqlite"), "error: access-denied");
+    // A label the component does not list is denied before anything else, configured or not.
+    assert_eq!(
+        text(&app, "/probe/sqlite?label=other"),
+        "error: access-denied"
+    );
+    // The same code with the label works.
+    assert!(text(&app, "/probe/sqlite").starts_with("ok "));
+}
+
+#[test]
+fn unconfigured_database_label_is_no_such_database() {
+    let app = probe(&[]);
+    assert_eq!(
+        text(&app, "/probe/sqlite?label=unconfigured"),
+        "error: no-such-database"
+    );
+}
+
+#[test]
+fn sqlite_round_trip_rowid_changes_and_error_text() {
+    let app = probe(&[]);
+    assert_eq!(text(&app, "/probe/sqlite"), "ok rowid=1 changes=1 count=1");
+    assert_eq!(text(&app, "/probe/sqlite"), "ok rowid=2 changes=1 count=2");
+    // Constraint violations reach the guest as io(text), recognisable by SQLite's message.
+    let dup = text(
+        &app,
+        "/probe/sqlite?q=INSERT%20INTO%20probe_items%20(id,%20label)%20VALUES%20(1,%20'x')",
+    );
+    assert!(
+        dup.starts_with("error: io: ") && dup.contains("UNIQUE constraint failed"),
+        "{dup}"
+    );
+    let attach = text(
+        &app,
+        "/probe/sqlite?q=ATTACH%20DATABASE%20'other.db'%20AS%20other",
+    );
+    assert!(
+        attach.starts_with("error: io: "),
+        "ATTACH must be denied: {attach}"
+    );
+    // One statement per execute, as in Spin.
+    let two = text(&app, "/probe/sqlite?q=SELECT%201;%20SELECT%202");
+    assert!(two.starts_with("error: io: "), "{two}");
+}
+
+#[test]
+fn transaction_through_execute_on_one_connection() {
+    let app = probe(&[]);
+    assert_eq!(text(&app, "/probe/tx"), "ok\ncommitted\n");
+    assert_eq!(text(&app, "/probe/tx"), "ok\ncommitted\ncommitted\n");
+}
+
+#[test]
+fn concurrent_writers_never_see_database_is_locked() {
+    let app = probe(&[]);
+    let errors: Vec<String> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..8)
+            .map(|_| {
+                scope.spawn(|| {
+                    (0..15)
+                        .map(|i| {
+                            if i % 3 == 0 {
+                                text(&app, "/probe/tx")
+                            } else {
+                                text(&app, "/probe/sqlite")
+                            }
+                        })
+                        .filter(|body| !body.starts_with("ok"))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap())
+            .collect()
+    });
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(
+        text(&app, "/probe/sqlite"),
+        "ok rowid=81 changes=1 count=81"
+    );
+}
+
+#[test]
+fn outbound_http_only_to_allowed_hosts() {
+    let port = pong_server(1);
+    let origin = format!("http://127.0.0.1:{port}");
+    let app = probe(&[("SPIN_VARIABLE_OUTBOUND_ORIGIN", &origin)]);
+
+    // Denied requests never reach the network (the listener answers exactly one connection).
+    for url in [
+        format!("http://localhost:{port}/ping"), // same socket, other host name
+        format!("http://127.0.0.1:{}/ping", port + 1), // other port
+        format!("https://127.0.0.1:{port}/ping"), // other scheme
+    ] {
+        let body = text(&app, &format!("/probe/outbound?url={url}"));
+        assert!(body.contains("HttpRequestDenied"), "{url}: {body}");
+    }
+    // A component without allowed_outbound_hosts may not reach even the allowed origin.
+    let body = text(&app, &format!("/nodb/outbound?url={origin}/ping"));
+    assert!(body.contains("HttpRequestDenied"), "{body}");
+
+    assert_eq!(
+        text(&app, &format!("/probe/outbound?url={origin}/ping")),
+        "status 200 pong"
+    );
+}
+
+#[test]
+fn variables_come_from_env_then_manifest_default() {
+    let defaults = probe(&[]);
+    assert_eq!(
+        text(&defaults, "/probe/var?name=greeting"),
+        "hello from the manifest"
+    );
+    drop(defaults);
+
+    let app = probe(&[("SPIN_VARIABLE_GREETING", "from the environment")]);
+    assert_eq!(
+        text(&app, "/probe/var?name=greeting"),
+        "from the environment"
+    );
+    assert_eq!(
+        text(&app, "/probe/var?name=combined"),
+        "from the environment and more"
+    );
+    assert_eq!(text(&app, "/probe/var?name=literal"), "plain literal");
+    // Application variables the component does not list are undefined for it.
+    let hidden = text(&app, "/probe/var?name=hidden");
+    assert!(hidden.starts_with("error: undefined"), "{hidden}");
+    let bad = text(&app, "/probe/var?name=Not-Valid");
+    assert!(bad.starts_with("error: invalid-name"), "{bad}");
+    let none = text(&app, "/nodb/var?name=greeting");
+    assert!(none.starts_with("error: undefined"), "{none}");
+}
+
+#[test]
+fn missing_required_variable_stops_startup_with_a_clear_message() {
+    let state = tempfile::tempdir().unwrap();
+    let output = Command::new(receta_bin())
+        .args(["up", "--listen", "127.0.0.1:0", "--state-dir"])
+        .arg(state.path())
+        .arg("--from")
+        .arg(fixture("required.toml"))
+        .env_remove("SPIN_VARIABLE_MUST_HAVE")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run receta");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "must fail; stderr: {stderr}");
+    assert!(
+        stderr.contains("must_have") && stderr.contains("SPIN_VARIABLE_MUST_HAVE"),
+        "the message names the variable and its env var: {stderr}"
+    );
+    assert!(!String::from_utf8_lossy(&output.stdout).contains("Serving"));
+
+    // With the value, it starts and the component sees it.
+    let app = spawn_app_with(AppConfig {
+        manifest: fixture("required.toml"),
+        env: vec![("SPIN_VARIABLE_MUST_HAVE".into(), "given".into())],
+    });
+    assert_eq!(text(&app, "/probe/var?name=must_have"), "given");
+}
+
+#[test]
+fn runaway_guest_gets_500_within_the_time_limit_and_the_next_request_works() {
+    let app = probe(&[("RECETA_REQUEST_TIMEOUT_MS", "1000")]);
+    let started = Instant::now();
+    let response = app.get("/probe/loop", None);
+    let took = started.elapsed();
+    assert_eq!(response.status, 500, "{}", response.text());
+    assert!(
+        took >= Duration::from_millis(900),
+        "answered before the limit: {took:?}"
+    );
+    assert!(took < Duration::from_secs(5), "took {took:?}");
+    assert_eq!(text(&app, "/probe/hello"), "hello");
+    assert!(app.log().contains("time limit"), "{}", app.log());
+}
+
+#[test]
+fn guest_over_the_memory_limit_fails_only_its_own_request() {
+    let app = probe(&[]);
+    let response = app.get("/probe/alloc", None);
+    assert_eq!(response.status, 500);
+    assert!(
+        response.body.len() < 100,
+        "a short plain body: {}",
+        response.text()
+    );
+    assert_eq!(text(&app, "/probe/hello"), "hello");
+    assert!(text(&app, "/probe/sqlite").starts_with("ok "));
+}
+
+#[test]
+fn unknown_route_is_404_and_requests_are_logged() {
+    let app = probe(&[]);
+    assert_eq!(app.get("/nothing/here", None).status, 404);
+    assert_eq!(app.get("/probex", None).status, 404);
+    // A route the component itself does not know: the guest's own 404.
+    assert_eq!(app.get("/probe/unknown", None).status, 404);
+    assert_eq!(text(&app, "/probe/hello"), "hello");
+    let log = app.log();
+    assert!(log.contains("GET /nothing/here 404"), "{log}");
+    assert!(
+        log.lines()
+            .any(|l| l.contains("GET /probe/hello 200") && l.ends_with(" probe")),
+        "{log}"
+    );
+}
+
+#[test]
+fn spin_request_headers() {
+    let app = probe(&[]);
+    let headers = text(&app, "/probe/headers?x=1");
+    for expected in [
+        "spin-path-info: /headers\n",
+        "spin-matched-route: /probe/...\n",
+        "spin-raw-component-route: /probe/...\n",
+        "spin-component-route: /probe\n",
+        "spin-base-path: /\n",
+    ] {
+        assert!(
+            headers.contains(expected),
+            "missing {expected:?} in {headers}"
+        );
+    }
+    assert!(
+        headers.contains(&format!(
+            "spin-full-url: {}/probe/headers?x=1\n",
+            app.address
+        )),
+        "{headers}"
+    );
+}
+
+#[test]
+fn compiled_code_cache_is_used_on_restart() {
+    let cache = tempfile::tempdir().unwrap();
+    let cache_dir = cache.path().to_str().unwrap();
+    let first = probe(&[("RECETA_CACHE_DIR", cache_dir)]);
+    assert_eq!(text(&first, "/probe/hello"), "hello");
+    assert!(
+        first.log().contains("component probe: compiled in"),
+        "{}",
+        first.log()
+    );
+    let state = first.crash();
+
+    let second = start(probe_config(&[("RECETA_CACHE_DIR", cache_dir)]), state);
+    let log = second.log();
+    assert!(
+        log.contains("component probe: loaded compiled code from the cache"),
+        "{log}"
+    );
+    assert!(!log.contains("compiled in"), "{log}");
+    assert_eq!(text(&second, "/probe/hello"), "hello");
+}
+
+#[test]
+fn migrations_are_applied_once() {
+    let notes = "/probe/sqlite?q=SELECT%20body%20FROM%20probe_notes%20ORDER%20BY%20id";
+    let first = probe(&[]);
+    assert_eq!(text(&first, notes), "seeded once\nsecond migration\n");
+    assert!(
+        first.log().contains("applied 2 migration(s)"),
+        "{}",
+        first.log()
+    );
+    let state = first.crash();
+
+    // 0001 would fail if re-run (CREATE TABLE without IF NOT EXISTS).
+    let second = start(probe_config(&[]), state);
+    assert_eq!(text(&second, notes), "seeded once\nsecond migration\n");
+    assert!(!second.log().contains("applied"), "{}", second.log());
+    let recorded = text(
+        &second,
+        "/probe/sqlite?q=SELECT%20name%20FROM%20_receta_migrations%20ORDER%20BY%20name",
+    );
+    assert_eq!(recorded, "0001_notes.sql\n0002_more.sql\n");
+}
+
+#[test]
+fn committed_writes_survive_kill_9() {
+    let app = probe(&[]);
+    assert_eq!(text(&app, "/probe/sqlite"), "ok rowid=1 changes=1 count=1");
+    assert_eq!(text(&app, "/probe/tx"), "ok\ncommitted\n");
+    let state = app.crash();
+    let again = start(probe_config(&[]), state);
+    assert_eq!(
+        text(&again, "/probe/sqlite"),
+        "ok rowid=2 changes=1 count=2"
+    );
+    assert_eq!(text(&again, "/probe/tx"), "ok\ncommitted\ncommitted\n");
+}
+
+/// Starts the host by hand (to signal it), returning it with its address once it serves.
+fn spawn_raw(state: &Path) -> (Child, String) {
+    let mut child = Command::new(receta_bin())
+        .args(["up", "--listen", "127.0.0.1:0", "--state-dir"])
+        .arg(state)
+        .arg("--from")
+        .arg(fixture("spin.toml"))
+        .env("RECETA_REQUEST_TIMEOUT_MS", "3000")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start receta");
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Some(url) = line.strip_prefix("Serving ") {
+                let _ = tx.send(url.trim().to_string());
+            }
+        }
+    });
+    let address = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("host serves");
+    (child, address)
+}
+
+#[test]
+fn sigterm_finishes_the_request_in_flight_then_exits_cleanly() {
+    let state = tempfile::tempdir().unwrap();
+    let (mut child, address) = spawn_raw(state.path());
+    let port: u16 = address.rsplit(':').next().unwrap().parse().unwrap();
+
+    // A request that runs until its 3 s limit, in flight while the signal arrives.
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream
+        .write_all(b"GET /probe/loop HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let pid = child.id().to_string();
+    // Make sure the request reached the host before signalling.
+    std::thread::sleep(Duration::from_millis(300));
+    let status = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    assert!(status.success());
+
+    let mut answer = String::new();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let _ = stream.read_to_string(&mut answer);
+    assert!(
+        answer.starts_with("HTTP/1.1 500"),
+        "the in-flight request was answered: {answer:?}"
+    );
+
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let exit = loop {
+        if let Some(exit) = child.try_wait().unwrap() {
+            break exit;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "receta did not exit after SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(exit.success(), "{exit:?}");
+    // No new connections after shutdown.
+    assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_err());
+}

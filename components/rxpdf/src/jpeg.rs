@@ -12,13 +12,15 @@ pub struct JpegInfo {
     pub adobe: bool,
 }
 
-/// Reads the frame header of a JPEG. `None` for anything a PDF reader could not show: not a JPEG,
-/// truncated, arithmetic-coded or lossless, not 8 bits per sample, a zero dimension, or 2 components.
+/// Reads the frame header of a JPEG and checks the file's structure up to the scan. `None` for
+/// anything a PDF reader could not show: not a JPEG, truncated (segments cut, or no EOI at the
+/// end), arithmetic-coded or lossless, not 8 bits per sample, a zero dimension, 2 components.
 pub fn parse(data: &[u8]) -> Option<JpegInfo> {
     if data.get(..2)? != [0xFF, 0xD8] {
         return None;
     }
     let mut adobe = false;
+    let mut frame: Option<JpegInfo> = None;
     let mut i = 2;
     loop {
         // Markers may be preceded by any number of 0xFF fill bytes.
@@ -33,8 +35,8 @@ pub fn parse(data: &[u8]) -> Option<JpegInfo> {
         match marker {
             // Markers without a length: TEM, RSTn, SOI.
             0x01 | 0xD0..=0xD8 => continue,
-            // EOI or SOS before any frame header: no image.
-            0xD9 | 0xDA => return None,
+            // EOI before the scan: no image.
+            0xD9 => return None,
             _ => {}
         }
         let len = usize::from(u16::from_be_bytes([*data.get(i)?, *data.get(i + 1)?]));
@@ -43,14 +45,28 @@ pub fn parse(data: &[u8]) -> Option<JpegInfo> {
         }
         let segment = data.get(i + 2..i + len)?;
         match marker {
+            // Start of scan: the entropy-coded data follows, and the file must end (give or take
+            // some padding) with EOI, or it was cut short.
+            0xDA => {
+                let info = frame?;
+                let scan = &data[i + len..];
+                let tail = &scan[scan.len().saturating_sub(64)..];
+                let ends = tail.windows(2).any(|w| w == [0xFF, 0xD9]);
+                let info = JpegInfo { adobe, ..info };
+                return ends.then_some(info);
+            }
             // Baseline, extended sequential and progressive Huffman: what DCTDecode reads.
             0xC0..=0xC2 => {
                 let [precision, h1, h0, w1, w0, components, ..] = *segment else {
                     return None;
                 };
                 let (height, width) = (u16::from_be_bytes([h1, h0]), u16::from_be_bytes([w1, w0]));
-                let ok = precision == 8 && height > 0 && width > 0;
-                return (ok && matches!(components, 1 | 3 | 4)).then_some(JpegInfo {
+                let ok =
+                    precision == 8 && height > 0 && width > 0 && matches!(components, 1 | 3 | 4);
+                if !ok || frame.is_some() {
+                    return None;
+                }
+                frame = Some(JpegInfo {
                     width,
                     height,
                     components,
@@ -119,7 +135,7 @@ mod tests {
         assert_eq!(parse(&jpeg(0xC9, 3)), None); // arithmetic
         assert_eq!(parse(&jpeg(0xC0, 2)), None);
         let full = jpeg(0xC0, 3);
-        for cut in 0..full.len() - 6 {
+        for cut in 0..full.len() {
             assert_eq!(parse(&full[..cut]), None, "truncated at {cut}");
         }
         let mut zero = jpeg(0xC0, 3);

@@ -182,6 +182,8 @@ struct Layout<'a> {
     /// Where the body ends on every page (above the footer).
     bottom: f32,
     footer: Vec<Row>,
+    /// The header of continuation pages, laid out once.
+    continuation_header: Vec<Row>,
 }
 
 pub fn lay_out(doc: &RxDocument) -> LaidOut {
@@ -214,8 +216,10 @@ pub fn lay_out(doc: &RxDocument) -> LaidOut {
         body_top: 0.0,
         bottom: 0.0,
         footer: Vec::new(),
+        continuation_header: Vec::new(),
     };
     l.footer = l.footer_rows();
+    l.continuation_header = l.header_rows(PageKind::Continuation);
     l.bottom = g.margin + l.footer.iter().map(|r| r.height).sum::<f32>() + 8.0 * g.k;
 
     l.new_page(PageKind::First);
@@ -245,7 +249,10 @@ impl Layout<'_> {
     fn new_page(&mut self, kind: PageKind) {
         self.pages.push(Content::new());
         let top = self.g.height - self.g.margin;
-        let rows = self.header_rows(kind);
+        let rows = match kind {
+            PageKind::Continuation => self.continuation_header.clone(),
+            _ => self.header_rows(kind),
+        };
         self.y = top;
         self.draw_logos(top);
         for row in rows {
@@ -284,11 +291,7 @@ impl Layout<'_> {
     }
 
     fn body_top_of_continuation(&self) -> f32 {
-        let header: f32 = self
-            .header_rows(PageKind::Continuation)
-            .iter()
-            .map(|r| r.height)
-            .sum();
+        let header: f32 = self.continuation_header.iter().map(|r| r.height).sum();
         self.g.height - self.g.margin - header
     }
 
@@ -1250,15 +1253,7 @@ fn qr_modules(link: &str) -> Option<(usize, Vec<bool>)> {
     if link.is_empty() {
         return None;
     }
-    let code =
-        qrcode::QrCode::with_error_correction_level(link.as_bytes(), qrcode::EcLevel::M).ok()?;
-    let n = code.width();
-    let dark = code
-        .to_colors()
-        .into_iter()
-        .map(|c| c == qrcode::Color::Dark)
-        .collect();
-    Some((n, dark))
+    crate::qr::encode(link.as_bytes())
 }
 
 #[cfg(test)]
@@ -1285,5 +1280,6 @@ mod tests {
         let (n, modules) = qr_modules("https://receta.example/rx/abc").unwrap();
         assert_eq!(modules.len(), n * n);
         assert!(qr_modules(&"x".repeat(5000)).is_none());
+        assert!(qr_modules("  ").is_none());
     }
 }

@@ -21,6 +21,7 @@ mod jpeg;
 mod layout;
 mod metrics;
 mod pdf;
+mod qr;
 mod winansi;
 
 pub use jpeg::{JpegInfo, parse as parse_jpeg};

@@ -176,7 +176,7 @@ pub fn tool(program: &str, args: &[&str]) -> String {
     // Poppler reports a malformed file on stderr ("Syntax Error", "Syntax Warning") and goes on.
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        !stderr.contains("Error") && !stderr.contains("Warning"),
+        !program.starts_with("pdf") || !stderr.contains("Error") && !stderr.contains("Warning"),
         "`{program} {}` complained about the PDF: {stderr}",
         args.join(" ")
     );

@@ -24,8 +24,9 @@ mod pdf;
 mod qr;
 mod winansi;
 
+/// The JPEG check the renderer applies to the logos; an upload handler can use it to refuse a
+/// `.jpg` that would not be printed.
 pub use jpeg::{JpegInfo, parse as parse_jpeg};
-pub use winansi::{decode as decode_winansi, encode as encode_winansi};
 
 /// Everything printed on a prescription.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -114,7 +114,8 @@ pub fn encode(text: &str) -> Vec<u8> {
     out
 }
 
-/// Decodes WinAnsi bytes back to text (for tests and for measuring what was written).
+/// Decodes WinAnsi bytes back to text (for tests).
+#[cfg(test)]
 pub fn decode(bytes: &[u8]) -> String {
     bytes
         .iter()

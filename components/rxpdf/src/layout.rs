@@ -26,6 +26,8 @@ const BLACK: Rgb = (0.0, 0.0, 0.0);
 const HEADER_FIELD_LINES: usize = 3;
 /// Lines the address in the footer may take.
 const FOOTER_ADDRESS_LINES: usize = 4;
+/// Lines the contact in the footer may take.
+const FOOTER_CONTACT_LINES: usize = 2;
 
 /// Resource names of the fonts and images, shared by the PDF writer.
 pub const FONT_REGULAR: Name<'static> = Name(b"F1");
@@ -428,13 +430,10 @@ impl Layout<'_> {
             rows.push(title_row);
         } else {
             rows.push(title_row);
-            for line in wrap(
-                &date,
-                date_style.font,
-                date_style.size,
-                g.content_width(),
-                g.content_width(),
-            ) {
+            let width = g.content_width();
+            let mut lines = wrap(&date, date_style.font, date_style.size, width, width);
+            shorten(&mut lines, 2, date_style, width);
+            for line in lines {
                 rows.push(Row::text(g.left(), date_style, line));
             }
         }
@@ -490,7 +489,9 @@ impl Layout<'_> {
         }
         if !h.contact.trim().is_empty() {
             let contact = encode(&format!("Contacto: {}", h.contact.trim()));
-            lines.extend(wrap(&contact, style.font, style.size, width, width));
+            let mut contact_lines = wrap(&contact, style.font, style.size, width, width);
+            shorten(&mut contact_lines, FOOTER_CONTACT_LINES, style, width);
+            lines.extend(contact_lines);
         }
         for line in lines {
             let x = g.left() + (width - style.width(&line)) / 2.0;
@@ -1272,6 +1273,51 @@ mod tests {
         assert_eq!(lines.len(), 2);
         assert_eq!(lines[1].last(), Some(&0x85));
         assert!(style.width(&lines[1]) <= style.width(b"bbbb"));
+    }
+
+    #[test]
+    fn pathological_input_renders_on_finite_pages() {
+        let long = "palabra ".repeat(2000);
+        let word = "x".repeat(20_000);
+        let mut doc = RxDocument::default();
+        doc.hospital.name = long.clone();
+        doc.hospital.patron = word.clone();
+        doc.hospital.headline = "\n\n\n".into();
+        doc.hospital.location = long.clone();
+        doc.hospital.contact = word.clone();
+        doc.hospital.page_size = 1;
+        doc.hospital.info = true;
+        doc.hospital.picture = Some(vec![0xFF, 0xD8, 0xFF]);
+        doc.hospital.university_logo = Some(vec![]);
+        doc.medic.name = word.clone();
+        doc.patient.name = long.clone();
+        doc.patient.date_of_birth = "9999-99-99".into();
+        doc.issued_on = word.clone();
+        doc.diagnosis = "\u{0}\u{1F600}\r\n".repeat(500);
+        doc.show_diagnosis = true;
+        doc.extras = word.clone();
+        doc.signature = word.clone();
+        doc.cta_link = word.clone();
+        doc.medications = (0..300)
+            .map(|i| crate::MedicationLine {
+                presentation: if i % 2 == 0 {
+                    word.clone()
+                } else {
+                    String::new()
+                },
+                qty: if i % 2 == 0 { i64::MIN } else { i64::MAX },
+                instructions: "\n".repeat(i),
+                ..Default::default()
+            })
+            .collect();
+        let laid = lay_out(&doc);
+        assert!(
+            laid.pages.len() > 10 && laid.pages.len() < 5000,
+            "{}",
+            laid.pages.len()
+        );
+        let pdf = crate::render(&doc);
+        assert!(pdf.starts_with(b"%PDF-1.7") && pdf.ends_with(b"%%EOF"));
     }
 
     #[test]

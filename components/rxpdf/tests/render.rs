@@ -429,3 +429,36 @@ fn pages_render_to_png() {
         .count();
     assert_eq!(pngs, 2);
 }
+
+#[test]
+fn absurd_input_is_still_a_valid_pdf() {
+    let dir = scratch("absurd");
+    let word = "x".repeat(3000);
+    let mut doc = half_letter(with_info(sample()));
+    doc.hospital.name = "Hospital ".repeat(100);
+    doc.hospital.location = word.clone();
+    doc.hospital.contact = word.clone();
+    doc.patient.name = "Nombre ".repeat(400);
+    doc.issued_on = "no es una fecha".into();
+    doc.patient.date_of_birth = "1990-02-30".into();
+    doc.medications[0].instructions = "k".repeat(3000);
+    doc.hospital.picture = Some(vec![0xFF, 0xD8, 0xFF, 0xC0, 0x00]);
+    let pdf = write_pdf(&dir, "absurd", &doc);
+    let pages = page_count(&pdf);
+    assert!((2..100).contains(&pages), "{pages} pages");
+    let raw = raw_text(&pdf);
+    // The patient's name and the long instructions are there in full, over several pages (the
+    // name beside the prescriber's lines, so counted word by word).
+    assert!(raw.matches("Nombre").count() >= 400);
+    assert_eq!(
+        raw.matches('k').count(),
+        3000,
+        "a long word lost characters"
+    );
+    assert!(raw.contains("Fecha de emisión: no es una fecha"));
+    assert!(squash(&raw).contains("Edad: —"));
+    assert_eq!(images(&pdf).len(), pages as usize); // only the university logo
+    for (word, x_max) in word_right_edges(&pdf) {
+        assert!(x_max <= 396.0 - 26.0 + 0.5, "{word:?} ends at {x_max}");
+    }
+}

@@ -30,11 +30,41 @@ pub struct AppConfig {
 }
 
 impl Default for AppConfig {
+    /// The admin token, and the outbound permissions `cargo xtask up` gives local development (local
+    /// email relays and webhook receivers allowed).
     fn default() -> Self {
         Self {
             manifest: repo_root().join("spin.toml"),
-            env: vec![("SPIN_VARIABLE_ADMIN_TOKEN".into(), ADMIN_TOKEN.into())],
+            env: vec![
+                ("SPIN_VARIABLE_ADMIN_TOKEN".into(), ADMIN_TOKEN.into()),
+                (
+                    "SPIN_VARIABLE_EMAIL_RELAY_HOST".into(),
+                    "http://127.0.0.1:*".into(),
+                ),
+                (
+                    "SPIN_VARIABLE_WEBHOOK_HOST_1".into(),
+                    "http://127.0.0.1:*".into(),
+                ),
+                (
+                    "SPIN_VARIABLE_WEBHOOK_HOST_2".into(),
+                    "http://localhost:*".into(),
+                ),
+            ],
         }
+    }
+}
+
+impl AppConfig {
+    /// The default configuration plus `SPIN_VARIABLE_<NAME>=value` for each pair (`name` lowercase).
+    pub fn with_variables(vars: &[(&str, &str)]) -> Self {
+        let mut config = Self::default();
+        for (name, value) in vars {
+            config.env.push((
+                format!("SPIN_VARIABLE_{}", name.to_ascii_uppercase()),
+                value.to_string(),
+            ));
+        }
+        config
     }
 }
 

@@ -111,7 +111,8 @@ fn build() -> Result {
     if built.canonicalize().ok() != expected.canonicalize().ok() {
         std::fs::create_dir_all(&expected).map_err(|e| e.to_string())?;
         for name in component_crates()? {
-            let file = format!("{name}.wasm");
+            // Cargo names the file after the library: `outbox-worker` → `outbox_worker.wasm`.
+            let file = format!("{}.wasm", name.replace('-', "_"));
             std::fs::copy(built.join(&file), expected.join(&file))
                 .map_err(|e| format!("copying {file}: {e}"))?;
         }
@@ -123,8 +124,23 @@ fn host_binary() -> PathBuf {
     target_dir().join("release").join("receta")
 }
 
+/// Development defaults for the outbound permissions (spin.toml's defaults allow nothing): local
+/// email relays and webhook receivers work out of the box. A variable already set is kept.
+const DEV_OUTBOUND: [(&str, &str); 3] = [
+    ("SPIN_VARIABLE_EMAIL_RELAY_HOST", "http://127.0.0.1:*"),
+    ("SPIN_VARIABLE_WEBHOOK_HOST_1", "http://127.0.0.1:*"),
+    ("SPIN_VARIABLE_WEBHOOK_HOST_2", "http://localhost:*"),
+];
+
 fn up(flags: &[String]) -> Result {
-    run(Command::new(host_binary()).arg("up").args(flags))
+    let mut cmd = Command::new(host_binary());
+    cmd.arg("up").args(flags);
+    for (name, value) in DEV_OUTBOUND {
+        if std::env::var_os(name).is_none() {
+            cmd.env(name, value);
+        }
+    }
+    run(&mut cmd)
 }
 
 fn test() -> Result {

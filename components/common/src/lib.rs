@@ -12,7 +12,13 @@ pub mod page;
 pub mod time;
 
 mod bindings {
-    wit_bindgen::generate!({ world: "common", path: "../../wit" });
+    // `Serialize` like the gateway's records, which hold shared types (`webhook-delivery` in the
+    // prescriptions component's `issue-request`).
+    wit_bindgen::generate!({
+        world: "common",
+        path: "../../wit",
+        additional_derives: [serde::Serialize],
+    });
 }
 
 /// `receta:erx/types`, generated once here; every component maps its bindings onto this module

@@ -4,7 +4,13 @@ use std::time::SystemTime;
 
 /// Now, as an ISO 8601 UTC timestamp with microseconds (`2026-11-22T03:30:00.123456Z`).
 pub fn now_iso8601() -> String {
-    humantime::format_rfc3339_micros(SystemTime::now()).to_string()
+    iso8601(SystemTime::now())
+}
+
+/// A time as an ISO 8601 UTC timestamp with microseconds, the one format every stored timestamp has:
+/// fixed width, so text order is time order (`next_attempt_at <= ?` compares correctly).
+pub fn iso8601(t: SystemTime) -> String {
+    humantime::format_rfc3339_micros(t).to_string()
 }
 
 /// Today's UTC date, `YYYY-MM-DD`.
@@ -93,5 +99,14 @@ mod tests {
         let now = now_iso8601();
         assert!(now.ends_with('Z') && now.len() == 27, "{now}");
         assert!(Date::parse(&today()).is_some());
+    }
+
+    #[test]
+    fn timestamps_sort_as_text() {
+        use std::time::{Duration, UNIX_EPOCH};
+        let a = iso8601(UNIX_EPOCH + Duration::from_secs(1_800_000_000));
+        let b = iso8601(UNIX_EPOCH + Duration::from_micros(1_800_000_000_000_001));
+        assert_eq!(a, "2027-01-15T08:00:00.000000Z");
+        assert!(a < b && a.len() == b.len(), "{a} {b}");
     }
 }

@@ -148,12 +148,13 @@ pub fn path_id(segment: &str) -> Result<i64, Error> {
     segment.parse().map_err(|_| Error::not_found())
 }
 
-/// A response ready to send.
+/// A response ready to send, and what to do once it is sent.
 pub struct Response {
     status: u16,
     content_type: &'static str,
     headers: Vec<(&'static str, String)>,
     body: Vec<u8>,
+    after: Option<Box<dyn FnOnce()>>,
 }
 
 impl Response {
@@ -164,6 +165,7 @@ impl Response {
             content_type: "application/json",
             headers: Vec::new(),
             body: serde_json::to_vec(body).expect("JSON values serialize"),
+            after: None,
         }
     }
 
@@ -179,6 +181,7 @@ impl Response {
             content_type,
             headers: Vec::new(),
             body,
+            after: None,
         }
     }
 
@@ -189,6 +192,7 @@ impl Response {
             content_type: "",
             headers: Vec::new(),
             body: Vec::new(),
+            after: None,
         }
     }
 
@@ -196,6 +200,18 @@ impl Response {
     pub fn with_header(mut self, name: &'static str, value: impl Into<String>) -> Response {
         self.headers.push((name, value.into()));
         self
+    }
+
+    /// Work to do in the same request once the response is sent (the client does not wait for it;
+    /// the host's per-request time limit still applies).
+    pub fn then(mut self, work: impl FnOnce() + 'static) -> Response {
+        self.after = Some(Box::new(work));
+        self
+    }
+
+    /// Takes the work to do once the response is sent.
+    pub fn take_after(&mut self) -> Option<Box<dyn FnOnce()>> {
+        self.after.take()
     }
 
     /// 413 for a body over its limit.
@@ -233,7 +249,7 @@ impl Response {
         }
     }
 
-    /// Writes the response.
+    /// Writes the response and finishes its body (the client has it all when this returns).
     pub async fn send(self, out: ResponseOutparam) {
         let mut headers = Vec::new();
         if !self.content_type.is_empty() {

@@ -9,6 +9,7 @@ mod locations;
 mod media;
 mod medics;
 mod memberships;
+mod notifications;
 mod patients;
 mod prescriptions;
 
@@ -19,11 +20,16 @@ use http::{Request, Response};
 
 #[spin_sdk::http_component]
 async fn handle(incoming: IncomingRequest, out: ResponseOutparam) {
-    let response = match Request::read(incoming).await {
+    let mut response = match Request::read(incoming).await {
         Ok(request) => route(&request).unwrap_or_else(Response::error),
         Err(response) => response,
     };
+    // E.g. delivering a new prescription's email and webhooks: after the client has its answer.
+    let after = response.take_after();
     response.send(out).await;
+    if let Some(work) = after {
+        work();
+    }
 }
 
 /// Every route of the API. Paths match with or without their trailing slash.
@@ -50,6 +56,14 @@ fn route(req: &Request) -> Result<Response, Error> {
         (Get, ["api", "v2", "rx-endpoint"]) => prescriptions::list(req),
         (Post, ["api", "v2", "rx-endpoint"]) => prescriptions::create(req),
         (Get, ["api", "v2", "rx-endpoint", key]) => prescriptions::detail(req, key),
+        (Post, ["api", "v2", "rx", "resend", signature]) => notifications::resend(req, signature),
+        (Get, ["api", "v2", "webhooks"]) => notifications::list_webhooks(req),
+        (Post, ["api", "v2", "webhooks"]) => notifications::create_webhook(req),
+        (Get, ["api", "v2", "webhooks", id]) => notifications::get_webhook(req, id),
+        (Delete, ["api", "v2", "webhooks", id]) => notifications::delete_webhook(req, id),
+        (Get, ["api", "v2", "deliveries"]) => notifications::list_deliveries(req),
+        (Get, ["api", "v2", "deliveries", id]) => notifications::get_delivery(req, id),
+        (Post, ["api", "v2", "deliveries", id, "replay"]) => notifications::replay(req, id),
         (Get, ["api", "v2", "drugs"]) => drugs::search(req),
         (Post, ["api", "v2", "drugs"]) => drugs::load(req),
         (Get, ["media", "hospitals", id, file]) => media::hospital_image(id, file),

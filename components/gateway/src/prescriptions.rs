@@ -3,8 +3,10 @@
 //! A create is orchestrated here, each domain component doing its part (they never call each other):
 //! `auth.authenticate` → `catalog.get-medic` (not `specialty_verified`: 403) → the body's shape →
 //! `catalog.prescribing-hospital` (no live membership: 400 on `hospital`) → `patients.get-owned`
-//! (not the medic's: 400 on `patient`) → `prescriptions.issue`, which applies the drug-catalog rules,
-//! signs, and writes everything in one transaction.
+//! (not the medic's: 400 on `patient`) → `notifications.plan` (the webhook subscriptions listing the
+//! medic or the hospital) → `prescriptions.issue`, which applies the drug-catalog rules, signs, and
+//! writes everything, the outbox rows included, in one transaction. Once the response is sent, the
+//! same request delivers the new outbox rows (`notifications.deliver-due`).
 
 use serde_json::{Map, Value, json};
 
@@ -12,6 +14,7 @@ use common::fields::Fields;
 use common::types::{Error, FieldError, PageRequest};
 
 use crate::bindings::catalog::{self, ImageKind};
+use crate::bindings::notifications;
 use crate::bindings::patients::{self, PatientKey};
 use crate::bindings::prescriptions::{
     self, HospitalSnapshot, IssueRequest, MedicSnapshot, NewMedication, PatientSnapshot,
@@ -93,6 +96,7 @@ pub fn create(req: &Request) -> Result<Response, Error> {
             None
         }
     };
+    let webhooks = notifications::plan(medic_id, hospital.id)?;
     let request = IssueRequest {
         medic: MedicSnapshot {
             id: medic.id,
@@ -137,9 +141,17 @@ pub fn create(req: &Request) -> Result<Response, Error> {
         send_rx,
         medications,
         base_url: media::base_url(),
+        webhooks,
     };
     let issued = prescriptions::issue(&request)?;
-    Ok(Response::json(200, &create_shape(issued)))
+    let queued = !request.webhooks.is_empty() || issued.status.sent_status.0 == "pending";
+    let id = issued.id;
+    let response = Response::json(200, &create_shape(issued));
+    Ok(if queued {
+        response.then(crate::notifications::deliver_after(id))
+    } else {
+        response
+    })
 }
 
 /// `GET /api/v2/rx-endpoint/?limit&offset&search` → 200 paginated list of the medic's prescriptions,

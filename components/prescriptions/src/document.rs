@@ -168,6 +168,7 @@ pub mod tests {
                 category: None,
             }],
             base_url: "http://127.0.0.1:3000".into(),
+            webhooks: Vec::new(),
         }
     }
 

@@ -1,12 +1,14 @@
 //! Issuing a prescription. Everything slow or fallible that does not write (drug look-ups, signing,
 //! rendering) happens first; then the prescription, its medications, the signed document with the PDF,
 //! and the outbox rows are written in one `BEGIN IMMEDIATE … COMMIT` on one connection: either all of
-//! it is there, or none of it.
+//! it is there, or none of it. The outbox rows are the patient's email (when one is due) and one row
+//! per webhook delivery the gateway planned (`notifications.plan`); the notifications component
+//! delivers them.
 
 use serde_json::{Value, json};
 
 use common::db::{Db, blob, boolean, int, opt_text, text};
-use common::types::{Error, FieldError};
+use common::types::{Error, FieldError, WebhookDelivery};
 
 use crate::bindings::exports::receta::erx::prescriptions::{
     Drug, IssueRequest, Medication, Prescription, RxHospital, RxPatient, RxStatus,
@@ -123,6 +125,21 @@ pub fn issue(req: IssueRequest) -> Result<Prescription, Error> {
                 ],
             )?;
         }
+        for hook in &req.webhooks {
+            let payload = webhook_payload(&signed.signature, hook);
+            db.execute(
+                INSERT_OUTBOX,
+                &[
+                    text("webhook"),
+                    int(id),
+                    text(&hook.url),
+                    text(&payload),
+                    text(&issued_at),
+                    text(&issued_at),
+                    text(&issued_at),
+                ],
+            )?;
+        }
         Ok((id, ids))
     })?;
 
@@ -210,6 +227,13 @@ fn resolve_all(db: &Db, req: &IssueRequest) -> Result<Vec<Resolved>, Error> {
     }
 }
 
+/// The payload of a webhook outbox row (migration 0005 describes it): what the notifications component
+/// needs to sign and send it, the same `webhook-id` on every attempt.
+fn webhook_payload(signature: &str, hook: &WebhookDelivery) -> String {
+    json!({"signature": signature, "webhook_id": hook.message_id, "subscription": hook.subscription})
+        .to_string()
+}
+
 /// Where the patient's email goes, when one is to be sent: `send_rx` is true, the hospital sends
 /// emails, and the patient's `email` is an address (it may hold another identifier, or be empty).
 fn email_target(req: &IssueRequest) -> Option<String> {
@@ -222,6 +246,20 @@ fn email_target(req: &IssueRequest) -> Option<String> {
 mod tests {
     use super::*;
     use crate::document::tests::request;
+
+    #[test]
+    fn webhook_rows_carry_what_signing_needs() {
+        let hook = WebhookDelivery {
+            subscription: 7,
+            url: "https://hooks.example.mx/rx".into(),
+            message_id: "msg_0123".into(),
+        };
+        let payload: Value = serde_json::from_str(&webhook_payload("ab", &hook)).unwrap();
+        assert_eq!(
+            payload,
+            json!({"signature": "ab", "webhook_id": "msg_0123", "subscription": 7})
+        );
+    }
 
     #[test]
     fn email_only_when_asked_allowed_and_addressable() {

@@ -1,0 +1,365 @@
+//! Notifications: resending a prescription's email (its medic or the API admin), and, for the API
+//! admin, webhook subscriptions (`/api/v2/webhooks/`) and the delivery log (`/api/v2/deliveries/`).
+//!
+//! Deliveries are durable outbox rows; whatever queues one (a create, a resend, a replay) delivers it
+//! right after the response, in the same request (`deliver_after`), and the outbox worker's cron
+//! trigger re-drives the retries.
+
+use serde_json::{Value, json};
+
+use common::fields::{Fields, is_valid_email};
+use common::types::{Error, PageRequest, Principal};
+
+use crate::bindings::catalog;
+use crate::bindings::notifications::{
+    self, Delivery, DeliveryFilter, ListedMedic, NewWebhook, Webhook,
+};
+use crate::bindings::prescriptions;
+use crate::http::{Request, Response, path_id};
+
+/// Rows one request delivers after its response: a prescription's email and its webhooks.
+pub const DELIVER_NOW: u32 = 20;
+/// Hospitals, and medics, one subscription may list.
+const MAX_LISTED: usize = 100;
+/// Addresses in `cc`, at most.
+const MAX_CC: usize = 10;
+const URL_UNDER: Option<usize> = Some(2001);
+const ADMIN_ONLY: &str = "Only the API admin may manage webhooks and deliveries.";
+
+/// Delivers prescription `id`'s due rows: to run after the response (`Response::then`).
+pub fn deliver_after(prescription: i64) -> impl FnOnce() {
+    move || {
+        if let Err(e) = notifications::deliver_due(DELIVER_NOW, Some(prescription)) {
+            eprintln!("delivering the outbox of prescription {prescription}: {e:?}");
+        }
+    }
+}
+
+/// `POST /api/v2/rx/resend/<signature>/` `{email?, cc?}` (the issuing medic or the API admin) → 200
+/// `{message}`; the email goes to `email` (default: the patient's) with `cc` (addresses separated by
+/// commas, semicolons or spaces) copied. 404 `{message}` naming the signature; 403 when the hospital
+/// does not send emails.
+pub fn resend(req: &Request, signature: &str) -> Result<Response, Error> {
+    let caller = req.caller()?;
+    let rx = match prescriptions::get_by_signature(caller, signature) {
+        Ok(rx) => rx,
+        Err(Error::NotFound(_)) => {
+            let shown: String = signature.chars().take(128).collect();
+            return Err(Error::NotFound(format!(
+                "Prescription with signature \"{shown}\" not found."
+            )));
+        }
+        Err(other) => return Err(other),
+    };
+    let mut f = if req.body().iter().all(u8::is_ascii_whitespace) {
+        Fields::from_map(Default::default())
+    } else {
+        req.json_fields()?
+    };
+    let email = f
+        .optional_str("email", Some(255))
+        .map(|e| e.trim().to_string())
+        .filter(|e| !e.is_empty())
+        .unwrap_or_else(|| rx.patient.email.trim().to_string());
+    if email.is_empty() {
+        f.error(
+            "email",
+            "This field is required: the patient has no email address.",
+        );
+    } else if !is_valid_email(&email) {
+        f.error("email", "Enter a valid email address.");
+    }
+    let cc_text = f.optional_str("cc", Some(1024)).unwrap_or_default();
+    let cc: Vec<String> = cc_text
+        .split([',', ';', ' ', '\n', '\t'])
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect();
+    if let Some(bad) = cc.iter().find(|c| !is_valid_email(c)) {
+        f.error("cc", format!("\"{bad}\" is not a valid email address."));
+    } else if cc.len() > MAX_CC {
+        f.error("cc", format!("At most {MAX_CC} addresses."));
+    }
+    f.finish()?;
+    let hospital = catalog::get_hospital(Principal::Admin, rx.hospital.id)?;
+    if !hospital.send_emails {
+        return Err(Error::forbidden(
+            "This prescription's hospital does not send emails (send_emails is false).",
+        ));
+    }
+    notifications::queue_email(rx.id, &[email.clone()], &cc)?;
+    let message = if cc.is_empty() {
+        format!("The prescription has been resent to {email}.")
+    } else {
+        format!(
+            "The prescription has been resent to {email} (cc: {}).",
+            cc.join(", ")
+        )
+    };
+    Ok(Response::message(200, &message).then(deliver_after(rx.id)))
+}
+
+/// `POST /api/v2/webhooks/` `{url, hospitals: [ids], medics: [ids or emails]}` (API admin) → 201
+/// Webhook with its `secret` (shown only here). 400 when a hospital or medic does not exist, when
+/// neither list names anything, or when the URL does not answer a test POST with 2xx (or the
+/// manifest does not allow its host).
+pub fn create_webhook(req: &Request) -> Result<Response, Error> {
+    admin(req)?;
+    let mut f = req.json_fields()?;
+    let url = f.required_str("url", URL_UNDER).trim().to_string();
+    let hospitals = hospitals(&mut f);
+    let medics = medics(&mut f);
+    if !f.has_errors() && hospitals.is_empty() && medics.is_empty() {
+        f.error(
+            "hospitals",
+            "List at least one hospital or one medic to be notified about.",
+        );
+    }
+    f.finish()?;
+    let created = notifications::create_webhook(&NewWebhook {
+        url,
+        hospitals,
+        medics,
+    })?;
+    Ok(Response::json(201, &webhook_json(created)))
+}
+
+/// `GET /api/v2/webhooks/?limit&offset` (API admin) → 200 paginated Webhooks (no secrets).
+pub fn list_webhooks(req: &Request) -> Result<Response, Error> {
+    admin(req)?;
+    let page = req.page()?;
+    let found = notifications::list_webhooks(page)?;
+    let results = found.results.into_iter().map(webhook_json).collect();
+    Ok(Response::page(req, &page, found.count, results))
+}
+
+/// `GET /api/v2/webhooks/<id>/` (API admin) → 200 Webhook; 404.
+pub fn get_webhook(req: &Request, id: &str) -> Result<Response, Error> {
+    admin(req)?;
+    let webhook = notifications::get_webhook(path_id(id)?)?;
+    Ok(Response::json(200, &webhook_json(webhook)))
+}
+
+/// `DELETE /api/v2/webhooks/<id>/` (API admin) → 204; its pending deliveries end. 404.
+pub fn delete_webhook(req: &Request, id: &str) -> Result<Response, Error> {
+    admin(req)?;
+    notifications::delete_webhook(path_id(id)?)?;
+    Ok(Response::no_content())
+}
+
+/// `GET /api/v2/deliveries/?kind&status&signature&webhook&limit&offset` (API admin) → 200 paginated
+/// deliveries (emails and webhooks), newest first.
+pub fn list_deliveries(req: &Request) -> Result<Response, Error> {
+    admin(req)?;
+    let page = req.page()?;
+    let q = req.query();
+    let mut errors = Fields::from_map(Default::default());
+    let choice = |errors: &mut Fields, key: &str, allowed: &[&str]| {
+        let value = q.get(key).filter(|v| !v.is_empty())?;
+        if allowed.contains(&value) {
+            Some(value.to_string())
+        } else {
+            errors.error(
+                key,
+                format!(
+                    "\"{value}\" is not a valid choice. Allowed values: {}.",
+                    allowed.join(", ")
+                ),
+            );
+            None
+        }
+    };
+    let kind = choice(&mut errors, "kind", &["email", "webhook"]);
+    let status = choice(&mut errors, "status", &["pending", "done", "dead"]);
+    let subscription = match q.get("webhook").filter(|v| !v.is_empty()) {
+        None => None,
+        Some(v) => match v.parse::<i64>() {
+            Ok(n) => Some(n),
+            Err(_) => {
+                errors.error("webhook", "A valid integer is required.");
+                None
+            }
+        },
+    };
+    errors.finish()?;
+    let filter = DeliveryFilter {
+        kind,
+        status,
+        signature: q
+            .get("signature")
+            .filter(|v| !v.is_empty())
+            .map(str::to_string),
+        subscription,
+    };
+    let found = notifications::list_deliveries(&filter, page)?;
+    let results = found
+        .results
+        .into_iter()
+        .map(|d| {
+            let mut v = delivery_json(d);
+            if let Some(map) = v.as_object_mut() {
+                map.remove("history");
+            }
+            v
+        })
+        .collect();
+    Ok(Response::page(req, &page, found.count, results))
+}
+
+/// `GET /api/v2/deliveries/<id>/` (API admin) → 200 delivery with every attempt (`history`); 404.
+pub fn get_delivery(req: &Request, id: &str) -> Result<Response, Error> {
+    admin(req)?;
+    let delivery = notifications::get_delivery(path_id(id)?)?;
+    Ok(Response::json(200, &delivery_json(delivery)))
+}
+
+/// `POST /api/v2/deliveries/<id>/replay/` (API admin) → 200 the delivery, due now with a fresh retry
+/// schedule and delivered right after the response (a webhook keeps its `webhook-id`). 400 when its
+/// subscription was deleted or disabled, or an attempt is under way; 404.
+pub fn replay(req: &Request, id: &str) -> Result<Response, Error> {
+    admin(req)?;
+    let delivery = notifications::replay_delivery(path_id(id)?)?;
+    let prescription = delivery.prescription;
+    Ok(Response::json(200, &delivery_json(delivery)).then(deliver_after(prescription)))
+}
+
+fn admin(req: &Request) -> Result<(), Error> {
+    match req.caller()? {
+        Principal::Admin => Ok(()),
+        Principal::Medic(_) => Err(Error::forbidden(ADMIN_ONLY)),
+    }
+}
+
+/// `hospitals`: a list of existing hospital ids (default empty).
+fn hospitals(f: &mut Fields) -> Vec<i64> {
+    let Some(items) = list(f, "hospitals") else {
+        return Vec::new();
+    };
+    let mut ids = Vec::with_capacity(items.len());
+    for item in items {
+        let Some(id) = item.as_i64() else {
+            f.error(
+                "hospitals",
+                format!("{item} is not a hospital id (an integer)."),
+            );
+            continue;
+        };
+        match catalog::get_hospital(Principal::Admin, id) {
+            Ok(_) => ids.push(id),
+            Err(Error::NotFound(_)) => {
+                f.error("hospitals", format!("Hospital {id} does not exist."))
+            }
+            Err(other) => f.error(
+                "hospitals",
+                format!("Hospital {id} could not be checked: {other:?}"),
+            ),
+        }
+    }
+    ids
+}
+
+/// `medics`: a list of existing medics by id or email (default empty).
+fn medics(f: &mut Fields) -> Vec<ListedMedic> {
+    let Some(items) = list(f, "medics") else {
+        return Vec::new();
+    };
+    let mut medics = Vec::with_capacity(items.len());
+    for item in items {
+        let found = match &item {
+            Value::Number(n) => n.as_i64().and_then(catalog::get_medic).map(|m| m.id),
+            Value::String(email) => medic_by_email(email.trim()),
+            _ => {
+                f.error(
+                    "medics",
+                    format!("{item} is not a medic id (an integer) or email (a string)."),
+                );
+                continue;
+            }
+        };
+        match found {
+            Some(id) => medics.push(ListedMedic {
+                id,
+                given: item.to_string(),
+            }),
+            None => f.error("medics", format!("Medic {item} does not exist.")),
+        }
+    }
+    medics
+}
+
+/// A JSON list field (absent or null: `None`), at most `MAX_LISTED` items.
+fn list(f: &mut Fields, field: &str) -> Option<Vec<Value>> {
+    match f.raw(field) {
+        None | Some(Value::Null) => None,
+        Some(Value::Array(items)) if items.len() <= MAX_LISTED => Some(items.clone()),
+        Some(Value::Array(_)) => {
+            f.error(
+                field,
+                format!("Ensure this field has no more than {MAX_LISTED} elements."),
+            );
+            None
+        }
+        Some(_) => {
+            f.error(field, "Expected a list.");
+            None
+        }
+    }
+}
+
+/// The id of the medic with this email (ASCII case-insensitive), if any.
+fn medic_by_email(email: &str) -> Option<i64> {
+    if !is_valid_email(email) {
+        return None;
+    }
+    let page = PageRequest {
+        limit: 100,
+        offset: 0,
+    };
+    catalog::search_medics(Principal::Admin, email, page)
+        .ok()?
+        .results
+        .into_iter()
+        .find(|m| m.email.eq_ignore_ascii_case(email))
+        .map(|m| m.id)
+}
+
+/// A subscription as the API shows it: `medics` as they were given (ids or emails); `secret` only
+/// in the creation response.
+fn webhook_json(w: Webhook) -> Value {
+    let medics: Vec<Value> = w
+        .medics
+        .iter()
+        .map(|m| serde_json::from_str(&m.given).unwrap_or(json!(m.id)))
+        .collect();
+    let mut v = json!({
+        "id": w.id,
+        "url": w.url,
+        "hospitals": w.hospitals,
+        "medics": medics,
+        "created_at": w.created_at,
+        "active": w.active,
+        "disabled_at": w.disabled_at,
+    });
+    if let Some(secret) = w.secret {
+        v["secret"] = json!(secret);
+    }
+    v
+}
+
+/// A delivery as the admin sees it: the fields of its kind only.
+fn delivery_json(d: Delivery) -> Value {
+    let email = d.kind == "email";
+    let mut v = serde_json::to_value(&d).expect("records serialize");
+    if let Some(map) = v.as_object_mut() {
+        let drop: &[&str] = if email {
+            &["subscription", "webhook_id"]
+        } else {
+            &["to", "cc"]
+        };
+        for key in drop {
+            map.remove(*key);
+        }
+    }
+    v
+}

@@ -1,0 +1,278 @@
+//! One worker run: lease due rows, build each request, send them all concurrently, record each attempt.
+
+use std::time::SystemTime;
+
+use serde_json::Value;
+
+use common::db::{Db, int};
+use common::types::Error;
+
+use crate::bindings::exports::receta::erx::notifications::DeliveryRun;
+use crate::config::Config;
+use crate::email::{self, Email};
+use crate::outbox::{self, AttemptRecord, EMAIL, Leased, Outcome, WEBHOOK};
+use crate::schedule;
+use crate::send::{self, Answer, Failure};
+use crate::target::Target;
+use crate::webhooks::{self, Signing};
+
+/// What the email needs from the prescription: its patient, its signed document (for the medic's and
+/// hospital's names as printed) and the PDF stored at issue.
+const EMAIL_SOURCE: &str = "SELECT p.signature, p.patient_name, p.medic_email, p.hospital_patron, \
+    d.canonical, d.pdf FROM prescriptions p \
+    LEFT JOIN prescription_documents d ON d.prescription_id = p.id WHERE p.id = ?";
+
+/// A request ready to go.
+struct Prepared {
+    target: Target,
+    headers: Vec<(String, Vec<u8>)>,
+    body: Vec<u8>,
+    /// Webhook rows: the subscription (a 410 disables it).
+    subscription: Option<i64>,
+}
+
+/// Leases up to `limit` due rows (of one prescription, when given) and delivers them.
+pub fn run(limit: u32, only: Option<i64>) -> Result<DeliveryRun, Error> {
+    let mut summary = DeliveryRun {
+        attempted: 0,
+        delivered: 0,
+        failed: 0,
+    };
+    if limit == 0 {
+        return Ok(summary);
+    }
+    let config = Config::load();
+    let db = Db::open()?;
+    let now = SystemTime::now();
+    let emails = config.relay_url.is_some();
+    if !outbox::any_due(&db, now, emails, only)? {
+        return Ok(summary);
+    }
+    let leased = outbox::lease(&db, now, now + config.lease(), limit, emails, only)?;
+
+    let mut ready = Vec::with_capacity(leased.len());
+    for row in leased {
+        match prepare(&db, &config, &row) {
+            Ok(request) => ready.push((row, request)),
+            Err(Stop::Dead(reason)) => {
+                outbox::finish(&db, &row, None, &Outcome::Dead { error: reason })?;
+            }
+            Err(Stop::Internal(e)) => {
+                eprintln!("notifications: outbox row {}: {e:?}", row.id);
+                let outcome = failed(&config, &row, format!("internal error: {e:?}"));
+                outbox::finish(&db, &row, None, &outcome)?;
+            }
+        }
+    }
+
+    let started_at = SystemTime::now();
+    let timeout = config.timeout;
+    let answers = spin_sdk::http::run(futures::future::join_all(ready.iter().map(
+        |(_, p)| async move {
+            let start = send::monotonic_now();
+            let answer = send::post(&p.target, &p.headers, p.body.clone(), timeout).await;
+            (answer, send::elapsed_ms(start))
+        },
+    )));
+
+    for ((row, prepared), (answer, duration_ms)) in ready.iter().zip(answers) {
+        summary.attempted += 1;
+        let (record, outcome) = judge(&config, row, started_at, duration_ms, &answer);
+        if outcome == Outcome::Done {
+            summary.delivered += 1;
+        } else {
+            summary.failed += 1;
+        }
+        if let (Ok(a), Some(subscription)) = (&answer, prepared.subscription)
+            && a.status == 410
+        {
+            webhooks::disable(&db, subscription)?;
+        }
+        outbox::finish(&db, row, Some(&record), &outcome)?;
+    }
+    Ok(summary)
+}
+
+/// Why a row is not sent.
+enum Stop {
+    /// It never can be: ends the row.
+    Dead(String),
+    /// Something broke on our side: try again later.
+    Internal(Error),
+}
+
+impl From<Error> for Stop {
+    fn from(e: Error) -> Self {
+        Stop::Internal(e)
+    }
+}
+
+fn prepare(db: &Db, config: &Config, row: &Leased) -> Result<Prepared, Stop> {
+    let target_of = |url: &str| Target::parse(url).map_err(|e| Stop::Dead(format!("bad URL: {e}")));
+    match row.kind.as_str() {
+        EMAIL => {
+            let relay = config
+                .relay_url
+                .as_deref()
+                .ok_or_else(|| Stop::Internal(anyhow::anyhow!("no email relay").into()))?;
+            let target = Target::parse(relay)
+                .map_err(|e| Stop::Internal(anyhow::anyhow!("email_relay_url: {e}").into()))?;
+            let body = email_body(db, config, row)?;
+            let mut headers = vec![
+                ("content-type".to_string(), b"application/json".to_vec()),
+                (
+                    "user-agent".to_string(),
+                    crate::USER_AGENT.as_bytes().to_vec(),
+                ),
+            ];
+            if let Some(token) = &config.relay_token {
+                headers.push((
+                    "authorization".to_string(),
+                    format!("Bearer {token}").into_bytes(),
+                ));
+            }
+            Ok(Prepared {
+                target,
+                headers,
+                body,
+                subscription: None,
+            })
+        }
+        WEBHOOK => {
+            let p = &row.payload;
+            let (Some(signature), Some(message_id), Some(subscription)) = (
+                p["signature"].as_str(),
+                p["webhook_id"].as_str(),
+                p["subscription"].as_i64(),
+            ) else {
+                return Err(Stop::Dead("malformed webhook payload".into()));
+            };
+            let secret = match webhooks::signing_state(db, subscription)? {
+                Signing::Active(secret) => secret,
+                Signing::Stopped(why) => return Err(Stop::Dead(why.into())),
+            };
+            let target = target_of(&row.target)?;
+            let body = webhooks::event_body(signature);
+            let mut headers =
+                crate::signing::headers(&secret, message_id, webhooks::unix_seconds(), &body)
+                    .map_err(Stop::Dead)?;
+            headers.push(("content-type".into(), b"application/json".to_vec()));
+            headers.push(("user-agent".into(), crate::USER_AGENT.as_bytes().to_vec()));
+            Ok(Prepared {
+                target,
+                headers,
+                body,
+                subscription: Some(subscription),
+            })
+        }
+        other => Err(Stop::Dead(format!("unknown kind {other:?}"))),
+    }
+}
+
+/// The relay's JSON for an email row.
+fn email_body(db: &Db, config: &Config, row: &Leased) -> Result<Vec<u8>, Stop> {
+    let source = db
+        .query_opt(EMAIL_SOURCE, &[int(row.prescription_id)], |r| {
+            Ok((
+                r.string("signature")?,
+                r.string("patient_name")?,
+                r.string("medic_email")?,
+                r.string("hospital_patron")?,
+                r.opt_string("canonical")?,
+                r.opt_blob("pdf")?,
+            ))
+        })
+        .map_err(|e| Stop::Internal(e.into()))?
+        .ok_or_else(|| Stop::Dead("the prescription does not exist".into()))?;
+    let (signature, patient, medic_email, patron, canonical, pdf) = source;
+    let document: Value = canonical
+        .as_deref()
+        .and_then(|c| serde_json::from_str(c).ok())
+        .unwrap_or(Value::Null);
+    let name = |v: &Value, fallback: &str| {
+        v.as_str()
+            .filter(|s| !s.trim().is_empty())
+            .unwrap_or(fallback)
+            .to_string()
+    };
+    let medic = name(&document["medic"]["name"], &medic_email);
+    let hospital = name(&document["hospital"]["name"], &patron);
+    let strings = |key: &str| -> Vec<String> {
+        row.payload[key]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut to = strings("to");
+    if to.is_empty() {
+        to.push(row.target.clone());
+    }
+    let cc = strings("cc");
+    let cta_link = config.cta_link(&signature);
+    let body = email::relay_body(&Email {
+        from: &config.from,
+        to: &to,
+        cc: &cc,
+        patient: &patient,
+        medic: &medic,
+        hospital: &hospital,
+        signature: &signature,
+        cta_link: &cta_link,
+        pdf: pdf.as_deref(),
+    });
+    Ok(body.to_string().into_bytes())
+}
+
+/// What an answer means for the row, and the attempt's record.
+fn judge(
+    config: &Config,
+    row: &Leased,
+    started_at: SystemTime,
+    duration_ms: u32,
+    answer: &Result<Answer, Failure>,
+) -> (AttemptRecord, Outcome) {
+    let (status_code, error) = match answer {
+        Ok(a) if (200..300).contains(&a.status) => (Some(a.status), None),
+        Ok(a) => {
+            let head = a.body_head.trim();
+            let error = if head.is_empty() {
+                format!("HTTP {}", a.status)
+            } else {
+                format!("HTTP {}: {head}", a.status)
+            };
+            (Some(a.status), Some(error))
+        }
+        Err(f) => (None, Some(f.to_string())),
+    };
+    let outcome = match &error {
+        None => Outcome::Done,
+        Some(e) if row.kind == WEBHOOK && status_code == Some(410) => Outcome::Dead {
+            error: format!("{e} (410 Gone: the subscription is now disabled)"),
+        },
+        Some(e) => failed(config, row, e.clone()),
+    };
+    let record = AttemptRecord {
+        started_at,
+        duration_ms,
+        status_code,
+        error,
+    };
+    (record, outcome)
+}
+
+/// A failed attempt: try again on schedule, or give up after the last attempt.
+fn failed(config: &Config, row: &Leased, error: String) -> Outcome {
+    match schedule::delay_after(row.attempts, config.retry_scale, schedule::unit_random()) {
+        Some(delay) => Outcome::Retry {
+            at: SystemTime::now() + delay,
+            error,
+        },
+        None => Outcome::Dead {
+            error: format!("{error} (gave up after {} attempts)", row.attempts),
+        },
+    }
+}

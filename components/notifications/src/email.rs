@@ -1,0 +1,159 @@
+//! The patient's email, as the relay takes it (decisions, "Events and delivery"):
+//! `{"from", "to", "cc", "subject", "text", "html", "attachments": [{"filename", "content_type",
+//! "content"}]}`, `content` in base64. In Spanish, with the medic's and hospital's names, the link to
+//! the patient landing page (`cta_link`) and the PDF stored at issue attached.
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use serde_json::{Value, json};
+
+/// What an email says and where it goes.
+#[derive(Debug, Clone)]
+pub struct Email<'a> {
+    pub from: &'a str,
+    pub to: &'a [String],
+    pub cc: &'a [String],
+    pub patient: &'a str,
+    pub medic: &'a str,
+    pub hospital: &'a str,
+    pub signature: &'a str,
+    pub cta_link: &'a str,
+    /// The PDF stored at issue; `None` only for a prescription stored without one.
+    pub pdf: Option<&'a [u8]>,
+}
+
+/// The relay's JSON body.
+pub fn relay_body(e: &Email) -> Value {
+    let subject = format!("Tu receta médica de {} — {}", e.medic, e.hospital);
+    let greeting = if e.patient.trim().is_empty() {
+        "Hola:".to_string()
+    } else {
+        format!("Hola, {}:", e.patient.trim())
+    };
+    let attached = if e.pdf.is_some() {
+        "Te enviamos adjunta, en PDF, la receta electrónica"
+    } else {
+        "Tienes una nueva receta electrónica"
+    };
+    let text = format!(
+        "{greeting}\n\n\
+         {attached} que te expidió {medic} en {hospital}.\n\n\
+         Consulta tu receta y encuentra dónde surtir tus medicamentos en:\n{link}\n\n\
+         Muestra la receta en la farmacia. Si no esperabas este correo, puedes ignorarlo.\n\n\
+         Este mensaje se envió automáticamente; por favor no lo respondas.\n",
+        medic = e.medic,
+        hospital = e.hospital,
+        link = e.cta_link,
+    );
+    let html = format!(
+        "<!DOCTYPE html><html lang=\"es\"><body style=\"font-family:Helvetica,Arial,sans-serif;color:#222\">\
+         <p>{greeting}</p>\
+         <p>{attached} que te expidió <strong>{medic}</strong> en <strong>{hospital}</strong>.</p>\
+         <p><a href=\"{link}\">Consulta tu receta y encuentra dónde surtir tus medicamentos</a></p>\
+         <p>Muestra la receta en la farmacia. Si no esperabas este correo, puedes ignorarlo.</p>\
+         <p style=\"color:#777;font-size:12px\">Este mensaje se envió automáticamente; por favor no lo respondas.</p>\
+         </body></html>",
+        greeting = escape(&greeting),
+        medic = escape(e.medic),
+        hospital = escape(e.hospital),
+        link = escape(e.cta_link),
+    );
+    let attachments: Vec<Value> = e
+        .pdf
+        .map(|pdf| {
+            json!({
+                "filename": format!("receta-{}.pdf", &e.signature[..e.signature.len().min(12)]),
+                "content_type": "application/pdf",
+                "content": STANDARD.encode(pdf),
+            })
+        })
+        .into_iter()
+        .collect();
+    json!({
+        "from": e.from,
+        "to": e.to,
+        "cc": e.cc,
+        "subject": subject,
+        "text": text,
+        "html": html,
+        "attachments": attachments,
+    })
+}
+
+/// Text for HTML content and attribute values.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn email<'a>(to: &'a [String], cc: &'a [String], pdf: Option<&'a [u8]>) -> Email<'a> {
+        Email {
+            from: "Receta <recetas@example.mx>",
+            to,
+            cc,
+            patient: "Juan Pérez",
+            medic: "Dra. Ana <Núñez>",
+            hospital: "Clínica Roma & Asociados",
+            signature: "ab12cd34ef56ab12cd34ef56ab12cd34ef56ab12cd34ef56ab12cd34ef56ab12",
+            cta_link: "https://receta.mx/rx/ab12",
+            pdf,
+        }
+    }
+
+    #[test]
+    fn has_every_field_of_the_relay_contract() {
+        let to = vec!["juan@example.mx".to_string()];
+        let cc = vec!["tutor@example.mx".to_string()];
+        let body = relay_body(&email(&to, &cc, Some(b"%PDF-1.7 test")));
+        let keys: Vec<&str> = body
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        for key in ["from", "to", "cc", "subject", "text", "html", "attachments"] {
+            assert!(keys.contains(&key), "{key}");
+        }
+        assert_eq!(body["to"], json!(["juan@example.mx"]));
+        assert_eq!(body["cc"], json!(["tutor@example.mx"]));
+        let subject = body["subject"].as_str().unwrap();
+        assert!(subject.contains("Dra. Ana <Núñez>") && subject.contains("Clínica Roma"));
+        let text = body["text"].as_str().unwrap();
+        assert!(text.contains("Hola, Juan Pérez:"), "{text}");
+        assert!(text.contains("https://receta.mx/rx/ab12"));
+        assert!(text.contains("Clínica Roma & Asociados"));
+        let html = body["html"].as_str().unwrap();
+        assert!(html.contains("Dra. Ana &lt;Núñez&gt;"), "{html}");
+        assert!(html.contains("Clínica Roma &amp; Asociados"));
+        assert!(html.contains("href=\"https://receta.mx/rx/ab12\""));
+        let a = &body["attachments"][0];
+        assert_eq!(a["filename"], "receta-ab12cd34ef56.pdf");
+        assert_eq!(a["content_type"], "application/pdf");
+        assert_eq!(
+            STANDARD.decode(a["content"].as_str().unwrap()).unwrap(),
+            b"%PDF-1.7 test"
+        );
+    }
+
+    #[test]
+    fn without_a_stored_pdf_nothing_is_attached() {
+        let to = vec!["juan@example.mx".to_string()];
+        let body = relay_body(&email(&to, &[], None));
+        assert_eq!(body["attachments"], json!([]));
+        assert!(!body["text"].as_str().unwrap().contains("adjunta"));
+    }
+}

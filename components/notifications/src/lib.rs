@@ -1,0 +1,92 @@
+//! The notifications component: wires `receta:erx/notifications` to its modules.
+//!
+//! - `webhooks`: subscriptions, the registration ping, `plan`
+//! - `outbox`: queueing emails, leasing, recording attempts, the admin's view and replay
+//! - `deliver`: one worker run (lease, build, send concurrently, record)
+//! - `email`: the relay's JSON (pure); `signing`: Standard Webhooks (pure); `schedule`: retries (pure)
+//! - `send`: outbound POSTs with timeouts; `target`: URL parsing (pure); `config`: the variables
+
+mod config;
+mod deliver;
+mod email;
+mod outbox;
+mod schedule;
+mod send;
+mod signing;
+mod target;
+mod webhooks;
+
+use common::types::{Error, PageRequest, WebhookDelivery};
+
+mod bindings {
+    wit_bindgen::generate!({
+        world: "notifications-component",
+        path: "../../wit",
+        with: { "receta:erx/types@0.1.0": common::types },
+    });
+}
+
+use bindings::exports::receta::erx::notifications::{
+    Delivery, DeliveryFilter, DeliveryPage, DeliveryRun, Guest, NewWebhook, Webhook, WebhookPage,
+};
+
+/// The `user-agent` of every outbound request.
+pub const USER_AGENT: &str = "Receta-Notifications/0.1";
+
+struct Notifications;
+
+impl Guest for Notifications {
+    fn create_webhook(input: NewWebhook) -> Result<Webhook, Error> {
+        webhooks::create(input)
+    }
+
+    fn list_webhooks(page: PageRequest) -> Result<WebhookPage, Error> {
+        webhooks::list(page)
+    }
+
+    fn get_webhook(id: i64) -> Result<Webhook, Error> {
+        webhooks::get(id)
+    }
+
+    fn delete_webhook(id: i64) -> Result<(), Error> {
+        webhooks::delete(id)
+    }
+
+    fn plan(medic: i64, hospital: i64) -> Result<Vec<WebhookDelivery>, Error> {
+        webhooks::plan(medic, hospital)
+    }
+
+    fn queue_email(prescription: i64, to: Vec<String>, cc: Vec<String>) -> Result<i64, Error> {
+        outbox::queue_email(prescription, &to, &cc)
+    }
+
+    fn deliver_due(limit: u32, prescription: Option<i64>) -> Result<DeliveryRun, Error> {
+        deliver::run(limit, prescription)
+    }
+
+    fn list_deliveries(filter: DeliveryFilter, page: PageRequest) -> Result<DeliveryPage, Error> {
+        outbox::list(&filter, page)
+    }
+
+    fn get_delivery(id: i64) -> Result<Delivery, Error> {
+        outbox::get(id)
+    }
+
+    fn replay_delivery(id: i64) -> Result<Delivery, Error> {
+        outbox::replay(id, |db, d| match (d.kind.as_str(), d.subscription) {
+            (outbox::WEBHOOK, Some(subscription)) => {
+                match webhooks::signing_state(db, subscription)? {
+                    webhooks::Signing::Active(_) => Ok(()),
+                    webhooks::Signing::Stopped(why) => Err(Error::BadRequest(format!(
+                        "This delivery cannot be replayed: {why}."
+                    ))),
+                }
+            }
+            _ => Ok(()),
+        })
+    }
+}
+
+// Exported only when built as a component: a native build (unit tests, clippy) has no component ABI.
+#[cfg(target_arch = "wasm32")]
+bindings::export!(Notifications with_types_in bindings);

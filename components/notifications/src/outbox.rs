@@ -1,0 +1,339 @@
+//! The outbox rows (table `outbox`, migration 0003) and their attempts (`outbox_attempts`, 0005):
+//! queueing an email, leasing due rows, recording what an attempt did, and the admin's view.
+//!
+//! Times are ISO 8601 UTC text with microseconds (`common::time::iso8601`), like every stored
+//! timestamp: fixed width, so comparing the text compares the times.
+
+use std::time::SystemTime;
+
+use serde_json::{Value, json};
+
+use common::db::{Db, Param, Row, boolean, int, opt_text, text};
+use common::time::iso8601;
+use common::types::{Error, PageRequest};
+
+use crate::bindings::exports::receta::erx::notifications::{
+    Attempt, Delivery, DeliveryFilter, DeliveryPage,
+};
+
+pub const EMAIL: &str = "email";
+pub const WEBHOOK: &str = "webhook";
+
+/// `?1` now, `?2` whether email rows may be taken, `?3` a prescription id or NULL.
+const DUE: &str = "status = 'pending' AND next_attempt_at <= ?1 \
+    AND (lease_until IS NULL OR lease_until < ?1) \
+    AND (?2 OR kind <> 'email') AND (?3 IS NULL OR prescription_id = ?3)";
+
+fn any_due_sql() -> String {
+    format!("SELECT EXISTS (SELECT 1 FROM outbox WHERE {DUE})")
+}
+
+/// One statement, so two workers never lease the same row: `?4` lease end, `?5` limit.
+fn lease_sql() -> String {
+    format!(
+        "UPDATE outbox SET lease_until = ?4, attempts = attempts + 1, updated_at = ?1 \
+         WHERE id IN (SELECT id FROM outbox WHERE {DUE} ORDER BY next_attempt_at, id LIMIT ?5) \
+         RETURNING id, kind, prescription_id, target, payload, attempts, lease_until"
+    )
+}
+
+const INSERT_EMAIL: &str = "INSERT INTO outbox \
+    (kind, prescription_id, target, payload, status, attempts, next_attempt_at, created_at, updated_at) \
+    VALUES ('email', ?1, ?2, ?3, 'pending', 0, ?4, ?4, ?4) RETURNING id";
+
+const SIGNATURE_OF: &str = "SELECT signature FROM prescriptions WHERE id = ?";
+
+/// A prescription that said it would not be sent is pending again once an email is queued for it.
+const MARK_PENDING: &str =
+    "UPDATE prescriptions SET sent_status = 'pending' WHERE id = ? AND sent_status = 'not_sent'";
+
+const INSERT_ATTEMPT: &str = "INSERT INTO outbox_attempts \
+    (outbox_id, number, started_at, duration_ms, status_code, error) VALUES (?, ?, ?, ?, ?, ?)";
+
+/// `?1` now, `?2` id, `?3` the lease the worker holds: a worker that lost its lease changes nothing.
+const MARK_DONE: &str = "UPDATE outbox SET status = 'done', lease_until = NULL, updated_at = ?1, \
+    last_error = NULL WHERE id = ?2 AND lease_until = ?3 RETURNING id";
+
+/// `?4` when to try again, `?5` the error.
+const MARK_RETRY: &str = "UPDATE outbox SET lease_until = NULL, updated_at = ?1, \
+    next_attempt_at = ?4, last_error = ?5 WHERE id = ?2 AND lease_until = ?3 RETURNING id";
+
+/// `?4` the error.
+const MARK_DEAD: &str = "UPDATE outbox SET status = 'dead', lease_until = NULL, updated_at = ?1, \
+    last_error = ?4 WHERE id = ?2 AND lease_until = ?3 RETURNING id";
+
+/// Written by this component on purpose (see `wit/notifications.wit`): the relay accepted the email.
+const MARK_SENT: &str =
+    "UPDATE prescriptions SET sent = 1, sent_status = 'sent_email' WHERE id = ?";
+
+const DELIVERY_COLUMNS: &str = "o.id, o.kind, p.signature, o.target, o.status, o.attempts, \
+    o.next_attempt_at, o.created_at, o.updated_at, o.last_error, o.payload, o.prescription_id";
+
+/// `?1` kind, `?2` status, `?3` signature, `?4` subscription: each NULL for any.
+const FILTER: &str = "(?1 IS NULL OR o.kind = ?1) AND (?2 IS NULL OR o.status = ?2) \
+    AND (?3 IS NULL OR p.signature = ?3) \
+    AND (?4 IS NULL OR (o.kind = 'webhook' AND json_extract(o.payload, '$.subscription') = ?4))";
+
+fn count_sql() -> String {
+    format!(
+        "SELECT COUNT(*) FROM outbox o JOIN prescriptions p ON p.id = o.prescription_id WHERE {FILTER}"
+    )
+}
+
+fn page_sql() -> String {
+    format!(
+        "SELECT {DELIVERY_COLUMNS} FROM outbox o JOIN prescriptions p ON p.id = o.prescription_id \
+         WHERE {FILTER} ORDER BY o.id DESC LIMIT ?5 OFFSET ?6"
+    )
+}
+
+fn by_id_sql() -> String {
+    format!(
+        "SELECT {DELIVERY_COLUMNS} FROM outbox o JOIN prescriptions p ON p.id = o.prescription_id \
+         WHERE o.id = ?"
+    )
+}
+
+const ATTEMPTS_OF: &str = "SELECT number, started_at, duration_ms, status_code, error \
+    FROM outbox_attempts WHERE outbox_id = ? ORDER BY id";
+
+/// A fresh schedule, due now, unless a worker holds the row right now: `?1` now, `?2` id.
+const REPLAY: &str = "UPDATE outbox SET status = 'pending', attempts = 0, next_attempt_at = ?1, \
+    lease_until = NULL, updated_at = ?1 \
+    WHERE id = ?2 AND (lease_until IS NULL OR lease_until < ?1) RETURNING id";
+
+/// A leased row.
+#[derive(Debug, Clone)]
+pub struct Leased {
+    pub id: i64,
+    pub kind: String,
+    pub prescription_id: i64,
+    pub target: String,
+    pub payload: Value,
+    /// Attempts started, this one included.
+    pub attempts: u32,
+    /// The lease this worker holds (the row's `lease_until`).
+    pub lease: String,
+}
+
+/// How an attempt ended, for the row.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    Done,
+    Retry { at: SystemTime, error: String },
+    Dead { error: String },
+}
+
+/// What one attempt did, for `outbox_attempts`.
+#[derive(Debug, Clone)]
+pub struct AttemptRecord {
+    pub started_at: SystemTime,
+    pub duration_ms: u32,
+    pub status_code: Option<u16>,
+    pub error: Option<String>,
+}
+
+/// Whether any row is due (a read, so an idle worker never takes the write lock).
+pub fn any_due(db: &Db, now: SystemTime, emails: bool, only: Option<i64>) -> Result<bool, Error> {
+    let due = db.scalar_i64(
+        &any_due_sql(),
+        &[text(&iso8601(now)), boolean(emails), opt_int(only)],
+    )?;
+    Ok(due != 0)
+}
+
+/// Leases up to `limit` due rows until `until`.
+pub fn lease(
+    db: &Db,
+    now: SystemTime,
+    until: SystemTime,
+    limit: u32,
+    emails: bool,
+    only: Option<i64>,
+) -> Result<Vec<Leased>, Error> {
+    let rows = db.query(
+        &lease_sql(),
+        &[
+            text(&iso8601(now)),
+            boolean(emails),
+            opt_int(only),
+            text(&iso8601(until)),
+            int(limit.into()),
+        ],
+        |r| {
+            Ok(Leased {
+                id: r.i64("id")?,
+                kind: r.string("kind")?,
+                prescription_id: r.i64("prescription_id")?,
+                target: r.string("target")?,
+                payload: serde_json::from_str(&r.string("payload")?).unwrap_or(Value::Null),
+                attempts: u32::try_from(r.i64("attempts")?).unwrap_or(u32::MAX),
+                lease: r.string("lease_until")?,
+            })
+        },
+    )?;
+    Ok(rows)
+}
+
+/// Records an attempt and what it means for the row, in one transaction; a delivered email also
+/// marks its prescription sent. Nothing but the attempt is written when the lease was lost.
+pub fn finish(
+    db: &Db,
+    row: &Leased,
+    attempt: Option<&AttemptRecord>,
+    outcome: &Outcome,
+) -> Result<(), Error> {
+    let now = text(&common::time::now_iso8601());
+    db.transaction(|db| -> Result<(), Error> {
+        if let Some(a) = attempt {
+            db.execute(
+                INSERT_ATTEMPT,
+                &[
+                    int(row.id),
+                    int(row.attempts.into()),
+                    text(&iso8601(a.started_at)),
+                    int(a.duration_ms.into()),
+                    a.status_code.map_or(Param::Null, |s| int(s.into())),
+                    opt_text(a.error.as_deref()),
+                ],
+            )?;
+        }
+        let (sql, extra) = match outcome {
+            Outcome::Done => (MARK_DONE, vec![]),
+            Outcome::Retry { at, error } => (MARK_RETRY, vec![text(&iso8601(*at)), text(error)]),
+            Outcome::Dead { error } => (MARK_DEAD, vec![text(error)]),
+        };
+        let mut params = vec![now.clone(), int(row.id), text(&row.lease)];
+        params.extend(extra);
+        let held = db.query_opt(sql, &params, |r| r.i64("id"))?;
+        if held.is_some() && *outcome == Outcome::Done && row.kind == EMAIL {
+            db.execute(MARK_SENT, &[int(row.prescription_id)])?;
+        }
+        Ok(())
+    })
+}
+
+/// Queues an email of a prescription; `not-found` when it does not exist.
+pub fn queue_email(prescription: i64, to: &[String], cc: &[String]) -> Result<i64, Error> {
+    let db = Db::open()?;
+    let signature = db
+        .query_opt(SIGNATURE_OF, &[int(prescription)], |r| {
+            r.string("signature")
+        })?
+        .ok_or_else(Error::not_found)?;
+    let first = to
+        .first()
+        .ok_or_else(|| Error::field("email", "An address is required."))?;
+    let payload = json!({"signature": signature, "to": to, "cc": cc}).to_string();
+    let now = common::time::now_iso8601();
+    db.transaction(|db| -> Result<i64, Error> {
+        let id = db
+            .query_opt(
+                INSERT_EMAIL,
+                &[int(prescription), text(first), text(&payload), text(&now)],
+                |r| r.i64("id"),
+            )?
+            .ok_or_else(|| anyhow::anyhow!("INSERT … RETURNING returned no row"))?;
+        db.execute(MARK_PENDING, &[int(prescription)])?;
+        Ok(id)
+    })
+}
+
+/// Deliveries matching `filter`, newest first.
+pub fn list(filter: &DeliveryFilter, page: PageRequest) -> Result<DeliveryPage, Error> {
+    let db = Db::open()?;
+    let params = [
+        opt_text(filter.kind.as_deref()),
+        opt_text(filter.status.as_deref()),
+        opt_text(filter.signature.as_deref()),
+        opt_int(filter.subscription),
+    ];
+    let count = db.scalar_i64(&count_sql(), &params)?;
+    let mut paged = params.to_vec();
+    paged.extend([int(page.limit.into()), int(page.offset.into())]);
+    let results = db.query(&page_sql(), &paged, delivery)?;
+    Ok(DeliveryPage {
+        count: u64::try_from(count).unwrap_or(0),
+        results,
+    })
+}
+
+/// One delivery with its attempts.
+pub fn get(id: i64) -> Result<Delivery, Error> {
+    let db = Db::open()?;
+    get_with(&db, id)
+}
+
+fn get_with(db: &Db, id: i64) -> Result<Delivery, Error> {
+    let mut d = db
+        .query_opt(&by_id_sql(), &[int(id)], delivery)?
+        .ok_or_else(Error::not_found)?;
+    d.history = db.query(ATTEMPTS_OF, &[int(id)], |r| {
+        Ok(Attempt {
+            number: u32::try_from(r.i64("number")?).unwrap_or(0),
+            started_at: r.string("started_at")?,
+            duration_ms: u32::try_from(r.i64("duration_ms")?).unwrap_or(0),
+            status_code: r
+                .opt_i64("status_code")?
+                .and_then(|s| u16::try_from(s).ok()),
+            error: r.opt_string("error")?,
+        })
+    })?;
+    Ok(d)
+}
+
+/// Makes a delivery due now with a fresh schedule. `check` may refuse it (a deleted subscription).
+pub fn replay(
+    id: i64,
+    check: impl FnOnce(&Db, &Delivery) -> Result<(), Error>,
+) -> Result<Delivery, Error> {
+    let db = Db::open()?;
+    let current = get_with(&db, id)?;
+    check(&db, &current)?;
+    let now = common::time::now_iso8601();
+    if db
+        .query_opt(REPLAY, &[text(&now), int(id)], |r| r.i64("id"))?
+        .is_none()
+    {
+        return Err(Error::BadRequest(
+            "This delivery is being attempted right now; replay it once the attempt ends.".into(),
+        ));
+    }
+    get_with(&db, id)
+}
+
+fn delivery(r: &Row) -> anyhow::Result<Delivery> {
+    let payload: Value = serde_json::from_str(&r.string("payload")?).unwrap_or(Value::Null);
+    let strings = |key: &str| -> Vec<String> {
+        payload[key]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    Ok(Delivery {
+        id: r.i64("id")?,
+        kind: r.string("kind")?,
+        prescription: r.i64("prescription_id")?,
+        signature: r.string("signature")?,
+        target: r.string("target")?,
+        status: r.string("status")?,
+        attempts: u32::try_from(r.i64("attempts")?).unwrap_or(0),
+        next_attempt_at: r.string("next_attempt_at")?,
+        created_at: r.string("created_at")?,
+        updated_at: r.string("updated_at")?,
+        last_error: r.opt_string("last_error")?,
+        subscription: payload["subscription"].as_i64(),
+        webhook_id: payload["webhook_id"].as_str().map(str::to_string),
+        to: strings("to"),
+        cc: strings("cc"),
+        history: Vec::new(),
+    })
+}
+
+fn opt_int(n: Option<i64>) -> Param {
+    n.map_or(Param::Null, int)
+}

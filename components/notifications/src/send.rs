@@ -1,0 +1,197 @@
+//! Outbound POSTs with timeouts, many at once: `wasi:http/outgoing-handler` with request options
+//! (connect, first byte, between bytes) and an overall deadline on the guest side, driven by
+//! spin-sdk's executor so several deliveries wait concurrently.
+
+use std::future::Future;
+use std::task::Poll;
+use std::time::Duration;
+
+use futures::SinkExt;
+use futures::future::{Either, poll_fn, select};
+use spin_executor::CancelOnDropToken;
+use spin_sdk::http::{Fields, IncomingResponse, Method, OutgoingRequest, Scheme};
+use spin_sdk::wit::wasi::http0_2_0::outgoing_handler;
+use spin_sdk::wit::wasi::http0_2_0::types::{ErrorCode, FutureIncomingResponse, RequestOptions};
+use wasi::clocks::monotonic_clock;
+
+use crate::target::Target;
+
+/// The longest connect timeout, whatever the overall one.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+/// How much of a response body is kept for the delivery record.
+const BODY_HEAD: usize = 300;
+
+/// What came back.
+#[derive(Debug, Clone)]
+pub struct Answer {
+    pub status: u16,
+    /// The start of the body (for the delivery record), lossy UTF-8.
+    pub body_head: String,
+}
+
+/// Why nothing usable came back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failure {
+    /// The manifest's `allowed_outbound_hosts` does not allow the target.
+    Denied,
+    /// No answer in time.
+    Timeout,
+    /// Anything else (connection refused, DNS, protocol error), described.
+    Other(String),
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Denied => f.write_str(
+                "denied: the manifest's allowed_outbound_hosts does not allow this host",
+            ),
+            Failure::Timeout => f.write_str("timed out"),
+            Failure::Other(s) => f.write_str(s),
+        }
+    }
+}
+
+/// POSTs `body` to `target` and waits at most `timeout` for the answer (status and body start).
+pub async fn post(
+    target: &Target,
+    headers: &[(String, Vec<u8>)],
+    body: Vec<u8>,
+    timeout: Duration,
+) -> Result<Answer, Failure> {
+    let deadline = monotonic_clock::now().saturating_add(nanos(timeout));
+    let work = std::pin::pin!(exchange(target, headers, body, timeout));
+    let timer = std::pin::pin!(sleep_until(deadline));
+    match select(work, timer).await {
+        Either::Left((result, _)) => result,
+        Either::Right(((), _)) => Err(Failure::Timeout),
+    }
+}
+
+async fn exchange(
+    target: &Target,
+    headers: &[(String, Vec<u8>)],
+    body: Vec<u8>,
+    timeout: Duration,
+) -> Result<Answer, Failure> {
+    let other = |what: &str| Failure::Other(what.to_string());
+    let fields = Fields::from_list(headers).map_err(|e| Failure::Other(format!("{e:?}")))?;
+    let request = OutgoingRequest::new(fields);
+    request
+        .set_method(&Method::Post)
+        .map_err(|()| other("bad method"))?;
+    let scheme = if target.https {
+        Scheme::Https
+    } else {
+        Scheme::Http
+    };
+    request
+        .set_scheme(Some(&scheme))
+        .map_err(|()| other("bad scheme"))?;
+    request
+        .set_authority(Some(&target.authority))
+        .map_err(|()| other("bad host"))?;
+    request
+        .set_path_with_query(Some(&target.path_with_query))
+        .map_err(|()| other("bad path"))?;
+    let options = RequestOptions::new();
+    // Options a host does not support are left at its defaults.
+    let _ = options.set_connect_timeout(Some(nanos(timeout.min(CONNECT_TIMEOUT))));
+    let _ = options.set_first_byte_timeout(Some(nanos(timeout)));
+    let _ = options.set_between_bytes_timeout(Some(nanos(timeout)));
+
+    let mut sink = request.take_body();
+    let pending = outgoing_handler::handle(request, Some(options)).map_err(describe)?;
+    let sent = sink.send(body).await;
+    drop(sink);
+    let response = wait_for(pending).await.map_err(describe)?;
+    if let Err(e) = sent {
+        return Err(Failure::Other(format!("writing the request body: {e:?}")));
+    }
+    let status = response.status();
+    let body_head = read_head(&response).await;
+    Ok(Answer { status, body_head })
+}
+
+/// Waits for the response of a sent request.
+fn wait_for(
+    pending: FutureIncomingResponse,
+) -> impl Future<Output = Result<IncomingResponse, ErrorCode>> {
+    let mut _registration: Option<CancelOnDropToken> = None;
+    poll_fn(move |cx| match pending.get() {
+        Some(Ok(result)) => Poll::Ready(result),
+        Some(Err(())) => Poll::Ready(Err(ErrorCode::InternalError(Some(
+            "the response was already taken".into(),
+        )))),
+        None => {
+            _registration = Some(
+                spin_executor::push_waker_and_get_token(pending.subscribe(), cx.waker().clone())
+                    .into(),
+            );
+            Poll::Pending
+        }
+    })
+}
+
+/// The first bytes of the body, for the record; read errors end it quietly.
+async fn read_head(response: &IncomingResponse) -> String {
+    use futures::StreamExt;
+    let mut stream = std::pin::pin!(response.take_body_stream());
+    let mut head = Vec::new();
+    while head.len() < BODY_HEAD {
+        match stream.next().await {
+            Some(Ok(chunk)) => head.extend_from_slice(&chunk),
+            _ => break,
+        }
+    }
+    head.truncate(BODY_HEAD);
+    String::from_utf8_lossy(&head).into_owned()
+}
+
+/// Resolves at `deadline` (monotonic clock, nanoseconds).
+fn sleep_until(deadline: u64) -> impl Future<Output = ()> {
+    let mut _registration: Option<CancelOnDropToken> = None;
+    poll_fn(move |cx| {
+        if monotonic_clock::now() >= deadline {
+            return Poll::Ready(());
+        }
+        _registration = Some(
+            spin_executor::push_waker_and_get_token(
+                monotonic_clock::subscribe_instant(deadline),
+                cx.waker().clone(),
+            )
+            .into(),
+        );
+        Poll::Pending
+    })
+}
+
+/// Milliseconds since `start` on the monotonic clock.
+pub fn elapsed_ms(start: u64) -> u32 {
+    u32::try_from(monotonic_clock::now().saturating_sub(start) / 1_000_000).unwrap_or(u32::MAX)
+}
+
+/// Now on the monotonic clock.
+pub fn monotonic_now() -> u64 {
+    monotonic_clock::now()
+}
+
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+fn describe(e: ErrorCode) -> Failure {
+    match e {
+        ErrorCode::HttpRequestDenied => Failure::Denied,
+        ErrorCode::ConnectionTimeout
+        | ErrorCode::ConnectionReadTimeout
+        | ErrorCode::ConnectionWriteTimeout
+        | ErrorCode::HttpResponseTimeout => Failure::Timeout,
+        ErrorCode::ConnectionRefused => Failure::Other("connection refused".into()),
+        ErrorCode::DnsError(d) => Failure::Other(format!(
+            "DNS error: {}",
+            d.rcode.unwrap_or_else(|| "no answer".into())
+        )),
+        other => Failure::Other(format!("{other:?}")),
+    }
+}

@@ -1,0 +1,50 @@
+//! The outbox worker: the `[[trigger.cron]]` component (Spin's cron trigger plugin,
+//! `fermyon:spin-cron@2.0.0`). Each firing delivers due outbox rows through the notifications
+//! component, batch after batch, until none is left or its time budget is spent; the next firing
+//! picks up the rest. A create delivers its own rows at once; this is what retries failures and
+//! catches up after a restart.
+//!
+//! It owns its permissions (database, outbound hosts, variables) in `spin.toml`; the notifications
+//! component, its dependency, inherits them.
+
+use std::time::{Duration, Instant};
+
+mod bindings {
+    wit_bindgen::generate!({
+        world: "outbox-worker",
+        path: "../../wit",
+        with: {
+            "receta:erx/types@0.1.0": common::types,
+            "fermyon:spin-cron/cron-types@2.0.0": generate,
+        },
+    });
+}
+
+use bindings::fermyon::spin_cron::cron_types::{Error, Metadata};
+use bindings::receta::erx::notifications;
+
+/// Rows per `deliver-due` call.
+pub const BATCH: u32 = 50;
+/// No new batch starts after this long, so a firing ends well inside the host's time limit (a batch
+/// takes at most about `delivery_timeout_ms`).
+pub const BUDGET: Duration = Duration::from_secs(10);
+
+struct Worker;
+
+impl bindings::Guest for Worker {
+    fn handle_cron_event(_metadata: Metadata) -> Result<(), Error> {
+        let start = Instant::now();
+        loop {
+            let run = notifications::deliver_due(BATCH, None)
+                .map_err(|e| Error::Other(format!("delivering the outbox: {e:?}")))?;
+            if run.attempted + run.failed == 0 || run.attempted < BATCH || start.elapsed() >= BUDGET
+            {
+                return Ok(());
+            }
+        }
+    }
+}
+
+// Exported only when built as a component: a native build (unit tests, clippy) has no component ABI.
+#[cfg(target_arch = "wasm32")]
+bindings::export!(Worker with_types_in bindings);

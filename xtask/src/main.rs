@@ -128,8 +128,15 @@ fn up(flags: &[String]) -> Result {
 }
 
 fn test() -> Result {
-    // Unit tests of the pure code, then the black-box suite against the real host.
+    // Unit tests of the pure code (the components' too, built for this machine: `--lib` skips
+    // linking their cdylib), then the black-box suite against the real host.
     run(cargo().args(["test", "--release", "-p", "common", "-p", "receta-host"]))?;
+    let mut units = cargo();
+    units.args(["test", "--release", "--lib"]);
+    for name in component_crates()? {
+        units.args(["-p", &name]);
+    }
+    run(&mut units)?;
     run(cargo()
         .args(["test", "--release", "-p", "receta-tests"])
         .env("RECETA_BIN", host_binary()))

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::helpers::{
-    ADMIN_TOKEN, AppConfig, TestApp, TestMedic, medic_body, spawn_app, spawn_app_with,
+    ADMIN_TOKEN, AppConfig, FormPart, TestApp, TestMedic, medic_body, spawn_app, spawn_app_with,
 };
 use crate::patients::{create_patient, patient_body};
 
@@ -547,6 +547,37 @@ fn the_pdf_is_rendered_once_at_issue_and_served_to_the_issuer_and_the_admin() {
         assert_eq!(keys(&body), ["error"], "{body}");
     }
     assert_eq!(app.get(&path, None).status, 401);
+
+    // A hospital with images: they go into the PDF (a file the renderer cannot use is left out, never
+    // an error).
+    let picture = crate::helpers::jpeg(2048);
+    let resp = app.multipart(
+        "POST",
+        "/api/v2/hospital/",
+        Some(ADMIN_TOKEN),
+        &[
+            FormPart::Text("name", "Con logo"),
+            FormPart::Text("patron", "Dr. Logo"),
+            FormPart::Text("location", "Calle 1, 01000 CDMX"),
+            FormPart::Text("contact", "55 0000 0000"),
+            FormPart::File {
+                name: "picture",
+                filename: "logo.jpg",
+                bytes: &picture,
+            },
+        ],
+    );
+    assert_eq!(resp.status, 201, "{}", resp.text());
+    let with_logo = resp.json()["id"].as_i64().unwrap();
+    app.add_membership(s.medic.id, with_logo, "MEMBER");
+    let mut body = s.body();
+    body["hospital"] = json!(with_logo);
+    let rx = create(&app, &s.medic, &body);
+    let resp = app.get(
+        &format!("/api/v2/rx/pdf/{}/", rx["signature"].as_str().unwrap()),
+        s.medic.token(),
+    );
+    assert_eq!(resp.status, 200);
 }
 
 #[test]

@@ -71,7 +71,10 @@ impl TestResponse {
 }
 
 pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 fn host_binary() -> PathBuf {
@@ -80,7 +83,10 @@ fn host_binary() -> PathBuf {
     }
     // target/<profile>/deps/api-<hash> -> target/<profile>/receta
     let exe = std::env::current_exe().expect("current exe");
-    exe.parent().and_then(Path::parent).expect("target dir").join("receta")
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("target dir")
+        .join("receta")
 }
 
 /// Starts the app as `cargo xtask up` would, on `127.0.0.1:0` with a fresh temporary state dir.
@@ -96,7 +102,11 @@ pub fn spawn_app_with(config: AppConfig) -> TestApp {
 /// Starts a host on an existing state dir (used to restart after a crash).
 pub fn start(config: AppConfig, state_dir: tempfile::TempDir) -> TestApp {
     let bin = host_binary();
-    assert!(bin.exists(), "host binary {} not built: run `cargo xtask test`", bin.display());
+    assert!(
+        bin.exists(),
+        "host binary {} not built: run `cargo xtask test`",
+        bin.display()
+    );
     let log = std::fs::File::create(state_dir.path().join("host.log")).expect("log file");
     let mut child = Command::new(&bin)
         .arg("up")
@@ -130,7 +140,8 @@ pub fn start(config: AppConfig, state_dir: tempfile::TempDir) -> TestApp {
         Ok(address) => address,
         Err(_) => {
             let _ = child.kill();
-            let log = std::fs::read_to_string(state_dir.path().join("host.log")).unwrap_or_default();
+            let log =
+                std::fs::read_to_string(state_dir.path().join("host.log")).unwrap_or_default();
             panic!("host did not start within 60 s; its log:\n{log}");
         }
     };
@@ -139,7 +150,12 @@ pub fn start(config: AppConfig, state_dir: tempfile::TempDir) -> TestApp {
         .timeout_global(Some(Duration::from_secs(30)))
         .build()
         .new_agent();
-    TestApp { address, state_dir, child, agent }
+    TestApp {
+        address,
+        state_dir,
+        child,
+        agent,
+    }
 }
 
 impl TestApp {
@@ -148,13 +164,30 @@ impl TestApp {
     }
 
     /// Sends a request with an optional `Authorization: Token <token>` and an optional JSON body.
-    pub fn request(&self, method: &str, path: &str, token: Option<&str>, body: Option<&Value>) -> TestResponse {
+    pub fn request(
+        &self,
+        method: &str,
+        path: &str,
+        token: Option<&str>,
+        body: Option<&Value>,
+    ) -> TestResponse {
         let body = body.map(|b| serde_json::to_vec(b).unwrap());
-        self.raw(method, path, token, body.as_deref().map(|b| ("application/json", b)))
+        self.raw(
+            method,
+            path,
+            token,
+            body.as_deref().map(|b| ("application/json", b)),
+        )
     }
 
     /// Sends raw bytes with the given content type.
-    pub fn raw(&self, method: &str, path: &str, token: Option<&str>, body: Option<(&str, &[u8])>) -> TestResponse {
+    pub fn raw(
+        &self,
+        method: &str,
+        path: &str,
+        token: Option<&str>,
+        body: Option<(&str, &[u8])>,
+    ) -> TestResponse {
         let authorization = token.map(|t| format!("Token {t}"));
         let mut headers = Vec::new();
         if let Some(value) = &authorization {
@@ -174,11 +207,15 @@ impl TestApp {
         headers: &[(&str, &str)],
         body: Option<&[u8]>,
     ) -> TestResponse {
-        let mut req = ureq::http::Request::builder().method(method).uri(self.url(path));
+        let mut req = ureq::http::Request::builder()
+            .method(method)
+            .uri(self.url(path));
         for (name, value) in headers {
             req = req.header(*name, *value);
         }
-        let req = req.body(body.map(<[u8]>::to_vec).unwrap_or_default()).unwrap();
+        let req = req
+            .body(body.map(<[u8]>::to_vec).unwrap_or_default())
+            .unwrap();
         let resp = self
             .agent
             .run(req)
@@ -195,7 +232,11 @@ impl TestApp {
             .limit(64 * 1024 * 1024)
             .read_to_vec()
             .expect("read body");
-        TestResponse { status, headers, body }
+        TestResponse {
+            status,
+            headers,
+            body,
+        }
     }
 
     pub fn get(&self, path: &str, token: Option<&str>) -> TestResponse {

@@ -16,7 +16,11 @@ fn hospital(name: &str) -> Value {
 #[test]
 fn admin_creates_and_reads_a_hospital_with_every_default() {
     let app = spawn_app();
-    let created = app.post("/api/v2/hospital/", Some(ADMIN_TOKEN), &hospital("Clínica Ñuñoa 東京"));
+    let created = app.post(
+        "/api/v2/hospital/",
+        Some(ADMIN_TOKEN),
+        &hospital("Clínica Ñuñoa 東京"),
+    );
     assert_eq!(created.status, 201, "{}", created.text());
     let body = created.json();
     assert!(body["id"].as_i64().unwrap() > 0);
@@ -36,27 +40,54 @@ fn admin_creates_and_reads_a_hospital_with_every_default() {
     assert_eq!(read.status, 200);
     assert_eq!(read.json(), body);
     // With the trailing slash too.
-    assert_eq!(app.get(&format!("/api/v2/hospital/{id}/"), Some(ADMIN_TOKEN)).json(), body);
+    assert_eq!(
+        app.get(&format!("/api/v2/hospital/{id}/"), Some(ADMIN_TOKEN))
+            .json(),
+        body
+    );
 }
 
 #[test]
 fn list_paginates_with_absolute_links() {
     let app = spawn_app();
     for i in 0..5 {
-        assert_eq!(app.post("/api/v2/hospital/", Some(ADMIN_TOKEN), &hospital(&format!("H{i}"))).status, 201);
+        assert_eq!(
+            app.post(
+                "/api/v2/hospital/",
+                Some(ADMIN_TOKEN),
+                &hospital(&format!("H{i}"))
+            )
+            .status,
+            201
+        );
     }
     let page = app.get("/api/v2/hospital/?limit=2&offset=2", Some(ADMIN_TOKEN));
     assert_eq!(page.status, 200);
     let body = page.json();
     assert_eq!(body["count"], 5);
-    let names: Vec<&str> = body["results"].as_array().unwrap().iter().map(|h| h["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> = body["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["name"].as_str().unwrap())
+        .collect();
     assert_eq!(names, ["H2", "H3"]);
     let next = body["next"].as_str().unwrap();
     assert!(next.starts_with(&app.address), "next is absolute: {next}");
-    assert!(next.ends_with("/api/v2/hospital/?limit=2&offset=4"), "{next}");
-    assert!(body["previous"].as_str().unwrap().ends_with("/api/v2/hospital/?limit=2"));
+    assert!(
+        next.ends_with("/api/v2/hospital/?limit=2&offset=4"),
+        "{next}"
+    );
+    assert!(
+        body["previous"]
+            .as_str()
+            .unwrap()
+            .ends_with("/api/v2/hospital/?limit=2")
+    );
 
-    let last = app.get("/api/v2/hospital/?limit=2&offset=4", Some(ADMIN_TOKEN)).json();
+    let last = app
+        .get("/api/v2/hospital/?limit=2&offset=4", Some(ADMIN_TOKEN))
+        .json();
     assert_eq!(last["next"], Value::Null);
     assert_eq!(last["results"].as_array().unwrap().len(), 1);
 
@@ -75,7 +106,11 @@ fn list_paginates_with_absolute_links() {
 #[test]
 fn missing_fields_are_400_keyed_by_field() {
     let app = spawn_app();
-    let resp = app.post("/api/v2/hospital/", Some(ADMIN_TOKEN), &json!({"name": "Solo nombre", "zip_code": "0".repeat(32)}));
+    let resp = app.post(
+        "/api/v2/hospital/",
+        Some(ADMIN_TOKEN),
+        &json!({"name": "Solo nombre", "zip_code": "0".repeat(32)}),
+    );
     assert_eq!(resp.status, 400);
     let body = resp.json();
     for field in ["patron", "location", "contact", "zip_code"] {
@@ -83,7 +118,12 @@ fn missing_fields_are_400_keyed_by_field() {
     }
     assert!(body.get("name").is_none());
 
-    let malformed = app.raw("POST", "/api/v2/hospital/", Some(ADMIN_TOKEN), Some(("application/json", b"{\"name\":")));
+    let malformed = app.raw(
+        "POST",
+        "/api/v2/hospital/",
+        Some(ADMIN_TOKEN),
+        Some(("application/json", b"{\"name\":")),
+    );
     assert_eq!(malformed.status, 400);
     assert!(malformed.json()["message"].is_string());
 }
@@ -116,19 +156,41 @@ fn bad_or_missing_token_is_401_invalid_token() {
 fn bearer_scheme_is_refused() {
     let app = spawn_app();
     let bearer = format!("Bearer {ADMIN_TOKEN}");
-    let resp = app.request_with_headers("GET", "/api/v2/hospital/", &[("Authorization", &bearer)], None);
+    let resp = app.request_with_headers(
+        "GET",
+        "/api/v2/hospital/",
+        &[("Authorization", &bearer)],
+        None,
+    );
     assert_eq!(resp.status, 401);
     assert_eq!(resp.json(), json!({"message": "Invalid Token"}));
     let token = format!("Token {ADMIN_TOKEN}");
-    assert_eq!(app.request_with_headers("GET", "/api/v2/hospital/", &[("Authorization", &token)], None).status, 200);
+    assert_eq!(
+        app.request_with_headers(
+            "GET",
+            "/api/v2/hospital/",
+            &[("Authorization", &token)],
+            None
+        )
+        .status,
+        200
+    );
 }
 
 #[test]
 fn no_admin_token_configured_means_no_admin() {
-    let config = crate::helpers::AppConfig { env: vec![], ..Default::default() };
+    let config = crate::helpers::AppConfig {
+        env: vec![],
+        ..Default::default()
+    };
     let app = crate::helpers::spawn_app_with(config);
     // An empty token in the header must not match an empty configured token.
-    let resp = app.request_with_headers("GET", "/api/v2/hospital/", &[("Authorization", "Token ")], None);
+    let resp = app.request_with_headers(
+        "GET",
+        "/api/v2/hospital/",
+        &[("Authorization", "Token ")],
+        None,
+    );
     assert_eq!(resp.status, 401);
     assert_eq!(app.get("/api/v2/hospital/", Some(ADMIN_TOKEN)).status, 401);
 }

@@ -34,18 +34,30 @@ fn main() -> ExitCode {
 type Result<T = ()> = std::result::Result<T, String>;
 
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 /// Where cargo puts its output (`CARGO_TARGET_DIR` or `<root>/target`).
 fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root().join("target"))
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"))
 }
 
 fn run(cmd: &mut Command) -> Result {
     let shown = format!("{cmd:?}");
-    let status = cmd.current_dir(root()).status().map_err(|e| format!("{shown}: {e}"))?;
-    if status.success() { Ok(()) } else { Err(format!("{shown} failed: {status}")) }
+    let status = cmd
+        .current_dir(root())
+        .status()
+        .map_err(|e| format!("{shown}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{shown} failed: {status}"))
+    }
 }
 
 fn cargo() -> Command {
@@ -72,7 +84,11 @@ fn ensure_wasm_target() -> Result {
     let installed = Command::new("rustup")
         .args(["target", "list", "--installed"])
         .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).lines().any(|l| l.trim() == WASM_TARGET))
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .any(|l| l.trim() == WASM_TARGET)
+        })
         .unwrap_or(false);
     if installed {
         return Ok(());
@@ -121,7 +137,14 @@ fn test() -> Result {
 
 fn lint() -> Result {
     run(cargo().args(["fmt", "--all", "--check"]))?;
-    run(cargo().args(["clippy", "--release", "--all-targets", "--", "-D", "warnings"]))?;
+    run(cargo().args([
+        "clippy",
+        "--release",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ]))?;
     let mut wasm = cargo();
     wasm.args(["clippy", "--release", "--target", WASM_TARGET]);
     for name in component_crates()? {

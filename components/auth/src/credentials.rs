@@ -13,8 +13,10 @@ const TOKEN_BYTES: usize = 20;
 pub fn token_from_header(header: &str) -> Option<&str> {
     let (scheme, rest) = header.trim().split_once(' ')?;
     let token = rest.trim();
-    (scheme.eq_ignore_ascii_case("token") && !token.is_empty() && !token.contains(char::is_whitespace))
-        .then_some(token)
+    (scheme.eq_ignore_ascii_case("token")
+        && !token.is_empty()
+        && !token.contains(char::is_whitespace))
+    .then_some(token)
 }
 
 /// Whether `given` is the configured admin token. Compares SHA-256 digests in constant time, so
@@ -24,7 +26,10 @@ pub fn is_admin_token(given: &str, configured: &str) -> bool {
     if configured.is_empty() {
         return false;
     }
-    let (a, b) = (Sha256::digest(given.as_bytes()), Sha256::digest(configured.as_bytes()));
+    let (a, b) = (
+        Sha256::digest(given.as_bytes()),
+        Sha256::digest(configured.as_bytes()),
+    );
     bool::from(a.as_slice().ct_eq(b.as_slice()))
 }
 
@@ -83,7 +88,10 @@ mod tests {
     fn tokens_are_random_hex_with_160_bits() {
         let (a, b) = (new_token(), new_token());
         assert_eq!(a.len(), 40);
-        assert!(a.bytes().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
+        assert!(
+            a.bytes()
+                .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
+        );
         assert_ne!(a, b);
         assert_eq!(token_hash(&a).len(), 64);
         assert_ne!(token_hash(&a), a);

@@ -40,7 +40,10 @@ impl Guest for Auth {
 
     fn mint_token() -> MintedToken {
         let token = credentials::new_token();
-        MintedToken { token_hash: credentials::token_hash(&token), token }
+        MintedToken {
+            token_hash: credentials::token_hash(&token),
+            token,
+        }
     }
 
     fn hash_password(password: String) -> String {

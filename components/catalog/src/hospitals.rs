@@ -3,14 +3,15 @@
 use common::db::{Db, Row, blob, boolean, int, text};
 use common::types::{Error, PageRequest, Principal};
 
-use crate::bindings::exports::receta::erx::catalog::{Hospital, HospitalPage, Image, ImageKind, NewHospital};
+use crate::bindings::exports::receta::erx::catalog::{
+    Hospital, HospitalPage, Image, ImageKind, NewHospital,
+};
 
 const INSERT_HOSPITAL: &str = "INSERT INTO hospitals \
     (created_at, name, patron, location, contact, headline, page_size, info, zip_code, location_lat, location_lon) \
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 
-const INSERT_IMAGE: &str =
-    "INSERT OR REPLACE INTO hospital_images (hospital_id, kind, filename, bytes) VALUES (?, ?, ?, ?)";
+const INSERT_IMAGE: &str = "INSERT OR REPLACE INTO hospital_images (hospital_id, kind, filename, bytes) VALUES (?, ?, ?, ?)";
 
 const SELECT_IMAGE: &str = "SELECT bytes FROM hospital_images WHERE hospital_id = ? AND kind = ?";
 
@@ -34,7 +35,9 @@ const VISIBLE_TO_CALLER: &str = "(?1 IS NULL OR EXISTS (SELECT 1 FROM membership
     WHERE m.hospital_id = h.id AND m.medic_id = ?1 AND m.is_deleted = 0))";
 
 fn select_page() -> String {
-    format!("SELECT {HOSPITAL_COLUMNS} FROM hospitals h WHERE {VISIBLE_TO_CALLER} ORDER BY h.id LIMIT ?2 OFFSET ?3")
+    format!(
+        "SELECT {HOSPITAL_COLUMNS} FROM hospitals h WHERE {VISIBLE_TO_CALLER} ORDER BY h.id LIMIT ?2 OFFSET ?3"
+    )
 }
 
 fn count_visible() -> String {
@@ -107,14 +110,23 @@ pub fn create(caller: Principal, input: NewHospital) -> Result<Hospital, Error> 
             ],
         )?;
         let id = db.last_insert_rowid();
-        for (kind, image) in [(ImageKind::Picture, &input.picture), (ImageKind::UniversityLogo, &input.university_logo)] {
+        for (kind, image) in [
+            (ImageKind::Picture, &input.picture),
+            (ImageKind::UniversityLogo, &input.university_logo),
+        ] {
             if let Some(Image { filename, bytes }) = image {
-                db.execute(INSERT_IMAGE, &[int(id), text(image_kind(kind)), text(filename), blob(bytes)])?;
+                db.execute(
+                    INSERT_IMAGE,
+                    &[int(id), text(image_kind(kind)), text(filename), blob(bytes)],
+                )?;
             }
         }
         if let Principal::Medic(medic) = caller {
             let kind = if input.is_admin { "ADMIN" } else { "MEMBER" };
-            db.execute(INSERT_CREATOR_MEMBERSHIP, &[int(medic), int(id), text(kind), text(&now)])?;
+            db.execute(
+                INSERT_CREATOR_MEMBERSHIP,
+                &[int(medic), int(id), text(kind), text(&now)],
+            )?;
         }
         Ok(id)
     })?;
@@ -141,7 +153,9 @@ pub fn get(caller: Principal, id: i64) -> Result<Hospital, Error> {
 
 pub fn image(id: i64, kind: ImageKind) -> Option<Vec<u8>> {
     let db = Db::open().ok()?;
-    db.query_opt(SELECT_IMAGE, &[int(id), text(image_kind(kind))], |r| r.blob("bytes"))
-        .ok()
-        .flatten()
+    db.query_opt(SELECT_IMAGE, &[int(id), text(image_kind(kind))], |r| {
+        r.blob("bytes")
+    })
+    .ok()
+    .flatten()
 }

@@ -12,7 +12,9 @@ mod bindings {
     });
 }
 
-use bindings::exports::receta::erx::catalog::{Guest, Hospital, HospitalPage, ImageKind, NewHospital};
+use bindings::exports::receta::erx::catalog::{
+    Guest, Hospital, HospitalPage, ImageKind, NewHospital,
+};
 
 struct Catalog;
 

@@ -38,17 +38,32 @@ impl Db {
     }
 
     /// Runs a query and maps every row.
-    pub fn query<T>(&self, sql: &str, params: &[Value], map: impl Fn(&Row) -> Result<T>) -> Result<Vec<T>> {
+    pub fn query<T>(
+        &self,
+        sql: &str,
+        params: &[Value],
+        map: impl Fn(&Row) -> Result<T>,
+    ) -> Result<Vec<T>> {
         let result = self.execute(sql, params)?;
         result
             .rows
             .iter()
-            .map(|r| map(&Row { columns: &result.columns, values: &r.values }))
+            .map(|r| {
+                map(&Row {
+                    columns: &result.columns,
+                    values: &r.values,
+                })
+            })
             .collect()
     }
 
     /// Runs a query expected to return at most one row.
-    pub fn query_opt<T>(&self, sql: &str, params: &[Value], map: impl Fn(&Row) -> Result<T>) -> Result<Option<T>> {
+    pub fn query_opt<T>(
+        &self,
+        sql: &str,
+        params: &[Value],
+        map: impl Fn(&Row) -> Result<T>,
+    ) -> Result<Option<T>> {
         Ok(self.query(sql, params, map)?.into_iter().next())
     }
 
@@ -57,7 +72,10 @@ impl Db {
         let result = self.execute(sql, params)?;
         match result.rows.first().and_then(|r| r.values.first()) {
             Some(Value::Integer(n)) => Ok(*n),
-            other => Err(anyhow!("expected one integer from `{}`, got {other:?}", first_line(sql))),
+            other => Err(anyhow!(
+                "expected one integer from `{}`, got {other:?}",
+                first_line(sql)
+            )),
         }
     }
 
@@ -67,7 +85,10 @@ impl Db {
     }
 
     /// Runs `f` inside `BEGIN IMMEDIATE … COMMIT`; any error rolls back. `E` is the caller's error type.
-    pub fn transaction<T, E: From<anyhow::Error>>(&self, f: impl FnOnce(&Db) -> Result<T, E>) -> Result<T, E> {
+    pub fn transaction<T, E: From<anyhow::Error>>(
+        &self,
+        f: impl FnOnce(&Db) -> Result<T, E>,
+    ) -> Result<T, E> {
         self.execute("BEGIN IMMEDIATE", &[])?;
         match f(self) {
             Ok(value) => {
@@ -94,7 +115,9 @@ impl Row<'_> {
     pub fn i64(&self, column: &str) -> Result<i64> {
         match self.value(column)? {
             Value::Integer(n) => Ok(*n),
-            other => Err(anyhow!("column `{column}`: expected an integer, got {other:?}")),
+            other => Err(anyhow!(
+                "column `{column}`: expected an integer, got {other:?}"
+            )),
         }
     }
 
@@ -113,7 +136,9 @@ impl Row<'_> {
         match self.value(column)? {
             Value::Null => Ok(None),
             Value::Text(s) => Ok(Some(s.clone())),
-            other => Err(anyhow!("column `{column}`: expected text or null, got {other:?}")),
+            other => Err(anyhow!(
+                "column `{column}`: expected text or null, got {other:?}"
+            )),
         }
     }
 
@@ -121,7 +146,9 @@ impl Row<'_> {
         match self.value(column)? {
             Value::Null => Ok(None),
             Value::Integer(n) => Ok(Some(*n)),
-            other => Err(anyhow!("column `{column}`: expected an integer or null, got {other:?}")),
+            other => Err(anyhow!(
+                "column `{column}`: expected an integer or null, got {other:?}"
+            )),
         }
     }
 
@@ -129,7 +156,9 @@ impl Row<'_> {
         match self.value(column)? {
             Value::Real(x) => Ok(*x),
             Value::Integer(n) => Ok(*n as f64),
-            other => Err(anyhow!("column `{column}`: expected a number, got {other:?}")),
+            other => Err(anyhow!(
+                "column `{column}`: expected a number, got {other:?}"
+            )),
         }
     }
 
@@ -164,7 +193,8 @@ pub fn opt_text(s: Option<&str>) -> Value {
 
 /// Whether an error chain is SQLite's unique-constraint violation (Spin reports errors as text).
 pub fn is_unique_violation(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| c.to_string().contains("UNIQUE constraint failed"))
+    e.chain()
+        .any(|c| c.to_string().contains("UNIQUE constraint failed"))
 }
 
 fn describe(e: &spin_sdk::sqlite3::Error) -> String {

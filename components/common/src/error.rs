@@ -8,7 +8,10 @@ pub const NOT_FOUND: &str = "Not found.";
 impl Error {
     /// A 400 on one field.
     pub fn field(field: &str, message: impl Into<String>) -> Self {
-        Error::Invalid(vec![FieldError { field: field.to_string(), messages: vec![message.into()] }])
+        Error::Invalid(vec![FieldError {
+            field: field.to_string(),
+            messages: vec![message.into()],
+        }])
     }
 
     /// The standard 404.

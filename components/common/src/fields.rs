@@ -29,18 +29,29 @@ impl Fields {
         let value: Value = serde_json::from_slice(body)
             .map_err(|e| Error::BadRequest(format!("JSON parse error - {e}")))?;
         match value {
-            Value::Object(map) => Ok(Fields { map, errors: BTreeMap::new() }),
-            _ => Err(Error::BadRequest("Invalid data. Expected a JSON object.".into())),
+            Value::Object(map) => Ok(Fields {
+                map,
+                errors: BTreeMap::new(),
+            }),
+            _ => Err(Error::BadRequest(
+                "Invalid data. Expected a JSON object.".into(),
+            )),
         }
     }
 
     pub fn from_map(map: Map<String, Value>) -> Fields {
-        Fields { map, errors: BTreeMap::new() }
+        Fields {
+            map,
+            errors: BTreeMap::new(),
+        }
     }
 
     /// Records an error on a field.
     pub fn error(&mut self, field: &str, message: impl Into<String>) {
-        self.errors.entry(field.to_string()).or_default().push(message.into());
+        self.errors
+            .entry(field.to_string())
+            .or_default()
+            .push(message.into());
     }
 
     /// Whether the body has the field at all (null counts as present).
@@ -83,7 +94,10 @@ impl Fields {
         if let Some(limit) = under
             && s.chars().count() >= limit
         {
-            self.error(field, format!("Ensure this field has fewer than {limit} characters."));
+            self.error(
+                field,
+                format!("Ensure this field has fewer than {limit} characters."),
+            );
             return None;
         }
         Some(s)
@@ -183,7 +197,9 @@ mod tests {
 
     fn messages(result: Result<(), Error>) -> BTreeMap<String, Vec<String>> {
         match result {
-            Err(Error::Invalid(errors)) => errors.into_iter().map(|e| (e.field, e.messages)).collect(),
+            Err(Error::Invalid(errors)) => {
+                errors.into_iter().map(|e| (e.field, e.messages)).collect()
+            }
             other => panic!("expected field errors, got {other:?}"),
         }
     }
@@ -199,7 +215,10 @@ mod tests {
         let m = messages(f.finish());
         assert_eq!(m["name"], ["This field may not be blank."]);
         assert_eq!(m["missing"], [REQUIRED]);
-        assert_eq!(m["zip"], ["Ensure this field has fewer than 32 characters."]);
+        assert_eq!(
+            m["zip"],
+            ["Ensure this field has fewer than 32 characters."]
+        );
         assert_eq!(m["flag"], [NOT_A_BOOLEAN]);
         assert_eq!(m["n"], [NOT_AN_INTEGER]);
     }

@@ -44,12 +44,19 @@ pub fn parse(body: &[u8], boundary: &str) -> Option<Vec<Part>> {
         let data = rest[..end].to_vec();
         rest = &rest[end + closing.len()..];
 
-        let mut part = Part { name: String::new(), filename: None, content_type: None, data };
+        let mut part = Part {
+            name: String::new(),
+            filename: None,
+            content_type: None,
+            data,
+        };
         for line in headers.split("\r\n") {
             let (key, value) = line.split_once(':')?;
             if key.trim().eq_ignore_ascii_case("content-disposition") {
                 for param in value.split(';').skip(1) {
-                    let Some((k, v)) = param.split_once('=') else { continue };
+                    let Some((k, v)) = param.split_once('=') else {
+                        continue;
+                    };
                     let v = v.trim().trim_matches('"').to_string();
                     match k.trim().to_ascii_lowercase().as_str() {
                         "name" => part.name = v,
@@ -93,6 +100,9 @@ mod tests {
         assert!(parse(b"not multipart", "XyZ").is_none());
         assert!(parse(b"--XyZ\r\nno headers end", "XyZ").is_none());
         assert_eq!(boundary("application/json"), None);
-        assert_eq!(boundary("multipart/form-data; boundary=\"a b\"").as_deref(), Some("a b"));
+        assert_eq!(
+            boundary("multipart/form-data; boundary=\"a b\"").as_deref(),
+            Some("a b")
+        );
     }
 }

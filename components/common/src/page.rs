@@ -23,7 +23,10 @@ impl Query {
 
     /// The first value of `key`.
     pub fn get(&self, key: &str) -> Option<&str> {
-        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+        self.0
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
     }
 
     /// `limit` and `offset`: non-numeric or negative values are a 400, `limit` 0 too.
@@ -35,7 +38,10 @@ impl Query {
                 Some(raw) => match raw.trim().parse::<i64>() {
                     Ok(n) if n >= min as i64 => n.min(u32::MAX as i64) as u32,
                     Ok(_) => {
-                        errors.error(key, format!("Ensure this value is greater than or equal to {min}."));
+                        errors.error(
+                            key,
+                            format!("Ensure this value is greater than or equal to {min}."),
+                        );
                         default
                     }
                     Err(_) => {
@@ -66,7 +72,12 @@ impl Query {
 
     /// The absolute `next` and `previous` links for a page of `count` results at `base` (scheme, host
     /// and path of this request).
-    pub fn links(&self, base: &str, page: &PageRequest, count: u64) -> (Option<String>, Option<String>) {
+    pub fn links(
+        &self,
+        base: &str,
+        page: &PageRequest,
+        count: u64,
+    ) -> (Option<String>, Option<String>) {
         let (limit, offset) = (page.limit, page.offset);
         let next = ((offset as u64) + (limit as u64) < count)
             .then(|| format!("{base}?{}", self.with_page(limit, offset + limit)));
@@ -92,7 +103,13 @@ mod tests {
 
     #[test]
     fn rejects_negative_and_non_numeric() {
-        for q in ["limit=-1", "offset=-3", "limit=abc", "offset=1.5", "limit=0"] {
+        for q in [
+            "limit=-1",
+            "offset=-3",
+            "limit=abc",
+            "offset=1.5",
+            "limit=0",
+        ] {
             assert!(Query::parse(q).page().is_err(), "{q}");
         }
     }
@@ -102,7 +119,10 @@ mod tests {
         let q = Query::parse("search=Ana%20M&limit=2&offset=2");
         let page = q.page().unwrap();
         let (next, prev) = q.links("http://h/api/v2/x/", &page, 5);
-        assert_eq!(next.unwrap(), "http://h/api/v2/x/?search=Ana+M&limit=2&offset=4");
+        assert_eq!(
+            next.unwrap(),
+            "http://h/api/v2/x/?search=Ana+M&limit=2&offset=4"
+        );
         assert_eq!(prev.unwrap(), "http://h/api/v2/x/?search=Ana+M&limit=2");
         let (next, _) = q.links("http://h/x/", &page, 4);
         assert!(next.is_none());

@@ -29,7 +29,9 @@ impl Date {
         }
         let num = |r: std::ops::Range<usize>| -> Option<u16> {
             let part = &s[r];
-            part.bytes().all(|c| c.is_ascii_digit()).then(|| part.parse().ok())?
+            part.bytes()
+                .all(|c| c.is_ascii_digit())
+                .then(|| part.parse().ok())?
         };
         let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
         let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;

@@ -29,9 +29,15 @@ pub fn create(req: &Request) -> Result<Response, Error> {
         page_size: page_size(&mut fields).unwrap_or(0),
         info: fields.optional_bool("info").unwrap_or(false),
         is_admin: fields.optional_bool("is_admin").unwrap_or(true),
-        zip_code: fields.optional_str("zip_code", SHORT_TEXT).unwrap_or_default(),
-        location_lat: fields.optional_str("location_lat", SHORT_TEXT).unwrap_or_default(),
-        location_lon: fields.optional_str("location_lon", SHORT_TEXT).unwrap_or_default(),
+        zip_code: fields
+            .optional_str("zip_code", SHORT_TEXT)
+            .unwrap_or_default(),
+        location_lat: fields
+            .optional_str("location_lat", SHORT_TEXT)
+            .unwrap_or_default(),
+        location_lon: fields
+            .optional_str("location_lon", SHORT_TEXT)
+            .unwrap_or_default(),
         picture,
         university_logo,
     };
@@ -53,7 +59,10 @@ pub fn list(req: &Request) -> Result<Response, Error> {
 pub fn get(req: &Request, id: &str) -> Result<Response, Error> {
     let caller = req.caller()?;
     let id: i64 = id.parse().map_err(|_| Error::not_found())?;
-    Ok(Response::json(200, &to_json(catalog::get_hospital(caller, id)?)))
+    Ok(Response::json(
+        200,
+        &to_json(catalog::get_hospital(caller, id)?),
+    ))
 }
 
 /// The API shape: image paths become absolute URLs.
@@ -88,7 +97,10 @@ fn page_size(fields: &mut Fields) -> Option<u8> {
             Value::String(s) => s.clone(),
             other => other.to_string(),
         };
-        fields.error("page_size", format!("\"{shown}\" is not a valid choice. Use 0 (Letter) or 1 (Half Letter)."));
+        fields.error(
+            "page_size",
+            format!("\"{shown}\" is not a valid choice. Use 0 (Letter) or 1 (Half Letter)."),
+        );
     }
     size
 }
@@ -104,14 +116,21 @@ fn read_form(req: &Request) -> Result<(Fields, Vec<(String, File)>), Error> {
     if !req.is_multipart() {
         return Ok((req.json_fields()?, Vec::new()));
     }
-    let boundary = common::multipart::boundary(req.header("content-type").unwrap_or_default()).unwrap_or_default();
+    let boundary = common::multipart::boundary(req.header("content-type").unwrap_or_default())
+        .unwrap_or_default();
     let parts = common::multipart::parse(req.body(), &boundary)
         .ok_or_else(|| Error::BadRequest("Multipart form parse error.".into()))?;
     let mut map = Map::new();
     let mut files = Vec::new();
     for part in parts {
         match part.filename {
-            Some(filename) => files.push((part.name, File { filename, bytes: part.data })),
+            Some(filename) => files.push((
+                part.name,
+                File {
+                    filename,
+                    bytes: part.data,
+                },
+            )),
             None => {
                 let text = String::from_utf8(part.data)
                     .map_err(|_| Error::field(&part.name, "The value is not valid UTF-8."))?;
@@ -129,21 +148,30 @@ fn take_image(fields: &mut Fields, files: &mut Vec<(String, File)>, name: &str) 
         let is_jpg_name = file.filename.to_ascii_lowercase().ends_with(".jpg");
         let is_jpeg = file.bytes.starts_with(&[0xFF, 0xD8, 0xFF]);
         if !is_jpg_name || !is_jpeg {
-            fields.error(name, "Upload a valid image: only .jpg (JPEG) files are accepted.");
+            fields.error(
+                name,
+                "Upload a valid image: only .jpg (JPEG) files are accepted.",
+            );
             return None;
         }
         if file.bytes.len() >= MAX_IMAGE_BYTES {
             fields.error(name, "The file must be smaller than 2 MB.");
             return None;
         }
-        return Some(Image { filename: file.filename, bytes: file.bytes });
+        return Some(Image {
+            filename: file.filename,
+            bytes: file.bytes,
+        });
     }
     match fields.raw(name) {
         None | Some(Value::Null) => None,
         // A multipart text part that is empty means "no file", as browsers send it.
         Some(Value::String(s)) if s.is_empty() => None,
         Some(_) => {
-            fields.error(name, "The submitted data was not a file. Check the encoding type on the form.");
+            fields.error(
+                name,
+                "The submitted data was not a file. Check the encoding type on the form.",
+            );
             None
         }
     }

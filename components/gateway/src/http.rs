@@ -33,14 +33,26 @@ impl Request {
     pub async fn read(incoming: IncomingRequest) -> Result<Request, Response> {
         let method = incoming.method();
         let path_with_query = incoming.path_with_query().unwrap_or_else(|| "/".into());
-        let (path, query) = path_with_query.split_once('?').unwrap_or((&path_with_query, ""));
+        let (path, query) = path_with_query
+            .split_once('?')
+            .unwrap_or((&path_with_query, ""));
         let headers: Vec<(String, String)> = incoming
             .headers()
             .entries()
             .into_iter()
-            .map(|(k, v)| (k.to_ascii_lowercase(), String::from_utf8_lossy(&v).into_owned()))
+            .map(|(k, v)| {
+                (
+                    k.to_ascii_lowercase(),
+                    String::from_utf8_lossy(&v).into_owned(),
+                )
+            })
             .collect();
-        let header = |name: &str| headers.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+        let header = |name: &str| {
+            headers
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.clone())
+        };
         let scheme = match incoming.scheme() {
             Some(spin_sdk::http::Scheme::Https) => "https".to_string(),
             _ => "http".to_string(),
@@ -56,7 +68,8 @@ impl Request {
         let mut body = Vec::new();
         let mut stream = incoming.into_body_stream();
         while let Some(chunk) = stream.next().await {
-            let chunk = chunk.map_err(|_| Response::message(400, "The request body could not be read."))?;
+            let chunk =
+                chunk.map_err(|_| Response::message(400, "The request body could not be read."))?;
             body.extend_from_slice(&chunk);
             if body.len() > MAX_MULTIPART_BODY {
                 return Err(Response::too_large());
@@ -92,7 +105,10 @@ impl Request {
 
     pub fn header(&self, name: &str) -> Option<&str> {
         let name = name.to_ascii_lowercase();
-        self.headers.iter().find(|(k, _)| *k == name).map(|(_, v)| v.as_str())
+        self.headers
+            .iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v.as_str())
     }
 
     pub fn body(&self) -> &[u8] {
@@ -152,7 +168,12 @@ impl Response {
 
     /// Raw bytes with a content type.
     pub fn bytes(status: u16, content_type: &'static str, body: Vec<u8>) -> Response {
-        Response { status, content_type, headers: Vec::new(), body }
+        Response {
+            status,
+            content_type,
+            headers: Vec::new(),
+            body,
+        }
     }
 
     /// Adds a header.
@@ -169,15 +190,20 @@ impl Response {
     /// The paginated shape `{count, next, previous, results}`.
     pub fn page(req: &Request, page: &PageRequest, count: u64, results: Vec<Value>) -> Response {
         let (next, previous) = req.query().links(&req.absolute_path(), page, count);
-        Response::json(200, &json!({ "count": count, "next": next, "previous": previous, "results": results }))
+        Response::json(
+            200,
+            &json!({ "count": count, "next": next, "previous": previous, "results": results }),
+        )
     }
 
     /// Maps a domain error to its status and body shape (spec section 7, decisions).
     pub fn error(error: Error) -> Response {
         match error {
             Error::Invalid(fields) => {
-                let body: serde_json::Map<String, Value> =
-                    fields.into_iter().map(|f| (f.field, json!(f.messages))).collect();
+                let body: serde_json::Map<String, Value> = fields
+                    .into_iter()
+                    .map(|f| (f.field, json!(f.messages)))
+                    .collect();
                 Response::json(400, &body)
             }
             Error::BadRequest(message) => Response::message(400, &message),
@@ -193,8 +219,15 @@ impl Response {
 
     /// Writes the response.
     pub async fn send(self, out: ResponseOutparam) {
-        let mut headers = vec![("content-type".to_string(), self.content_type.as_bytes().to_vec())];
-        headers.extend(self.headers.into_iter().map(|(k, v)| (k.to_string(), v.into_bytes())));
+        let mut headers = vec![(
+            "content-type".to_string(),
+            self.content_type.as_bytes().to_vec(),
+        )];
+        headers.extend(
+            self.headers
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v.into_bytes())),
+        );
         let response = OutgoingResponse::new(Headers::from_list(&headers).expect("valid headers"));
         response.set_status_code(self.status).expect("valid status");
         let mut body = response.take_body();

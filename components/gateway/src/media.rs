@@ -14,7 +14,8 @@ pub fn hospital_image(id: &str, file: &str) -> Result<Response, Error> {
         _ => return Err(Error::not_found()),
     };
     let bytes = catalog::get_hospital_image(id, kind).ok_or_else(Error::not_found)?;
-    Ok(Response::bytes(200, "image/jpeg", bytes).with_header("cache-control", "public, max-age=86400"))
+    Ok(Response::bytes(200, "image/jpeg", bytes)
+        .with_header("cache-control", "public, max-age=86400"))
 }
 
 /// The absolute URL of a media path returned by a domain component.

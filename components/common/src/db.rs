@@ -191,6 +191,21 @@ pub fn opt_text(s: Option<&str>) -> Value {
     s.map_or(Value::Null, text)
 }
 
+/// A `LIKE … ESCAPE '\\'` pattern matching any text that contains `s`: `%`, `_` and `\\` in `s` match
+/// themselves. Use it as a bound parameter, never spliced into SQL.
+pub fn like_contains(s: &str) -> String {
+    let mut pattern = String::with_capacity(s.len() + 2);
+    pattern.push('%');
+    for c in s.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            pattern.push('\\');
+        }
+        pattern.push(c);
+    }
+    pattern.push('%');
+    pattern
+}
+
 /// Whether an error chain is SQLite's unique-constraint violation (Spin reports errors as text).
 pub fn is_unique_violation(e: &anyhow::Error) -> bool {
     e.chain()
@@ -210,4 +225,17 @@ fn describe(e: &spin_sdk::sqlite3::Error) -> String {
 
 fn first_line(sql: &str) -> &str {
     sql.trim().lines().next().unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn like_patterns_escape_wildcards() {
+        assert_eq!(like_contains("ana"), "%ana%");
+        assert_eq!(like_contains("50%_off\\"), "%50\\%\\_off\\\\%");
+        assert_eq!(like_contains(""), "%%");
+        assert_eq!(like_contains("médico"), "%médico%");
+    }
 }

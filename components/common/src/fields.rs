@@ -15,6 +15,9 @@ pub const NOT_A_STRING: &str = "Not a valid string.";
 pub const NOT_A_BOOLEAN: &str = "Must be a valid boolean.";
 pub const NOT_AN_INTEGER: &str = "A valid integer is required.";
 pub const BAD_DATE: &str = "Date has wrong format. Use one of these formats instead: YYYY-MM-DD.";
+pub const NULL: &str = "This field may not be null.";
+pub const BLANK: &str = "This field may not be blank.";
+pub const BAD_EMAIL: &str = "Enter a valid email address.";
 
 /// The fields of one request body and the errors found so far.
 #[derive(Debug, Default)]
@@ -68,7 +71,7 @@ impl Fields {
         match self.optional_str(field, under) {
             Some(s) if !s.trim().is_empty() => s,
             Some(_) => {
-                self.error(field, "This field may not be blank.");
+                self.error(field, BLANK);
                 String::new()
             }
             None => {
@@ -167,6 +170,91 @@ impl Fields {
         s
     }
 
+    /// For a PATCH: `None` when the field is absent; `null` is an error, anything else reads as
+    /// `optional_str`. With `allow_blank` false, an empty or all-whitespace value is an error too.
+    pub fn patch_str(
+        &mut self,
+        field: &str,
+        under: Option<usize>,
+        allow_blank: bool,
+    ) -> Option<String> {
+        if self.map.get(field) == Some(&Value::Null) {
+            self.error(field, NULL);
+            return None;
+        }
+        let s = self.optional_str(field, under)?;
+        if !allow_blank && s.trim().is_empty() {
+            self.error(field, BLANK);
+            return None;
+        }
+        Some(s)
+    }
+
+    /// For a PATCH: `None` when the field is absent; `null` is an error, anything else reads as
+    /// `optional_bool`.
+    pub fn patch_bool(&mut self, field: &str) -> Option<bool> {
+        if self.map.get(field) == Some(&Value::Null) {
+            self.error(field, NULL);
+            return None;
+        }
+        self.optional_bool(field)
+    }
+
+    /// For a PATCH: `None` when the field is absent; `null` is an error, anything else reads as
+    /// `optional_i64`.
+    pub fn patch_i64(&mut self, field: &str) -> Option<i64> {
+        if self.map.get(field) == Some(&Value::Null) {
+            self.error(field, NULL);
+            return None;
+        }
+        self.optional_i64(field)
+    }
+
+    /// A required email address (see `is_valid_email`), surrounding whitespace removed.
+    pub fn required_email(&mut self, field: &str) -> String {
+        let s = self.required_str(field, None);
+        let s = s.trim().to_string();
+        if !s.is_empty() && !is_valid_email(&s) {
+            self.error(field, BAD_EMAIL);
+        }
+        s
+    }
+
+    /// One of `choices`, matched exactly: `None` when absent (or null with `allow_null`), an error
+    /// naming the allowed values otherwise.
+    pub fn choice(&mut self, field: &str, choices: &[&str], allow_null: bool) -> Option<String> {
+        match self.map.get(field) {
+            None => None,
+            Some(Value::Null) if allow_null => None,
+            Some(Value::Null) => {
+                self.error(field, NULL);
+                None
+            }
+            Some(Value::String(s)) if choices.contains(&s.as_str()) => Some(s.clone()),
+            Some(other) => {
+                let shown = match other {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                let allowed = choices.join(", ");
+                self.error(
+                    field,
+                    format!("\"{shown}\" is not a valid choice. Allowed values: {allowed}."),
+                );
+                None
+            }
+        }
+    }
+
+    /// A required choice (see `choice`).
+    pub fn required_choice(&mut self, field: &str, choices: &[&str]) -> String {
+        if matches!(self.map.get(field), None | Some(Value::Null)) {
+            self.error(field, REQUIRED);
+            return String::new();
+        }
+        self.choice(field, choices, false).unwrap_or_default()
+    }
+
     /// Whether any error was recorded.
     pub fn has_errors(&self) -> bool {
         !self.errors.is_empty()
@@ -184,6 +272,40 @@ impl Fields {
                 .collect(),
         ))
     }
+}
+
+/// A pragmatic address check (what a mail relay will accept): one `@`; a local part of at most 64
+/// characters without spaces, quotes or leading/trailing/double dots; a domain of at least two
+/// dot-separated labels (letters, digits, hyphens, or non-ASCII letters for internationalised names),
+/// none starting or ending with a hyphen, the last one not all digits; 254 characters at most.
+pub fn is_valid_email(s: &str) -> bool {
+    if s.chars().count() > 254 {
+        return false;
+    }
+    let Some((local, domain)) = s.split_once('@') else {
+        return false;
+    };
+    let local_ok = !local.is_empty()
+        && local.chars().count() <= 64
+        && !local.starts_with('.')
+        && !local.ends_with('.')
+        && !local.contains("..")
+        && local
+            .chars()
+            .all(|c| c.is_alphanumeric() || "!#$%&'*+/=?^_`{|}~.-".contains(c));
+    let labels: Vec<&str> = domain.split('.').collect();
+    let domain_ok = labels.len() >= 2
+        && labels.iter().all(|l| {
+            !l.is_empty()
+                && l.chars().count() <= 63
+                && !l.starts_with('-')
+                && !l.ends_with('-')
+                && l.chars().all(|c| c.is_alphanumeric() || c == '-')
+        })
+        && !labels
+            .last()
+            .is_some_and(|tld| tld.chars().all(|c| c.is_ascii_digit()));
+    local_ok && domain_ok
 }
 
 #[cfg(test)]
@@ -262,5 +384,96 @@ mod tests {
         let m = messages(f.finish());
         assert_eq!(m["d"], [BAD_DATE]);
         assert!(!m.contains_key("ok"));
+    }
+
+    #[test]
+    fn patch_readers_distinguish_absent_null_and_blank() {
+        let mut f = fields(
+            json!({"a": null, "b": "  ", "c": "x", "d": null, "e": false, "g": null, "h": "7"}),
+        );
+        assert_eq!(f.patch_str("missing", None, false), None);
+        assert_eq!(f.patch_str("a", None, true), None);
+        assert_eq!(f.patch_str("b", None, false), None);
+        assert_eq!(f.patch_str("c", None, false).as_deref(), Some("x"));
+        assert_eq!(f.patch_bool("d"), None);
+        assert_eq!(f.patch_bool("e"), Some(false));
+        assert_eq!(f.patch_i64("g"), None);
+        assert_eq!(f.patch_i64("h"), Some(7));
+        let m = messages(f.finish());
+        assert_eq!(m["a"], [NULL]);
+        assert_eq!(m["b"], [BLANK]);
+        assert_eq!(m["d"], [NULL]);
+        assert_eq!(m["g"], [NULL]);
+        assert!(!m.contains_key("c") && !m.contains_key("e") && !m.contains_key("missing"));
+        let mut f = fields(json!({"b": "  "}));
+        assert_eq!(f.patch_str("b", None, true).as_deref(), Some("  "));
+        assert!(f.finish().is_ok());
+    }
+
+    #[test]
+    fn emails() {
+        for ok in [
+            "a@b.co",
+            "ana.maria+rx@hospital.com.mx",
+            "médico@clínica.mx",
+            "x_y-z@sub-domain.example.org",
+        ] {
+            assert!(is_valid_email(ok), "{ok}");
+        }
+        let long_local = format!("{}@b.co", "a".repeat(65));
+        for bad in [
+            "",
+            "a",
+            "a@",
+            "@b.co",
+            "a@b",
+            "a@@b.co",
+            "a b@c.co",
+            "a@b .co",
+            ".a@b.co",
+            "a.@b.co",
+            "a..b@c.co",
+            "a@-b.co",
+            "a@b-.co",
+            "a@b..co",
+            "a@1.2.3.4",
+            "\"a\"@b.co",
+            "a@b.co\n",
+            long_local.as_str(),
+        ] {
+            assert!(!is_valid_email(bad), "{bad:?}");
+        }
+        let mut f = fields(json!({"email": " ana@b.mx ", "bad": "nope"}));
+        assert_eq!(f.required_email("email"), "ana@b.mx");
+        f.required_email("bad");
+        f.required_email("missing");
+        let m = messages(f.finish());
+        assert_eq!(m["bad"], [BAD_EMAIL]);
+        assert_eq!(m["missing"], [REQUIRED]);
+    }
+
+    #[test]
+    fn choices_name_the_allowed_values() {
+        let mut f = fields(json!({"t": "ADMIN", "u": "admin", "v": 3, "n": null}));
+        assert_eq!(
+            f.choice("t", &["ADMIN", "MEMBER"], false).as_deref(),
+            Some("ADMIN")
+        );
+        assert_eq!(f.choice("u", &["ADMIN", "MEMBER"], false), None);
+        assert_eq!(f.choice("v", &["ADMIN", "MEMBER"], false), None);
+        assert_eq!(f.choice("n", &["ADMIN"], true), None);
+        assert_eq!(f.choice("absent", &["ADMIN"], false), None);
+        assert_eq!(f.required_choice("missing", &["ADMIN"]), "");
+        let m = messages(f.finish());
+        assert_eq!(
+            m["u"],
+            ["\"admin\" is not a valid choice. Allowed values: ADMIN, MEMBER."]
+        );
+        assert_eq!(
+            m["v"],
+            ["\"3\" is not a valid choice. Allowed values: ADMIN, MEMBER."]
+        );
+        assert_eq!(m["missing"], [REQUIRED]);
+        assert!(!m.contains_key("n") && !m.contains_key("absent"));
     }
 }

@@ -4,6 +4,7 @@
 pub mod db;
 pub mod error;
 pub mod fields;
+pub mod image;
 pub mod multipart;
 pub mod page;
 pub mod time;

@@ -24,12 +24,14 @@ CREATE TABLE IF NOT EXISTS hospitals (
     google_place_id TEXT    NOT NULL DEFAULT ''
 );
 
--- The JPEGs uploaded with a hospital, served under /media/ and embedded in the PDF.
+-- The JPEGs uploaded with a hospital, served under /media/ and embedded in the PDF. `sha256` (hex) of
+-- the bytes versions the media URL (`?v=`), so a replaced image is never served stale from a cache.
 CREATE TABLE IF NOT EXISTS hospital_images (
     hospital_id INTEGER NOT NULL REFERENCES hospitals (id),
     kind        TEXT    NOT NULL CHECK (kind IN ('picture', 'university_logo')),
     filename    TEXT    NOT NULL,
     bytes       BLOB    NOT NULL,
+    sha256      TEXT    NOT NULL DEFAULT '',
     PRIMARY KEY (hospital_id, kind)
 );
 

@@ -1,17 +1,31 @@
-//! Hospitals: create, list, get, and their two images.
+//! Hospitals: create, list, get, PATCH, their two images, and the hospital a medic prescribes from.
 
-use common::db::{Db, Row, blob, boolean, int, text};
+use common::db::{Db, Param, Row, blob, boolean, int, text};
 use common::types::{Error, PageRequest, Principal};
+use sha2::{Digest, Sha256};
 
+use crate::access;
 use crate::bindings::exports::receta::erx::catalog::{
-    Hospital, HospitalPage, Image, ImageKind, NewHospital,
+    Hospital, HospitalPage, HospitalPatch, Image, ImageKind, ImageUpdate, NewHospital,
 };
 
 const INSERT_HOSPITAL: &str = "INSERT INTO hospitals \
-    (created_at, name, patron, location, contact, headline, page_size, info, zip_code, location_lat, location_lon) \
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+    (created_at, name, patron, location, contact, headline, page_size, info, send_emails, is_active, \
+     zip_code, location_lat, location_lon, google_place_id) \
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 
-const INSERT_IMAGE: &str = "INSERT OR REPLACE INTO hospital_images (hospital_id, kind, filename, bytes) VALUES (?, ?, ?, ?)";
+/// A PATCH: every `?` after the id is NULL when the field is left as it is.
+const UPDATE_HOSPITAL: &str = "UPDATE hospitals SET \
+    name = COALESCE(?2, name), patron = COALESCE(?3, patron), location = COALESCE(?4, location), \
+    contact = COALESCE(?5, contact), headline = COALESCE(?6, headline), page_size = COALESCE(?7, page_size), \
+    info = COALESCE(?8, info), send_emails = COALESCE(?9, send_emails), is_active = COALESCE(?10, is_active), \
+    zip_code = COALESCE(?11, zip_code), location_lat = COALESCE(?12, location_lat), \
+    location_lon = COALESCE(?13, location_lon), google_place_id = COALESCE(?14, google_place_id) \
+    WHERE id = ?1";
+
+const INSERT_IMAGE: &str = "INSERT OR REPLACE INTO hospital_images (hospital_id, kind, filename, bytes, sha256) VALUES (?, ?, ?, ?, ?)";
+
+const DELETE_IMAGE: &str = "DELETE FROM hospital_images WHERE hospital_id = ? AND kind = ?";
 
 const SELECT_IMAGE: &str = "SELECT bytes FROM hospital_images WHERE hospital_id = ? AND kind = ?";
 
@@ -21,12 +35,17 @@ const INSERT_CREATOR_MEMBERSHIP: &str = "INSERT INTO memberships \
     VALUES (?1, ?2, ?3, NOT EXISTS (SELECT 1 FROM memberships \
         WHERE medic_id = ?1 AND is_active = 1 AND is_deleted = 0), 0, ?4)";
 
+/// The medic's active hospital (a live membership marked active).
+const ACTIVE_HOSPITAL_OF: &str =
+    "SELECT hospital_id FROM memberships WHERE medic_id = ? AND is_active = 1 AND is_deleted = 0";
+
 /// The columns of a hospital as the caller `?1` (a medic id, or NULL for the API admin) sees it.
+/// `*_sha` is NULL without an image, else the version of its URL.
 const HOSPITAL_COLUMNS: &str = "h.id, h.created_at, h.name, h.patron, h.location, h.contact, h.headline, \
     h.page_size, h.page_template, h.is_active, h.info, h.send_emails, h.zip_code, h.location_lat, \
     h.location_lon, h.google_place_id, \
-    EXISTS (SELECT 1 FROM hospital_images i WHERE i.hospital_id = h.id AND i.kind = 'picture') AS has_picture, \
-    EXISTS (SELECT 1 FROM hospital_images i WHERE i.hospital_id = h.id AND i.kind = 'university_logo') AS has_logo, \
+    (SELECT i.sha256 FROM hospital_images i WHERE i.hospital_id = h.id AND i.kind = 'picture') AS picture_sha, \
+    (SELECT i.sha256 FROM hospital_images i WHERE i.hospital_id = h.id AND i.kind = 'university_logo') AS logo_sha, \
     EXISTS (SELECT 1 FROM memberships m WHERE m.hospital_id = h.id AND m.medic_id = ?1 \
         AND m.is_deleted = 0 AND m.type_membership = 'ADMIN') AS is_admin";
 
@@ -49,9 +68,9 @@ fn select_one() -> String {
 }
 
 /// The `?1` parameter for a caller.
-fn caller_param(caller: &Principal) -> common::db::Param {
+fn caller_param(caller: &Principal) -> Param {
     match caller {
-        Principal::Admin => common::db::Param::Null,
+        Principal::Admin => Param::Null,
         Principal::Medic(id) => int(*id),
     }
 }
@@ -65,7 +84,13 @@ fn image_kind(kind: ImageKind) -> &'static str {
 
 fn from_row(r: &Row) -> anyhow::Result<Hospital> {
     let id = r.i64("id")?;
-    let media = |present: bool, file: &str| present.then(|| format!("hospitals/{id}/{file}"));
+    // The media path, versioned by content so a replaced image gets a new URL.
+    let media = |sha: Option<String>, file: &str| {
+        sha.map(|sha| match sha.get(..12) {
+            Some(version) => format!("hospitals/{id}/{file}?v={version}"),
+            None => format!("hospitals/{id}/{file}"),
+        })
+    };
     Ok(Hospital {
         id,
         created_at: r.string("created_at")?,
@@ -76,8 +101,8 @@ fn from_row(r: &Row) -> anyhow::Result<Hospital> {
         headline: r.string("headline")?,
         page_size: r.i64("page_size")? as u8,
         page_template: r.string("page_template")?,
-        picture: media(r.bool("has_picture")?, "picture.jpg"),
-        university_logo: media(r.bool("has_logo")?, "university_logo.jpg"),
+        picture: media(r.opt_string("picture_sha")?, "picture.jpg"),
+        university_logo: media(r.opt_string("logo_sha")?, "university_logo.jpg"),
         is_active: r.bool("is_active")?,
         is_admin: r.bool("is_admin")?,
         info: r.bool("info")?,
@@ -87,6 +112,24 @@ fn from_row(r: &Row) -> anyhow::Result<Hospital> {
         location_lon: r.string("location_lon")?,
         google_place_id: r.string("google_place_id")?,
     })
+}
+
+fn store_image(db: &Db, id: i64, kind: ImageKind, image: &Image) -> anyhow::Result<()> {
+    let sha: String = Sha256::digest(&image.bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    db.execute(
+        INSERT_IMAGE,
+        &[
+            int(id),
+            text(image_kind(kind)),
+            text(&image.filename),
+            blob(&image.bytes),
+            text(&sha),
+        ],
+    )?;
+    Ok(())
 }
 
 pub fn create(caller: Principal, input: NewHospital) -> Result<Hospital, Error> {
@@ -104,9 +147,12 @@ pub fn create(caller: Principal, input: NewHospital) -> Result<Hospital, Error> 
                 text(&input.headline),
                 int(input.page_size.into()),
                 boolean(input.info),
+                boolean(input.send_emails),
+                boolean(input.is_active),
                 text(&input.zip_code),
                 text(&input.location_lat),
                 text(&input.location_lon),
+                text(&input.google_place_id),
             ],
         )?;
         let id = db.last_insert_rowid();
@@ -114,11 +160,8 @@ pub fn create(caller: Principal, input: NewHospital) -> Result<Hospital, Error> 
             (ImageKind::Picture, &input.picture),
             (ImageKind::UniversityLogo, &input.university_logo),
         ] {
-            if let Some(Image { filename, bytes }) = image {
-                db.execute(
-                    INSERT_IMAGE,
-                    &[int(id), text(image_kind(kind)), text(filename), blob(bytes)],
-                )?;
+            if let Some(image) = image {
+                store_image(db, id, kind, image)?;
             }
         }
         if let Principal::Medic(medic) = caller {
@@ -147,8 +190,57 @@ pub fn list(caller: Principal, page: PageRequest) -> Result<HospitalPage, Error>
 
 pub fn get(caller: Principal, id: i64) -> Result<Hospital, Error> {
     let db = Db::open()?;
-    db.query_opt(&select_one(), &[caller_param(&caller), int(id)], from_row)?
-        .ok_or_else(Error::not_found)
+    find(&db, &caller, id)?.ok_or_else(Error::not_found)
+}
+
+fn find(db: &Db, caller: &Principal, id: i64) -> anyhow::Result<Option<Hospital>> {
+    db.query_opt(&select_one(), &[caller_param(caller), int(id)], from_row)
+}
+
+pub fn authorize_admin(caller: Principal, id: i64) -> Result<(), Error> {
+    access::require_manager(&Db::open()?, &caller, id)
+}
+
+pub fn update(caller: Principal, id: i64, patch: HospitalPatch) -> Result<Hospital, Error> {
+    let db = Db::open()?;
+    db.transaction(|db| -> Result<(), Error> {
+        access::require_manager(db, &caller, id)?;
+        let opt_text = |s: &Option<String>| s.as_deref().map_or(Param::Null, text);
+        let opt_bool = |b: Option<bool>| b.map_or(Param::Null, boolean);
+        db.execute(
+            UPDATE_HOSPITAL,
+            &[
+                int(id),
+                opt_text(&patch.name),
+                opt_text(&patch.patron),
+                opt_text(&patch.location),
+                opt_text(&patch.contact),
+                opt_text(&patch.headline),
+                patch.page_size.map_or(Param::Null, |n| int(n.into())),
+                opt_bool(patch.info),
+                opt_bool(patch.send_emails),
+                opt_bool(patch.is_active),
+                opt_text(&patch.zip_code),
+                opt_text(&patch.location_lat),
+                opt_text(&patch.location_lon),
+                opt_text(&patch.google_place_id),
+            ],
+        )?;
+        for (kind, update) in [
+            (ImageKind::Picture, &patch.picture),
+            (ImageKind::UniversityLogo, &patch.university_logo),
+        ] {
+            match update {
+                ImageUpdate::Keep => {}
+                ImageUpdate::Clear => {
+                    db.execute(DELETE_IMAGE, &[int(id), text(image_kind(kind))])?;
+                }
+                ImageUpdate::Set(image) => store_image(db, id, kind, image)?,
+            }
+        }
+        Ok(())
+    })?;
+    get(caller, id)
 }
 
 pub fn image(id: i64, kind: ImageKind) -> Option<Vec<u8>> {
@@ -158,4 +250,26 @@ pub fn image(id: i64, kind: ImageKind) -> Option<Vec<u8>> {
     })
     .ok()
     .flatten()
+}
+
+pub fn prescribing(medic: i64, hospital: Option<i64>) -> Result<Hospital, Error> {
+    let db = Db::open()?;
+    let id = match hospital {
+        Some(id) => id,
+        None => db
+            .query_opt(ACTIVE_HOSPITAL_OF, &[int(medic)], |r| r.i64("hospital_id"))?
+            .ok_or_else(|| {
+                Error::field(
+                    "hospital",
+                    "The medic has no active hospital: send `hospital`.",
+                )
+            })?,
+    };
+    // Visible to a medic means a live membership there.
+    let found = find(&db, &Principal::Medic(medic), id)?
+        .ok_or_else(|| Error::field("hospital", "The medic has no membership on this hospital."))?;
+    if !found.is_active {
+        return Err(Error::field("hospital", "This hospital is not active."));
+    }
+    Ok(found)
 }

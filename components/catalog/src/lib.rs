@@ -1,6 +1,10 @@
 //! The catalog component: wires `receta:erx/catalog` to the modules that implement it.
 
+mod access;
 mod hospitals;
+mod locations;
+mod medics;
+mod memberships;
 
 use common::types::{Error, PageRequest, Principal};
 
@@ -13,7 +17,9 @@ mod bindings {
 }
 
 use bindings::exports::receta::erx::catalog::{
-    Guest, Hospital, HospitalPage, ImageKind, NewHospital,
+    Guest, Hospital, HospitalPage, HospitalPatch, ImageKind, LocationEntry, Medic, MedicProfile,
+    MedicSummaryPage, Membership, MembershipPage, MembershipPatch, NewHospital, NewMedic,
+    NewMembership,
 };
 
 struct Catalog;
@@ -33,6 +39,74 @@ impl Guest for Catalog {
 
     fn get_hospital_image(id: i64, kind: ImageKind) -> Option<Vec<u8>> {
         hospitals::image(id, kind)
+    }
+
+    fn authorize_hospital_admin(caller: Principal, id: i64) -> Result<(), Error> {
+        hospitals::authorize_admin(caller, id)
+    }
+
+    fn update_hospital(
+        caller: Principal,
+        id: i64,
+        patch: HospitalPatch,
+    ) -> Result<Hospital, Error> {
+        hospitals::update(caller, id, patch)
+    }
+
+    fn prescribing_hospital(medic_id: i64, hospital_id: Option<i64>) -> Result<Hospital, Error> {
+        hospitals::prescribing(medic_id, hospital_id)
+    }
+
+    fn create_medic(caller: Principal, input: NewMedic) -> Result<Medic, Error> {
+        medics::create(caller, input)
+    }
+
+    fn search_medics(
+        caller: Principal,
+        query: String,
+        page: PageRequest,
+    ) -> Result<MedicSummaryPage, Error> {
+        medics::search(caller, query, page)
+    }
+
+    fn get_medic(id: i64) -> Option<MedicProfile> {
+        medics::get(id)
+    }
+
+    fn create_membership(caller: Principal, input: NewMembership) -> Result<Membership, Error> {
+        memberships::create(caller, input)
+    }
+
+    fn list_memberships(caller: Principal, page: PageRequest) -> Result<MembershipPage, Error> {
+        memberships::list(caller, page)
+    }
+
+    fn hospital_memberships(caller: Principal, hospital_id: i64) -> Result<Vec<Membership>, Error> {
+        memberships::of_hospital(caller, hospital_id)
+    }
+
+    fn authorize_membership(caller: Principal, id: i64) -> Result<(), Error> {
+        memberships::authorize(caller, id)
+    }
+
+    fn update_membership(
+        caller: Principal,
+        id: i64,
+        patch: MembershipPatch,
+    ) -> Result<Membership, Error> {
+        memberships::update(caller, id, patch)
+    }
+
+    fn delete_membership(caller: Principal, id: i64) -> Result<(), Error> {
+        memberships::delete(caller, id)
+    }
+
+    fn list_locations(caller: Principal) -> Result<Vec<LocationEntry>, Error> {
+        locations::list(caller)
+    }
+
+    fn set_active_hospital(caller: Principal, hospital_id: i64) -> Result<(), Error> {
+        locations::set_active(caller, hospital_id)
     }
 }
 

@@ -1,34 +1,41 @@
-//! `/api/v2/hospital/`: create (JSON or multipart), list, get.
+//! `/api/v2/hospital/`: create (JSON or multipart), list, get, PATCH (JSON or multipart).
 
 use serde_json::{Map, Value};
 
 use common::fields::Fields;
 use common::types::Error;
 
-use crate::bindings::catalog::{self, Hospital, Image, NewHospital};
-use crate::http::{Request, Response};
+use crate::bindings::catalog::{self, Hospital, HospitalPatch, Image, ImageUpdate, NewHospital};
+use crate::http::{Request, Response, path_id};
 use crate::media;
 
-/// `zip_code`, `location_lat`, `location_lon`: strictly under 32 characters.
+/// `zip_code`, `location_lat`, `location_lon`: strictly under 32 characters (spec 8).
 const SHORT_TEXT: Option<usize> = Some(32);
-/// Uploaded images: strictly under 2 MB.
-const MAX_IMAGE_BYTES: usize = 2_000_000;
+/// Names, patron, contact, headline, google_place_id: at most 255 characters.
+const TEXT: Option<usize> = Some(256);
+/// `location`, the full address: at most 1023 characters.
+const ADDRESS: Option<usize> = Some(1024);
 
-/// `POST /api/v2/hospital/` → 201 Hospital.
+/// `POST /api/v2/hospital/` → 201 Hospital. Required: name, patron, location, contact. Optional, with
+/// their defaults: headline "", page_size 0, info false, is_admin true (a medic caller joins as ADMIN;
+/// false joins as MEMBER), send_emails true, is_active true, zip_code/location_lat/location_lon "",
+/// google_place_id "", picture and university_logo (multipart files) none.
 pub fn create(req: &Request) -> Result<Response, Error> {
     let caller = req.caller()?;
     let (mut fields, mut files) = read_form(req)?;
-    let picture = take_image(&mut fields, &mut files, "picture");
-    let university_logo = take_image(&mut fields, &mut files, "university_logo");
+    let picture = upload(&mut fields, &mut files, "picture");
+    let university_logo = upload(&mut fields, &mut files, "university_logo");
     let input = NewHospital {
-        name: fields.required_str("name", None),
-        patron: fields.required_str("patron", None),
-        location: fields.required_str("location", None),
-        contact: fields.required_str("contact", None),
-        headline: fields.optional_str("headline", None).unwrap_or_default(),
+        name: fields.required_str("name", TEXT),
+        patron: fields.required_str("patron", TEXT),
+        location: fields.required_str("location", ADDRESS),
+        contact: fields.required_str("contact", TEXT),
+        headline: fields.optional_str("headline", TEXT).unwrap_or_default(),
         page_size: page_size(&mut fields).unwrap_or(0),
         info: fields.optional_bool("info").unwrap_or(false),
         is_admin: fields.optional_bool("is_admin").unwrap_or(true),
+        send_emails: fields.optional_bool("send_emails").unwrap_or(true),
+        is_active: fields.optional_bool("is_active").unwrap_or(true),
         zip_code: fields
             .optional_str("zip_code", SHORT_TEXT)
             .unwrap_or_default(),
@@ -38,8 +45,11 @@ pub fn create(req: &Request) -> Result<Response, Error> {
         location_lon: fields
             .optional_str("location_lon", SHORT_TEXT)
             .unwrap_or_default(),
-        picture,
-        university_logo,
+        google_place_id: fields
+            .optional_str("google_place_id", TEXT)
+            .unwrap_or_default(),
+        picture: picture.into_file(),
+        university_logo: university_logo.into_file(),
     };
     fields.finish()?;
     let hospital = catalog::create_hospital(caller, &input)?;
@@ -58,11 +68,50 @@ pub fn list(req: &Request) -> Result<Response, Error> {
 /// `GET /api/v2/hospital/<id>` → 200 Hospital, 404 `{message}`.
 pub fn get(req: &Request, id: &str) -> Result<Response, Error> {
     let caller = req.caller()?;
-    let id: i64 = id.parse().map_err(|_| Error::not_found())?;
+    let id = path_id(id)?;
     Ok(Response::json(
         200,
         &to_json(catalog::get_hospital(caller, id)?),
     ))
+}
+
+/// `PATCH /api/v2/hospital/<id>/` → 200 Hospital. The API admin, or a medic with a live ADMIN
+/// membership there (else 403); 404 when absent. Any field of create except `is_admin` (the caller's
+/// membership type, changed through memberships) may be sent; `picture`/`university_logo` as files
+/// replace the image, as `null` (JSON) or an empty text field (form) remove it.
+pub fn update(req: &Request, id: &str) -> Result<Response, Error> {
+    let caller = req.caller()?;
+    let id = path_id(id)?;
+    catalog::authorize_hospital_admin(caller, id)?;
+    let (mut fields, mut files) = read_form(req)?;
+    let picture = upload(&mut fields, &mut files, "picture");
+    let university_logo = upload(&mut fields, &mut files, "university_logo");
+    let page_size = if fields.raw("page_size") == Some(&Value::Null) {
+        fields.error("page_size", common::fields::NULL);
+        None
+    } else {
+        page_size(&mut fields)
+    };
+    let patch = HospitalPatch {
+        name: fields.patch_str("name", TEXT, false),
+        patron: fields.patch_str("patron", TEXT, false),
+        location: fields.patch_str("location", ADDRESS, false),
+        contact: fields.patch_str("contact", TEXT, false),
+        headline: fields.patch_str("headline", TEXT, true),
+        page_size,
+        info: fields.patch_bool("info"),
+        send_emails: fields.patch_bool("send_emails"),
+        is_active: fields.patch_bool("is_active"),
+        zip_code: fields.patch_str("zip_code", SHORT_TEXT, true),
+        location_lat: fields.patch_str("location_lat", SHORT_TEXT, true),
+        location_lon: fields.patch_str("location_lon", SHORT_TEXT, true),
+        google_place_id: fields.patch_str("google_place_id", TEXT, true),
+        picture: picture.into_update(),
+        university_logo: university_logo.into_update(),
+    };
+    fields.finish()?;
+    let hospital = catalog::update_hospital(caller, id, &patch)?;
+    Ok(Response::json(200, &to_json(hospital)))
 }
 
 /// The API shape: image paths become absolute URLs.
@@ -124,6 +173,8 @@ fn read_form(req: &Request) -> Result<(Fields, Vec<(String, File)>), Error> {
     let mut files = Vec::new();
     for part in parts {
         match part.filename {
+            // A file input left empty: browsers send a part with an empty name and no bytes.
+            Some(filename) if filename.is_empty() && part.data.is_empty() => {}
             Some(filename) => files.push((
                 part.name,
                 File {
@@ -141,38 +192,57 @@ fn read_form(req: &Request) -> Result<(Fields, Vec<(String, File)>), Error> {
     Ok((Fields::from_map(map), files))
 }
 
-/// An uploaded image field: a `.jpg` file whose bytes are a JPEG, strictly under 2 MB.
-fn take_image(fields: &mut Fields, files: &mut Vec<(String, File)>, name: &str) -> Option<Image> {
+/// What the request says about one image field.
+enum Upload {
+    /// Not sent (or an invalid value, already recorded as a field error).
+    Absent,
+    /// `null`, or an empty form text field: no image.
+    Null,
+    /// A valid JPEG.
+    File(Image),
+}
+
+impl Upload {
+    fn into_file(self) -> Option<Image> {
+        match self {
+            Upload::File(image) => Some(image),
+            Upload::Absent | Upload::Null => None,
+        }
+    }
+
+    fn into_update(self) -> ImageUpdate {
+        match self {
+            Upload::Absent => ImageUpdate::Keep,
+            Upload::Null => ImageUpdate::Clear,
+            Upload::File(image) => ImageUpdate::Set(image),
+        }
+    }
+}
+
+/// An image field: a `.jpg` file part whose bytes are a JPEG, strictly under 2 MB; any other value
+/// but `null`/empty text is a field error.
+fn upload(fields: &mut Fields, files: &mut Vec<(String, File)>, name: &str) -> Upload {
     if let Some(i) = files.iter().position(|(n, _)| n == name) {
         let (_, file) = files.swap_remove(i);
-        let is_jpg_name = file.filename.to_ascii_lowercase().ends_with(".jpg");
-        let is_jpeg = file.bytes.starts_with(&[0xFF, 0xD8, 0xFF]);
-        if !is_jpg_name || !is_jpeg {
-            fields.error(
-                name,
-                "Upload a valid image: only .jpg (JPEG) files are accepted.",
-            );
-            return None;
+        if let Err(message) = common::image::check_jpeg(&file.filename, &file.bytes) {
+            fields.error(name, message);
+            return Upload::Absent;
         }
-        if file.bytes.len() >= MAX_IMAGE_BYTES {
-            fields.error(name, "The file must be smaller than 2 MB.");
-            return None;
-        }
-        return Some(Image {
+        return Upload::File(Image {
             filename: file.filename,
             bytes: file.bytes,
         });
     }
     match fields.raw(name) {
-        None | Some(Value::Null) => None,
-        // A multipart text part that is empty means "no file", as browsers send it.
-        Some(Value::String(s)) if s.is_empty() => None,
+        None => Upload::Absent,
+        Some(Value::Null) => Upload::Null,
+        Some(Value::String(s)) if s.is_empty() => Upload::Null,
         Some(_) => {
             fields.error(
                 name,
                 "The submitted data was not a file. Check the encoding type on the form.",
             );
-            None
+            Upload::Absent
         }
     }
 }

@@ -142,6 +142,12 @@ impl Request {
     }
 }
 
+/// An integer id from a path segment. Anything else (text, a number too large for an `i64`) names
+/// nothing, so it is the standard 404, never a 400 or a 500.
+pub fn path_id(segment: &str) -> Result<i64, Error> {
+    segment.parse().map_err(|_| Error::not_found())
+}
+
 /// A response ready to send.
 pub struct Response {
     status: u16,
@@ -173,6 +179,16 @@ impl Response {
             content_type,
             headers: Vec::new(),
             body,
+        }
+    }
+
+    /// `204 No Content`: no body and no content type.
+    pub fn no_content() -> Response {
+        Response {
+            status: 204,
+            content_type: "",
+            headers: Vec::new(),
+            body: Vec::new(),
         }
     }
 
@@ -219,10 +235,13 @@ impl Response {
 
     /// Writes the response.
     pub async fn send(self, out: ResponseOutparam) {
-        let mut headers = vec![(
-            "content-type".to_string(),
-            self.content_type.as_bytes().to_vec(),
-        )];
+        let mut headers = Vec::new();
+        if !self.content_type.is_empty() {
+            headers.push((
+                "content-type".to_string(),
+                self.content_type.as_bytes().to_vec(),
+            ));
+        }
         headers.extend(
             self.headers
                 .into_iter()

@@ -4,7 +4,10 @@
 mod bindings;
 mod hospitals;
 mod http;
+mod locations;
 mod media;
+mod medics;
+mod memberships;
 
 use spin_sdk::http::{IncomingRequest, Method, ResponseOutparam};
 
@@ -27,6 +30,16 @@ fn route(req: &Request) -> Result<Response, Error> {
         (Get, ["api", "v2", "hospital"]) => hospitals::list(req),
         (Post, ["api", "v2", "hospital"]) => hospitals::create(req),
         (Get, ["api", "v2", "hospital", id]) => hospitals::get(req, id),
+        (Patch, ["api", "v2", "hospital", id]) => hospitals::update(req, id),
+        (Post, ["api", "v2", "medics"]) => medics::create(req),
+        (Get, ["api", "v2", "search", "medics"]) => medics::search(req),
+        (Get, ["api", "v2", "management", "memberships"]) => memberships::list(req),
+        (Post, ["api", "v2", "management", "memberships"]) => memberships::create(req),
+        (Patch, ["api", "v2", "management", "memberships", id]) => memberships::update(req, id),
+        (Delete, ["api", "v2", "management", "memberships", id]) => memberships::delete(req, id),
+        (Get, ["api", "v2", "memberships", hospital]) => memberships::of_hospital(req, hospital),
+        (Get, ["api", "v2", "locations"]) => locations::list(req),
+        (Patch, ["api", "v2", "locations", "update"]) => locations::update(req),
         (Get, ["media", "hospitals", id, file]) => media::hospital_image(id, file),
         _ => Err(Error::not_found()),
     }

@@ -275,3 +275,162 @@ impl Drop for TestApp {
         let _ = self.child.wait();
     }
 }
+
+// ---- Catalog fixtures: hospitals, medics and memberships created through the API ----
+
+/// A medic created through `POST /api/v2/medics/`: its id, email and the token shown once.
+#[derive(Debug, Clone)]
+pub struct TestMedic {
+    pub id: i64,
+    pub email: String,
+    pub token: String,
+}
+
+impl TestMedic {
+    pub fn token(&self) -> Option<&str> {
+        Some(&self.token)
+    }
+}
+
+/// The four required fields of a hospital.
+pub fn hospital_body(name: &str) -> Value {
+    serde_json::json!({
+        "name": name,
+        "patron": "Dra. Ana María Pérez",
+        "location": "Av. Insurgentes Sur 1234, Col. Del Valle, 03100 Ciudad de México, CDMX",
+        "contact": "contacto@clinica.mx",
+    })
+}
+
+/// Every required field of a medic (verified, so they may prescribe), no hospital.
+pub fn medic_body(email: &str) -> Value {
+    serde_json::json!({
+        "name": "Dr. José Núñez",
+        "password": "correct horse battery staple",
+        "email": email,
+        "date_of_birth": "1980-05-17",
+        "cedula_prof": "12345678",
+        "specialty_no": "987654",
+        "specialty": "Medicina Interna",
+        "alma_mater": "UNAM",
+        "female": false,
+        "specialty_verified": true,
+    })
+}
+
+/// The smallest byte string the service accepts as a JPEG (SOI, APP0, padding, EOI), `len` bytes long.
+pub fn jpeg(len: usize) -> Vec<u8> {
+    assert!(len >= 6);
+    let mut bytes = vec![0xFF, 0xD8, 0xFF, 0xE0];
+    bytes.resize(len - 2, 0x42);
+    bytes.extend_from_slice(&[0xFF, 0xD9]);
+    bytes
+}
+
+/// One part of a `multipart/form-data` body.
+pub enum FormPart<'a> {
+    Text(&'a str, &'a str),
+    File {
+        name: &'a str,
+        filename: &'a str,
+        bytes: &'a [u8],
+    },
+}
+
+/// A `multipart/form-data` body: its content type (with the boundary) and bytes.
+pub fn multipart(parts: &[FormPart]) -> (String, Vec<u8>) {
+    let boundary = "----recetaTestBoundary7MA4YWxkTrZu0gW";
+    let mut body = Vec::new();
+    for part in parts {
+        body.extend_from_slice(format!("--{boundary}\r\n").as_bytes());
+        match part {
+            FormPart::Text(name, value) => {
+                body.extend_from_slice(
+                    format!("Content-Disposition: form-data; name=\"{name}\"\r\n\r\n").as_bytes(),
+                );
+                body.extend_from_slice(value.as_bytes());
+            }
+            FormPart::File {
+                name,
+                filename,
+                bytes,
+            } => {
+                body.extend_from_slice(
+                    format!(
+                        "Content-Disposition: form-data; name=\"{name}\"; filename=\"{filename}\"\r\n\
+                         Content-Type: application/octet-stream\r\n\r\n"
+                    )
+                    .as_bytes(),
+                );
+                body.extend_from_slice(bytes);
+            }
+        }
+        body.extend_from_slice(b"\r\n");
+    }
+    body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
+    (format!("multipart/form-data; boundary={boundary}"), body)
+}
+
+impl TestApp {
+    /// Sends a `multipart/form-data` body.
+    pub fn multipart(
+        &self,
+        method: &str,
+        path: &str,
+        token: Option<&str>,
+        parts: &[FormPart],
+    ) -> TestResponse {
+        let (content_type, body) = multipart(parts);
+        self.raw(method, path, token, Some((&content_type, &body)))
+    }
+
+    /// Creates a hospital with `token` (the API admin's or a medic's) and returns its id.
+    pub fn create_hospital(&self, token: &str, name: &str) -> i64 {
+        let resp = self.post("/api/v2/hospital/", Some(token), &hospital_body(name));
+        assert_eq!(
+            resp.status,
+            201,
+            "creating hospital {name}: {}",
+            resp.text()
+        );
+        resp.json()["id"].as_i64().expect("hospital id")
+    }
+
+    /// Creates a medic from a full body (see `medic_body`) as the API admin.
+    pub fn create_medic_from(&self, body: &Value) -> TestMedic {
+        let resp = self.post("/api/v2/medics/", Some(ADMIN_TOKEN), body);
+        assert_eq!(resp.status, 201, "creating medic: {}", resp.text());
+        let json = resp.json();
+        TestMedic {
+            id: json["id"].as_i64().expect("medic id"),
+            email: json["email"].as_str().expect("email").to_string(),
+            token: json["token"].as_str().expect("token").to_string(),
+        }
+    }
+
+    /// Creates a verified medic with no hospital.
+    pub fn create_medic(&self, email: &str) -> TestMedic {
+        self.create_medic_from(&medic_body(email))
+    }
+
+    /// Links a medic to a hospital as the API admin (`type_membership` `ADMIN` or `MEMBER`) and
+    /// returns the membership id.
+    pub fn add_membership(&self, medic: i64, hospital: i64, type_membership: &str) -> i64 {
+        let body = serde_json::json!({"medic": medic, "hospital": hospital, "type_membership": type_membership});
+        let resp = self.post("/api/v2/management/memberships/", Some(ADMIN_TOKEN), &body);
+        assert_eq!(resp.status, 201, "creating membership: {}", resp.text());
+        resp.json()["id"].as_i64().expect("membership id")
+    }
+
+    /// A medic holding an ADMIN membership on a new hospital: `(medic, hospital id)`.
+    pub fn medic_admin_of_new_hospital(
+        &self,
+        email: &str,
+        hospital_name: &str,
+    ) -> (TestMedic, i64) {
+        let medic = self.create_medic(email);
+        let hospital = self.create_hospital(ADMIN_TOKEN, hospital_name);
+        self.add_membership(medic.id, hospital, "ADMIN");
+        (medic, hospital)
+    }
+}

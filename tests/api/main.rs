@@ -3,5 +3,9 @@
 
 mod helpers;
 
+mod hospitals;
 mod host;
+mod locations;
+mod medics;
+mod memberships;
 mod skeleton;

@@ -56,6 +56,7 @@ fn route(req: &Request) -> Result<Response, Error> {
         (Get, ["api", "v2", "rx-endpoint"]) => prescriptions::list(req),
         (Post, ["api", "v2", "rx-endpoint"]) => prescriptions::create(req),
         (Get, ["api", "v2", "rx-endpoint", key]) => prescriptions::detail(req, key),
+        (Get, ["api", "v2", "rx", "pdf", signature]) => prescriptions::pdf(req, signature),
         (Post, ["api", "v2", "rx", "resend", signature]) => notifications::resend(req, signature),
         (Get, ["api", "v2", "webhooks"]) => notifications::list_webhooks(req),
         (Post, ["api", "v2", "webhooks"]) => notifications::create_webhook(req),

@@ -8,6 +8,8 @@
 //! writes everything, the outbox rows included, in one transaction. Once the response is sent, the
 //! same request delivers the new outbox rows (`notifications.deliver-due`).
 
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::{Map, Value, json};
 
 use common::fields::Fields;
@@ -97,6 +99,7 @@ pub fn create(req: &Request) -> Result<Response, Error> {
         }
     };
     let webhooks = notifications::plan(medic_id, hospital.id)?;
+    let base_url = media::base_url();
     let request = IssueRequest {
         medic: MedicSnapshot {
             id: medic.id,
@@ -140,13 +143,13 @@ pub fn create(req: &Request) -> Result<Response, Error> {
         show_diagnosis,
         send_rx,
         medications,
-        base_url: media::base_url(),
+        base_url: base_url.clone(),
         webhooks,
     };
     let issued = prescriptions::issue(&request)?;
     let queued = !request.webhooks.is_empty() || issued.status.sent_status.0 == "pending";
     let id = issued.id;
-    let response = Response::json(200, &create_shape(issued));
+    let response = Response::json(200, &create_shape(issued, &base_url));
     Ok(if queued {
         response.then(crate::notifications::deliver_after(id))
     } else {
@@ -161,7 +164,12 @@ pub fn list(req: &Request) -> Result<Response, Error> {
     let page = req.page()?;
     let search = search_param(req)?;
     let found = prescriptions::list_prescriptions(medic, search.as_deref(), page)?;
-    let results = found.results.into_iter().map(detail_shape).collect();
+    let base_url = media::base_url();
+    let results = found
+        .results
+        .into_iter()
+        .map(|rx| detail_shape(rx, &base_url))
+        .collect();
     Ok(Response::page(req, &page, found.count, results))
 }
 
@@ -177,18 +185,37 @@ pub fn detail(req: &Request, key: &str) -> Result<Response, Error> {
             limit: 1,
             offset: 0,
         };
-        return Ok(Response::page(req, &one, 1, vec![detail_shape(found)]));
+        return Ok(Response::page(
+            req,
+            &one,
+            1,
+            vec![detail_shape(found, &media::base_url())],
+        ));
     }
     let caller = req.caller()?;
     Ok(Response::json(
         200,
-        &detail_shape(prescriptions::get_by_signature(caller, key)?),
+        &detail_shape(
+            prescriptions::get_by_signature(caller, key)?,
+            &media::base_url(),
+        ),
     ))
 }
 
+/// `GET /api/v2/rx/pdf/<signature>/` → 200 `{pdf}` (the PDF stored at issue, base64); 404 `{error}` for
+/// an unknown signature or a caller other than the issuing medic or the API admin.
+pub fn pdf(req: &Request, signature: &str) -> Result<Response, Error> {
+    let caller = req.caller()?;
+    match prescriptions::get_pdf(caller, signature) {
+        Ok(bytes) => Ok(Response::json(200, &json!({ "pdf": BASE64.encode(bytes) }))),
+        Err(Error::NotFound(message)) => Ok(Response::json(404, &json!({ "error": message }))),
+        Err(other) => Err(other),
+    }
+}
+
 /// The create response (spec 2.4): `hospital` as its id, `patient` as `{uid, name, email}`, no status.
-pub fn create_shape(rx: Prescription) -> Value {
-    let mut v = detail_shape(rx);
+pub fn create_shape(rx: Prescription, base_url: &str) -> Value {
+    let mut v = detail_shape(rx, base_url);
     let hospital_id = v["hospital"]["id"].clone();
     v["hospital"] = hospital_id;
     let patient = &v["patient"];
@@ -203,8 +230,8 @@ pub fn create_shape(rx: Prescription) -> Value {
 
 /// The list and detail shape: `hospital` `{id, patron, location}`, `patient` with phone, date of
 /// birth and gender, `status` as `[code, label]` pairs, `created_at` as `YYYY-MM-DD`, `cta_link`.
-pub fn detail_shape(rx: Prescription) -> Value {
-    let cta_link = format!("{}/rx/{}", media::base_url(), rx.signature);
+pub fn detail_shape(rx: Prescription, base_url: &str) -> Value {
+    let cta_link = format!("{base_url}/rx/{}", rx.signature);
     let clinic = rx
         .clinic
         .as_deref()

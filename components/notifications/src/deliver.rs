@@ -20,7 +20,7 @@ use crate::webhooks::{self, Signing};
 /// hospital's names as printed) and the PDF stored at issue.
 const EMAIL_SOURCE: &str = "SELECT p.signature, p.patient_name, p.medic_email, p.hospital_patron, \
     d.canonical, d.pdf FROM prescriptions p \
-    LEFT JOIN prescription_documents d ON d.prescription_id = p.id WHERE p.id = ?";
+    JOIN prescription_documents d ON d.prescription_id = p.id WHERE p.id = ?";
 
 /// A request ready to go.
 struct Prepared {
@@ -178,17 +178,14 @@ fn email_body(db: &Db, config: &Config, row: &Leased) -> Result<Vec<u8>, Stop> {
                 r.string("patient_name")?,
                 r.string("medic_email")?,
                 r.string("hospital_patron")?,
-                r.opt_string("canonical")?,
-                r.opt_blob("pdf")?,
+                r.string("canonical")?,
+                r.blob("pdf")?,
             ))
         })
         .map_err(|e| Stop::Internal(e.into()))?
         .ok_or_else(|| Stop::Dead("the prescription does not exist".into()))?;
     let (signature, patient, medic_email, patron, canonical, pdf) = source;
-    let document: Value = canonical
-        .as_deref()
-        .and_then(|c| serde_json::from_str(c).ok())
-        .unwrap_or(Value::Null);
+    let document: Value = serde_json::from_str(&canonical).unwrap_or(Value::Null);
     let name = |v: &Value, fallback: &str| {
         v.as_str()
             .filter(|s| !s.trim().is_empty())
@@ -222,7 +219,7 @@ fn email_body(db: &Db, config: &Config, row: &Leased) -> Result<Vec<u8>, Stop> {
         hospital: &hospital,
         signature: &signature,
         cta_link: &cta_link,
-        pdf: pdf.as_deref(),
+        pdf: Some(&pdf),
     });
     Ok(body.to_string().into_bytes())
 }

@@ -65,12 +65,16 @@ pub struct Listener {
     pub addr: SocketAddr,
     received: Arc<Mutex<Vec<Received>>>,
     stop: Arc<AtomicBool>,
+    accept: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Listener {
     /// Listens on an ephemeral port; `reply(n, request)` decides the answer to the n-th request (0-based).
     pub fn start(reply: impl Fn(usize, &Received) -> Reply + Send + Sync + 'static) -> Listener {
-        Self::bind(TcpListener::bind("127.0.0.1:0").expect("bind"), Arc::new(reply))
+        Self::bind(
+            TcpListener::bind("127.0.0.1:0").expect("bind"),
+            Arc::new(reply),
+        )
     }
 
     /// Answers 200 to everything.
@@ -94,7 +98,7 @@ impl Listener {
         let received: Arc<Mutex<Vec<Received>>> = Arc::default();
         let stop = Arc::new(AtomicBool::new(false));
         let (log, stopped) = (received.clone(), stop.clone());
-        std::thread::spawn(move || {
+        let accept = std::thread::spawn(move || {
             for stream in listener.incoming() {
                 if stopped.load(Ordering::SeqCst) {
                     break;
@@ -108,6 +112,7 @@ impl Listener {
             addr,
             received,
             stop,
+            accept: Some(accept),
         }
     }
 
@@ -143,7 +148,10 @@ impl Listener {
                 events.len(),
                 events
                     .iter()
-                    .map(|e| String::from_utf8_lossy(&e.body).chars().take(200).collect::<String>())
+                    .map(|e| String::from_utf8_lossy(&e.body)
+                        .chars()
+                        .take(200)
+                        .collect::<String>())
                     .collect::<Vec<_>>()
             );
             std::thread::sleep(Duration::from_millis(20));
@@ -154,8 +162,11 @@ impl Listener {
 impl Drop for Listener {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
-        // Wake the accept loop so it sees the flag.
+        // Wake the accept loop so it sees the flag, and wait until the port is released.
         let _ = TcpStream::connect_timeout(&self.addr, Duration::from_millis(200));
+        if let Some(accept) = self.accept.take() {
+            let _ = accept.join();
+        }
     }
 }
 

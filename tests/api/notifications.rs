@@ -9,7 +9,7 @@ use base64::engine::general_purpose::STANDARD;
 use serde_json::{Value, json};
 
 use crate::helpers::{ADMIN_TOKEN, AppConfig, TestApp, spawn_app_with, start};
-use crate::outbound::{Listener, Practice, Reply, db, eventually, free_port};
+use crate::outbound::{Listener, Practice, Reply, db, eventually, eventually_in, free_port};
 
 /// How long a test waits for something that should take milliseconds (a loaded CI machine included).
 const WAIT: Duration = Duration::from_secs(30);
@@ -299,7 +299,7 @@ fn a_relay_that_never_answers_does_not_delay_the_api() {
     }
     relay.wait_for_events(3, WAIT);
     // Each hung attempt ends at the delivery timeout and is recorded as such.
-    let error: String = eventually("a timed-out attempt", WAIT, || {
+    let error: String = eventually_in(&app, "a timed-out attempt", WAIT, || {
         db(&app)
             .query_row(
                 "SELECT error FROM outbox_attempts WHERE error IS NOT NULL LIMIT 1",

@@ -286,6 +286,27 @@ pub fn eventually<T>(what: &str, within: Duration, mut check: impl FnMut() -> Op
     }
 }
 
+/// `eventually`, with the host's log in the panic message.
+pub fn eventually_in<T>(
+    app: &TestApp,
+    what: &str,
+    within: Duration,
+    mut check: impl FnMut() -> Option<T>,
+) -> T {
+    let deadline = Instant::now() + within;
+    loop {
+        if let Some(value) = check() {
+            return value;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "timed out waiting for {what}; the host's log:\n{}",
+            app.log()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// A verified medic with a hospital (ADMIN membership) and a patient with an email address.
 pub struct Practice {
     pub medic: TestMedic,

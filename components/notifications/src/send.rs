@@ -18,6 +18,8 @@ use crate::target::Target;
 
 /// The longest connect timeout, whatever the overall one.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+/// The overall deadline is the timeout plus this.
+const DEADLINE_MARGIN: Duration = Duration::from_millis(500);
 /// How much of a response body is kept for the delivery record.
 const BODY_HEAD: usize = 300;
 
@@ -59,7 +61,9 @@ pub async fn post(
     body: Vec<u8>,
     timeout: Duration,
 ) -> Result<Answer, Failure> {
-    let deadline = monotonic_clock::now().saturating_add(nanos(timeout));
+    // The host's own timeouts (request options) normally end a stalled exchange first, with a precise
+    // error; this deadline is the backstop (a slow body upload, a host without those options).
+    let deadline = monotonic_clock::now().saturating_add(nanos(timeout + DEADLINE_MARGIN));
     let work = std::pin::pin!(exchange(target, headers, body, timeout));
     let timer = std::pin::pin!(sleep_until(deadline));
     match select(work, timer).await {
@@ -113,22 +117,48 @@ async fn exchange(
     Ok(Answer { status, body_head })
 }
 
-/// Waits for the response of a sent request.
+/// Waits for the response of a sent request. Dropped early (the deadline passed), it releases its
+/// pollable before the pending response: a resource must not outlive its children.
 fn wait_for(
     pending: FutureIncomingResponse,
 ) -> impl Future<Output = Result<IncomingResponse, ErrorCode>> {
-    let mut _registration: Option<CancelOnDropToken> = None;
-    poll_fn(move |cx| match pending.get() {
-        Some(Ok(result)) => Poll::Ready(result),
-        Some(Err(())) => Poll::Ready(Err(ErrorCode::InternalError(Some(
-            "the response was already taken".into(),
-        )))),
-        None => {
-            _registration = Some(
-                spin_executor::push_waker_and_get_token(pending.subscribe(), cx.waker().clone())
+    struct Waiting {
+        registration: Option<CancelOnDropToken>,
+        pending: Option<FutureIncomingResponse>,
+    }
+    impl Drop for Waiting {
+        fn drop(&mut self) {
+            drop(self.registration.take());
+            drop(self.pending.take());
+        }
+    }
+    let mut state = Waiting {
+        registration: None,
+        pending: Some(pending),
+    };
+    poll_fn(move |cx| {
+        let Some(pending) = state.pending.as_ref() else {
+            return Poll::Ready(Err(ErrorCode::InternalError(Some(
+                "polled after the end".into(),
+            ))));
+        };
+        match pending.get() {
+            Some(Ok(result)) => Poll::Ready(result),
+            Some(Err(())) => Poll::Ready(Err(ErrorCode::InternalError(Some(
+                "the response was already taken".into(),
+            )))),
+            None => {
+                // Replacing the registration drops the previous one first.
+                state.registration = None;
+                state.registration = Some(
+                    spin_executor::push_waker_and_get_token(
+                        pending.subscribe(),
+                        cx.waker().clone(),
+                    )
                     .into(),
-            );
-            Poll::Pending
+                );
+                Poll::Pending
+            }
         }
     })
 }

@@ -98,11 +98,11 @@ CREATE TABLE IF NOT EXISTS medications (
 
 -- What was signed and what was rendered, kept apart from `prescriptions` so lists never read them.
 -- `canonical` is the canonical JSON document whose SHA-256 is the signature; `pdf` the bytes rendered
--- once at issue (NULL only if no renderer was available when it was issued).
+-- once at issue (the PDF endpoint, the email attachment and `raw_size` all use these bytes).
 CREATE TABLE IF NOT EXISTS prescription_documents (
     prescription_id INTEGER PRIMARY KEY REFERENCES prescriptions (id),
     canonical       TEXT NOT NULL,
-    pdf             BLOB
+    pdf             BLOB NOT NULL
 );
 
 -- Durable delivery queue, written in the same transaction as the prescription it is about.

@@ -89,11 +89,17 @@ fn announce(app: &app::App, local: std::net::SocketAddr) -> std::io::Result<()> 
         writeln!(out, "  {}: http://{local}{path}{wildcard}", route.component)?;
     }
     out.flush()?;
+    let application = &app.manifest.application;
     eprintln!(
-        "receta: {} ready (state dir {})",
-        app.manifest.application.name,
+        "receta: {} {} ready: {} (state dir {})",
+        application.name,
+        application.version.as_deref().unwrap_or(""),
+        app.manifest.path.display(),
         app.state_dir.display()
     );
+    if let Some(description) = &application.description {
+        eprintln!("receta: {description}");
+    }
     Ok(())
 }
 

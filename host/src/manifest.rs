@@ -54,8 +54,12 @@ pub struct VariableDecl {
     /// Start-up fails when no provider has a value.
     #[serde(default)]
     pub required: bool,
-    /// Never logged.
+    /// Never logged (`receta` logs no variable values at all).
     #[serde(default)]
+    #[allow(
+        dead_code,
+        reason = "accepted for Spin compatibility; receta never logs values"
+    )]
     pub secret: bool,
     /// Free text.
     #[serde(default)]

@@ -100,14 +100,6 @@ impl Database {
         Ok(db)
     }
 
-    /// The database file, if it is one.
-    pub fn path(&self) -> Option<&Path> {
-        match &self.location {
-            Location::File(path) => Some(path),
-            Location::Memory(_) => None,
-        }
-    }
-
     fn connect(&self) -> Result<rusqlite::Connection> {
         let conn = match &self.location {
             Location::File(path) => rusqlite::Connection::open(path).with_context(|| {
@@ -338,7 +330,7 @@ pub fn execute(
     let statement = upgrade_begin(statement).unwrap_or(statement);
     let io = |e: rusqlite::Error| Error::Io(e.to_string());
     let mut stmt = conn.prepare_cached(statement).map_err(io)?;
-    let columns: Vec<String> = stmt.column_names().into_iter().map(String::from).collect();
+    let columns: Vec<String> = stmt.column_names().map(String::from).collect();
     let params = parameters.into_iter().map(|v| match v {
         Value::Integer(i) => SqlValue::Integer(i),
         Value::Real(r) => SqlValue::Real(r),

@@ -373,17 +373,20 @@ fn committed_writes_survive_kill_9() {
     assert_eq!(text(&again, "/probe/tx"), "ok\ncommitted\ncommitted\n");
 }
 
-/// Starts the host by hand (to signal it), returning it with its address once it serves.
-fn spawn_raw(state: &Path) -> (Child, String) {
+/// Starts the host by hand with extra `receta up` arguments, returning it with its address once
+/// it serves (stderr goes to `<state>/host.log`).
+fn spawn_raw(state: &Path, extra: &[&str]) -> (Child, String) {
+    let log = std::fs::File::create(state.join("host.log")).unwrap();
     let mut child = Command::new(receta_bin())
         .args(["up", "--listen", "127.0.0.1:0", "--state-dir"])
         .arg(state)
         .arg("--from")
         .arg(fixture("spin.toml"))
+        .args(extra)
         .env("RECETA_REQUEST_TIMEOUT_MS", "3000")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(log)
         .spawn()
         .expect("start receta");
     let stdout = child.stdout.take().unwrap();
@@ -395,16 +398,103 @@ fn spawn_raw(state: &Path) -> (Child, String) {
             }
         }
     });
-    let address = rx
-        .recv_timeout(Duration::from_secs(60))
-        .expect("host serves");
-    (child, address)
+    match rx.recv_timeout(Duration::from_secs(60)) {
+        Ok(address) => (child, address),
+        Err(_) => {
+            let _ = child.kill();
+            panic!(
+                "host did not start: {}",
+                std::fs::read_to_string(state.join("host.log")).unwrap_or_default()
+            );
+        }
+    }
+}
+
+/// A raw GET over HTTP/1.1; the body.
+fn raw_get(address: &str, path: &str) -> String {
+    let agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .new_agent();
+    let mut response = agent
+        .get(format!("{address}{path}"))
+        .call()
+        .expect("request");
+    assert_eq!(response.status().as_u16(), 200, "GET {path}");
+    response.body_mut().read_to_string().expect("body")
+}
+
+#[test]
+fn sqlite_option_and_runtime_config_databases() {
+    let state = tempfile::tempdir().unwrap();
+    let config = state.path().join("runtime-config.toml");
+    let other = state.path().join("elsewhere").join("other.db");
+    std::fs::write(
+        &config,
+        format!(
+            "[sqlite_database.unconfigured]\ntype = \"spin\"\npath = {:?}\n",
+            other.to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    let statement = "CREATE TABLE IF NOT EXISTS opt (x); INSERT INTO opt VALUES (1)";
+    let args = [
+        "--runtime-config-file",
+        config.to_str().unwrap(),
+        "--sqlite",
+        statement,
+    ];
+    let (mut child, address) = spawn_raw(state.path(), &args);
+    // The label the runtime config defines now opens, at the configured path.
+    assert_eq!(
+        raw_get(&address, "/probe/sqlite?label=unconfigured"),
+        "ok rowid=1 changes=1 count=1"
+    );
+    assert!(other.is_file());
+    assert_eq!(
+        raw_get(&address, "/probe/sqlite?q=SELECT%20count(*)%20FROM%20opt"),
+        "1\n"
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    // --sqlite runs at every start, like `spin up --sqlite`.
+    let (mut child, address) = spawn_raw(state.path(), &args);
+    assert_eq!(
+        raw_get(&address, "/probe/sqlite?q=SELECT%20count(*)%20FROM%20opt"),
+        "2\n"
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+#[test]
+fn libsql_database_is_a_clear_startup_error() {
+    let state = tempfile::tempdir().unwrap();
+    let config = state.path().join("runtime-config.toml");
+    std::fs::write(&config, "[sqlite_database.default]\ntype = \"libsql\"\nurl = \"https://x.turso.io\"\ntoken = \"t\"\n").unwrap();
+    let output = Command::new(receta_bin())
+        .args(["up", "--listen", "127.0.0.1:0", "--state-dir"])
+        .arg(state.path())
+        .arg("--from")
+        .arg(fixture("spin.toml"))
+        .arg("--runtime-config-file")
+        .arg(&config)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run receta");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("libsql") && stderr.contains("Spin"),
+        "{stderr}"
+    );
 }
 
 #[test]
 fn sigterm_finishes_the_request_in_flight_then_exits_cleanly() {
     let state = tempfile::tempdir().unwrap();
-    let (mut child, address) = spawn_raw(state.path());
+    let (mut child, address) = spawn_raw(state.path(), &[]);
     let port: u16 = address.rsplit(':').next().unwrap().parse().unwrap();
 
     // A request that runs until its 3 s limit, in flight while the signal arrives.

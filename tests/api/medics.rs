@@ -232,6 +232,12 @@ fn invalid_medics_are_400_on_each_field() {
     );
     assert_eq!(resp.status, 400);
     assert!(resp.json()["message"].is_string());
+    // A JSON body over 1 MiB.
+    let mut big = medic_body("grande@clinica.mx");
+    big["alma_mater"] = json!("x".repeat(1_100_000));
+    let resp = app.post("/api/v2/medics/", Some(ADMIN_TOKEN), &big);
+    assert_eq!(resp.status, 413);
+    assert!(resp.json()["message"].is_string());
     // None of the failures created a medic.
     let found = app
         .get("/api/v2/search/medics/?query=valido", Some(ADMIN_TOKEN))

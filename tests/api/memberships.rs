@@ -353,6 +353,13 @@ fn a_member_manages_nothing_but_may_leave() {
 
     assert_forbidden(&app.get(MANAGE, member.token()));
     assert_forbidden(&app.get(&format!("{MANAGE}?limit=bad"), member.token()));
+    let resp = app.raw(
+        "POST",
+        MANAGE,
+        member.token(),
+        Some(("application/json", b"{")),
+    );
+    assert_forbidden(&resp);
     assert_forbidden(&app.get(&format!("/api/v2/memberships/{hospital}/"), member.token()));
     assert_forbidden(&app.post(
         MANAGE,

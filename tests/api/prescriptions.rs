@@ -4,11 +4,13 @@
 
 use std::collections::HashSet;
 
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::helpers::{
-    ADMIN_TOKEN, AppConfig, TestApp, TestMedic, medic_body, spawn_app, spawn_app_with,
+    ADMIN_TOKEN, AppConfig, FormPart, TestApp, TestMedic, medic_body, spawn_app, spawn_app_with,
 };
 use crate::patients::{create_patient, patient_body};
 
@@ -493,6 +495,89 @@ fn an_issued_prescription_does_not_change_when_its_patient_does() {
         );
         assert_eq!(resp.status, 404, "{method}");
     }
+}
+
+#[test]
+fn the_pdf_is_rendered_once_at_issue_and_served_to_the_issuer_and_the_admin() {
+    let app = spawn_app();
+    let s = setup(&app, "rx-pdf@example.mx");
+    let rx = create(&app, &s.medic, &s.body());
+    let signature = rx["signature"].as_str().unwrap();
+    let path = format!("/api/v2/rx/pdf/{signature}/");
+
+    let resp = app.get(&path, s.medic.token());
+    assert_eq!(resp.status, 200, "{}", resp.text());
+    let body = resp.json();
+    assert_eq!(keys(&body), ["pdf"]);
+    let pdf = BASE64
+        .decode(body["pdf"].as_str().unwrap())
+        .expect("base64");
+    assert!(
+        pdf.starts_with(b"%PDF-") && pdf.len() > 1000,
+        "{} bytes",
+        pdf.len()
+    );
+    // The stored bytes, always the same ones; the API admin gets them too.
+    assert_eq!(app.get(&path, s.medic.token()).json(), body);
+    assert_eq!(
+        app.get(&format!("/api/v2/rx/pdf/{signature}"), Some(ADMIN_TOKEN))
+            .json(),
+        body
+    );
+    let stored: Vec<u8> = db(&app)
+        .query_row(
+            "SELECT d.pdf FROM prescription_documents d JOIN prescriptions p ON p.id = d.prescription_id WHERE p.signature = ?",
+            [signature],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(stored, pdf);
+
+    // Anyone else, or an unknown signature: 404 {error}. No token: 401.
+    let other = setup(&app, "rx-pdf-other@example.mx");
+    let unknown = format!("/api/v2/rx/pdf/{}/", "f".repeat(64));
+    for (path, token) in [
+        (&path, other.medic.token()),
+        (&unknown, s.medic.token()),
+        (&"/api/v2/rx/pdf/xyz/".to_string(), s.medic.token()),
+    ] {
+        let resp = app.get(path, token);
+        assert_eq!(resp.status, 404, "{path}");
+        let body = resp.json();
+        assert_eq!(keys(&body), ["error"], "{body}");
+    }
+    assert_eq!(app.get(&path, None).status, 401);
+
+    // A hospital with images: they go into the PDF (a file the renderer cannot use is left out, never
+    // an error).
+    let picture = crate::helpers::jpeg(2048);
+    let resp = app.multipart(
+        "POST",
+        "/api/v2/hospital/",
+        Some(ADMIN_TOKEN),
+        &[
+            FormPart::Text("name", "Con logo"),
+            FormPart::Text("patron", "Dr. Logo"),
+            FormPart::Text("location", "Calle 1, 01000 CDMX"),
+            FormPart::Text("contact", "55 0000 0000"),
+            FormPart::File {
+                name: "picture",
+                filename: "logo.jpg",
+                bytes: &picture,
+            },
+        ],
+    );
+    assert_eq!(resp.status, 201, "{}", resp.text());
+    let with_logo = resp.json()["id"].as_i64().unwrap();
+    app.add_membership(s.medic.id, with_logo, "MEMBER");
+    let mut body = s.body();
+    body["hospital"] = json!(with_logo);
+    let rx = create(&app, &s.medic, &body);
+    let resp = app.get(
+        &format!("/api/v2/rx/pdf/{}/", rx["signature"].as_str().unwrap()),
+        s.medic.token(),
+    );
+    assert_eq!(resp.status, 200);
 }
 
 #[test]

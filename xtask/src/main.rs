@@ -128,11 +128,64 @@ fn up(flags: &[String]) -> Result {
 }
 
 fn test() -> Result {
-    // Unit tests of the pure code, then the black-box suite against the real host.
-    run(cargo().args(["test", "--release", "-p", "common", "-p", "receta-host"]))?;
+    ensure_test_tools()?;
+    // Unit tests of every crate natively, then the black-box suite against the real host.
+    let mut unit = cargo();
+    unit.args(["test", "--release", "--workspace"]);
+    for name in NOT_NATIVE {
+        unit.args(["--exclude", name]);
+    }
+    run(&mut unit)?;
+    // The gateway's unit tests: `--lib` builds only their test harness, not the cdylib.
+    run(cargo().args(["test", "--release", "--lib", "-p", "gateway"]))?;
     run(cargo()
         .args(["test", "--release", "-p", "receta-tests"])
         .env("RECETA_BIN", host_binary()))
+}
+
+/// Crates without native unit tests: the black-box suite (run next, against the host) and the HTTP
+/// components, whose `wasi:http` export only links on wasm32.
+const NOT_NATIVE: &[&str] = &["receta-tests", "gateway", "probe"];
+
+/// Command-line tools the tests drive, and the Debian packages that provide them.
+const TEST_TOOLS: &[(&str, &str)] = &[("pdftotext", "poppler-utils"), ("zbarimg", "zbar-tools")];
+
+/// Installs the tools the tests need with apt-get when they are missing.
+fn ensure_test_tools() -> Result {
+    let missing: Vec<&str> = TEST_TOOLS
+        .iter()
+        .filter(|(tool, _)| !on_path(tool))
+        .map(|(_, package)| *package)
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    eprintln!("xtask: installing {} with apt-get", missing.join(" "));
+    let sudo: &[&str] = if is_root() { &[] } else { &["sudo"] };
+    let apt = |args: &[&str]| {
+        let mut cmd = Command::new(sudo.first().copied().unwrap_or("apt-get"));
+        if !sudo.is_empty() {
+            cmd.arg("apt-get");
+        }
+        cmd.args(args).env("DEBIAN_FRONTEND", "noninteractive");
+        run(&mut cmd)
+    };
+    apt(&["update", "-q"])?;
+    let mut install = vec!["install", "-y", "-q", "--no-install-recommends"];
+    install.extend(&missing);
+    apt(&install)
+}
+
+fn on_path(tool: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(tool).is_file()))
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
 }
 
 fn lint() -> Result {

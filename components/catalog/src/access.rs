@@ -73,6 +73,14 @@ pub fn require_manager(db: &Db, caller: &Principal, hospital: i64) -> Result<(),
     Ok(())
 }
 
+/// `forbidden` unless the caller manages at least one hospital.
+pub fn require_any_manager(db: &Db, caller: &Principal) -> Result<(), Error> {
+    if !manages_any(db, caller)? {
+        return Err(Error::forbidden(NO_MANAGED_HOSPITAL));
+    }
+    Ok(())
+}
+
 /// The medic id of a medic caller; `forbidden` for the API admin.
 pub fn medic_only(caller: &Principal) -> Result<i64, Error> {
     match caller {

@@ -62,6 +62,10 @@ impl Guest for Catalog {
         hospitals::prescribing(medic_id, hospital_id)
     }
 
+    fn authorize_manager(caller: Principal) -> Result<(), Error> {
+        access::require_any_manager(&common::db::Db::open()?, &caller)
+    }
+
     fn create_medic(caller: Principal, input: NewMedic) -> Result<Medic, Error> {
         medics::create(caller, input)
     }

@@ -124,9 +124,7 @@ pub fn search(
     page: PageRequest,
 ) -> Result<MedicSummaryPage, Error> {
     let db = Db::open()?;
-    if !access::manages_any(&db, &caller)? {
-        return Err(Error::forbidden(access::NO_MANAGED_HOSPITAL));
-    }
+    access::require_any_manager(&db, &caller)?;
     let query = query.trim();
     if query.is_empty() {
         return Ok(MedicSummaryPage {

@@ -124,9 +124,7 @@ pub fn create(caller: Principal, input: NewMembership) -> Result<Membership, Err
 
 pub fn list(caller: Principal, page: PageRequest) -> Result<MembershipPage, Error> {
     let db = Db::open()?;
-    if !access::manages_any(&db, &caller)? {
-        return Err(Error::forbidden(access::NO_MANAGED_HOSPITAL));
-    }
+    access::require_any_manager(&db, &caller)?;
     let who = caller_param(&caller);
     let count = db.scalar_i64(
         &format!("SELECT COUNT(*) FROM memberships m WHERE {MANAGED_BY_CALLER}"),

@@ -168,16 +168,6 @@ impl Row<'_> {
             other => Err(anyhow!("column `{column}`: expected a blob, got {other:?}")),
         }
     }
-
-    pub fn opt_blob(&self, column: &str) -> Result<Option<Vec<u8>>> {
-        match self.value(column)? {
-            Value::Null => Ok(None),
-            Value::Blob(b) => Ok(Some(b.clone())),
-            other => Err(anyhow!(
-                "column `{column}`: expected a blob or null, got {other:?}"
-            )),
-        }
-    }
 }
 
 /// Parameter helpers, so call sites read `&[text(&name), int(id)]`.

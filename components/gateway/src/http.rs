@@ -94,7 +94,8 @@ impl Request {
         self.method.clone()
     }
 
-    /// The path's non-empty segments, percent-decoded: `/api/v2/hospital/7/` is `["api", "v2", "hospital", "7"]`.
+    /// The path's non-empty segments, as sent (not percent-decoded): `/api/v2/hospital/7/` is
+    /// `["api", "v2", "hospital", "7"]`.
     pub fn segments(&self) -> Vec<&str> {
         self.path.split('/').filter(|s| !s.is_empty()).collect()
     }

@@ -53,6 +53,7 @@ fn route(req: &Request) -> Result<Response, Error> {
         (Get, ["api", "v2", "rx-endpoint"]) => prescriptions::list(req),
         (Post, ["api", "v2", "rx-endpoint"]) => prescriptions::create(req),
         (Get, ["api", "v2", "rx-endpoint", key]) => prescriptions::detail(req, key),
+        (Get, ["api", "v2", "rx", "pdf", signature]) => prescriptions::pdf(req, signature),
         (Get, ["api", "v2", "drugs"]) => drugs::search(req),
         (Post, ["api", "v2", "drugs"]) => drugs::load(req),
         (Get, ["api", "v2", "rx", "patient-landing", signature]) => landing::json(req, signature),

@@ -95,15 +95,8 @@ pub fn create(req: &Request) -> Result<Response, Error> {
 /// membership (to find medics to invite); else 403.
 pub fn search(req: &Request) -> Result<Response, Error> {
     let caller = req.caller()?;
-    let page = match req.page() {
-        Ok(page) => page,
-        Err(bad_page) => {
-            // The right is checked before the query string, as for every endpoint: an empty query
-            // only checks it.
-            catalog::search_medics(caller, "", common::page::Query::default().page()?)?;
-            return Err(bad_page);
-        }
-    };
+    catalog::authorize_manager(caller)?;
+    let page = req.page()?;
     let query = req.query().get("query").unwrap_or_default().to_string();
     let found = catalog::search_medics(caller, &query, page)?;
     let results = found

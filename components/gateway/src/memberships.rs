@@ -47,6 +47,7 @@ fn to_json(m: Membership) -> Value {
 /// sent, still 201.
 pub fn create(req: &Request) -> Result<Response, Error> {
     let caller = req.caller()?;
+    catalog::authorize_manager(caller)?;
     let mut fields = req.json_fields()?;
     let hospital = fields.required_i64("hospital");
     let medic = fields.required_i64("medic");
@@ -71,14 +72,8 @@ pub fn create(req: &Request) -> Result<Response, Error> {
 /// `GET /api/v2/management/memberships/` → 200 paginated Membership list of the managed hospitals.
 pub fn list(req: &Request) -> Result<Response, Error> {
     let caller = req.caller()?;
-    let page = match req.page() {
-        Ok(page) => page,
-        Err(bad_page) => {
-            // The right first (403), then the query string (400).
-            catalog::list_memberships(caller, common::page::Query::default().page()?)?;
-            return Err(bad_page);
-        }
-    };
+    catalog::authorize_manager(caller)?;
+    let page = req.page()?;
     let found = catalog::list_memberships(caller, page)?;
     let results = found.results.into_iter().map(to_json).collect();
     Ok(Response::page(req, &page, found.count, results))

@@ -6,6 +6,8 @@
 //! (not the medic's: 400 on `patient`) → `prescriptions.issue`, which applies the drug-catalog rules,
 //! signs, and writes everything in one transaction.
 
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::{Map, Value, json};
 
 use common::fields::Fields;
@@ -172,6 +174,17 @@ pub fn detail(req: &Request, key: &str) -> Result<Response, Error> {
         200,
         &detail_shape(prescriptions::get_by_signature(caller, key)?),
     ))
+}
+
+/// `GET /api/v2/rx/pdf/<signature>/` → 200 `{pdf}` (the PDF stored at issue, base64); 404 `{error}` for
+/// an unknown signature or a caller other than the issuing medic or the API admin.
+pub fn pdf(req: &Request, signature: &str) -> Result<Response, Error> {
+    let caller = req.caller()?;
+    match prescriptions::get_pdf(caller, signature) {
+        Ok(bytes) => Ok(Response::json(200, &json!({ "pdf": BASE64.encode(bytes) }))),
+        Err(Error::NotFound(message)) => Ok(Response::json(404, &json!({ "error": message }))),
+        Err(other) => Err(other),
+    }
 }
 
 /// The create response (spec 2.4): `hospital` as its id, `patient` as `{uid, name, email}`, no status.

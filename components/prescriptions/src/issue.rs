@@ -47,6 +47,7 @@ pub fn issue(req: IssueRequest) -> Result<Prescription, Error> {
     let issued_at = common::time::now_iso8601();
     let doc = document::build(&req, &meds, &clinic, &issued_at, &document::new_nonce());
     let signed = document::sign(&doc);
+    // Rendered before the transaction, so the write lock is held only for the inserts.
     let pdf = pdf::render(&req, &meds, &signed.signature, &issued_at[..10]);
     let email = email_target(&req);
     let sent_status = if email.is_some() {
@@ -103,10 +104,9 @@ pub fn issue(req: IssueRequest) -> Result<Prescription, Error> {
                 .ok_or_else(|| anyhow::anyhow!("INSERT … RETURNING returned no row"))?;
             ids.push(mid);
         }
-        let pdf_param = pdf.as_deref().map_or(common::db::Param::Null, blob);
         db.execute(
             INSERT_DOCUMENT,
-            &[int(id), text(&signed.canonical), pdf_param],
+            &[int(id), text(&signed.canonical), blob(&pdf)],
         )?;
         if let Some(to) = &email {
             let payload = json!({"signature": signed.signature, "to": [to], "cc": []}).to_string();

@@ -221,11 +221,10 @@ pub fn pdf(caller: &Principal, signature: &str) -> Result<Vec<u8>, Error> {
         return Err(Error::not_found());
     }
     let db = Db::open()?;
-    // NULL: issued before a renderer was available.
-    let found = db.query_opt(&pdf_sql(), &[text(signature), caller_param(caller)], |r| {
-        r.opt_blob("pdf")
-    })?;
-    found.flatten().ok_or_else(Error::not_found)
+    db.query_opt(&pdf_sql(), &[text(signature), caller_param(caller)], |r| {
+        r.blob("pdf")
+    })?
+    .ok_or_else(Error::not_found)
 }
 
 pub fn document(caller: &Principal, signature: &str) -> Result<String, Error> {

@@ -3,8 +3,10 @@
 
 mod helpers;
 
+mod campaigns;
 mod hospitals;
 mod host;
+mod landing;
 mod locations;
 mod medics;
 mod memberships;

@@ -394,7 +394,7 @@ mod tests {
             "text",
         ]}));
         let found = branches(&mut f).unwrap();
-        assert_eq!(found.len(), 3);
+        assert_eq!(found.len(), 2);
         assert_eq!(found[1].determinante, 102);
         assert_eq!(found[1].formato, "");
         let m = messages(f);

@@ -13,11 +13,11 @@ use crate::read::{medication_from_row, medications_sql};
 
 /// `?1` signature; `?2` the medic, or NULL for the API admin and for the public page. The medic's and
 /// the hospital's names come from the signed document (the snapshot taken at issue); `raw_size` is
-/// the length of the stored PDF, read without loading it.
+/// the length of the stored PDF (SQLite reads a blob's length without loading it).
 const SELECT_LANDING: &str = "SELECT p.id, p.signature, p.created_at, p.patient_name, \
     COALESCE(json_extract(d.canonical, '$.medic.name'), '') AS medic_name, \
     COALESCE(json_extract(d.canonical, '$.hospital.name'), '') AS hospital_name, \
-    COALESCE(length(d.pdf), 0) AS raw_size \
+    length(d.pdf) AS raw_size \
     FROM prescriptions p JOIN prescription_documents d ON d.prescription_id = p.id \
     WHERE p.signature = ?1 AND (?2 IS NULL OR p.medic_id = ?2)";
 
@@ -69,8 +69,8 @@ pub fn pdf(signature: &str) -> Result<Vec<u8>, Error> {
         return Err(Error::not_found());
     }
     let db = Db::open()?;
-    let found = db.query_opt(SELECT_PDF, &[text(signature)], |r| r.opt_blob("pdf"))?;
-    found.flatten().ok_or_else(Error::not_found)
+    db.query_opt(SELECT_PDF, &[text(signature)], |r| r.blob("pdf"))?
+        .ok_or_else(Error::not_found)
 }
 
 #[cfg(test)]

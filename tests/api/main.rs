@@ -7,6 +7,7 @@ mod campaigns;
 mod hospitals;
 mod host;
 mod landing;
+mod landing_browser;
 mod locations;
 mod medics;
 mod memberships;

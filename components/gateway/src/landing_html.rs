@@ -31,6 +31,7 @@ h1{margin:.25rem 0 .25rem;font-size:1.6rem;line-height:1.2}\
 h2{font-size:1.15rem;margin:1.5rem 0 .5rem}\
 h3{font-size:1.05rem;margin:0 0 .25rem;overflow-wrap:anywhere}\
 .card{background:var(--card);border:1px solid var(--line);border-radius:12px;padding:1rem;margin:0 0 .75rem}\
+.card h2{margin-top:0}\
 .facts{margin:0 0 1rem;display:grid;gap:.5rem}\
 .facts div{display:flex;gap:.75rem}\
 .facts dt{flex:0 0 4.5rem;color:var(--muted)}\
@@ -42,8 +43,8 @@ font-weight:600;padding:.85rem 1rem;border-radius:10px;min-height:48px}\
 .btn small{display:block;font-weight:400;opacity:.9}\
 .meds{list-style:none;margin:0;padding:0}\
 .med p{margin:.35rem 0 0;overflow-wrap:anywhere}\
-.label{display:block;font-size:.8rem;color:var(--muted);text-transform:uppercase;letter-spacing:.04em}\
-.qty{font-weight:600}\
+.label{display:block;font-size:.75rem;font-weight:600;color:var(--muted);text-transform:uppercase;letter-spacing:.04em}\
+.qty{font-weight:600;font-size:1.05rem}\
 .drug{color:var(--muted);font-size:.9rem}\
 .badge{display:inline-block;background:var(--soft);color:var(--brand-dark);font-size:.75rem;font-weight:600;\
 border-radius:999px;padding:.1rem .6rem;margin:0 0 .4rem}\
@@ -60,6 +61,9 @@ summary{cursor:pointer;font-weight:600;color:var(--brand-dark);padding:.35rem 0}
 .note{color:var(--muted);font-size:.9rem}\
 footer{margin-top:2rem;color:var(--muted);font-size:.85rem}\
 ";
+
+/// Up to this many branches are listed open; more are behind a `<details>` toggle.
+const OPEN_BRANCHES: usize = 3;
 
 /// `Content-Security-Policy` of every page: nothing but this page's own style sheet (by hash), images
 /// from the service itself, no forms, no framing, no `<base>`.
@@ -275,8 +279,14 @@ fn campaign_card(c: &Campaign) -> String {
         } else {
             "Sucursales"
         };
+        // A short list is open; a long one is a tap away.
+        let open = if c.branches.len() <= OPEN_BRANCHES {
+            " open"
+        } else {
+            ""
+        };
         html.push_str(&format!(
-            "<details>\n<summary>{label} ({})</summary>\n<ul class=\"branches\">\n",
+            "<details{open}>\n<summary>{label} ({})</summary>\n<ul class=\"branches\">\n",
             c.branches.len()
         ));
         for b in &c.branches {
@@ -448,7 +458,7 @@ mod tests {
             &format!("href=\"/rx/{}/pdf\"", "ab".repeat(32)),
             "download=\"receta-abababab.pdf\"",
             "Recomendada",
-            "Sucursal (1)",
+            "<details open>\n<summary>Sucursal (1)</summary>",
             "Madero 1 · CDMX · Farmacia",
             "Sucursal núm. 101",
         ] {
@@ -460,6 +470,17 @@ mod tests {
         );
         assert!(!html.contains("<script"), "no script at all");
         assert!(page(&rx(), &[]).contains("la farmacia de tu preferencia"));
+    }
+
+    #[test]
+    fn a_long_branch_list_is_folded() {
+        let mut c = campaign("https://ahorro.example/", "landing_view");
+        c.branches = vec![c.branches[0].clone(); OPEN_BRANCHES + 1];
+        let html = page(&rx(), &[c]);
+        assert!(
+            html.contains("<details>\n<summary>Sucursales (4)</summary>"),
+            "{html}"
+        );
     }
 
     #[test]

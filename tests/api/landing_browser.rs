@@ -137,11 +137,13 @@ impl Cdp {
             .and_then(|rest| rest.split('/').next())
             .expect("a ws:// endpoint");
         let stream = TcpStream::connect(authority).expect("connect to DevTools");
-        stream
-            .set_read_timeout(Some(Duration::from_millis(250)))
-            .unwrap();
+        // The handshake blocks (up to a step); afterwards reads wake up often, so waits can time out.
+        stream.set_read_timeout(Some(STEP)).unwrap();
         let (ws, _) = tungstenite::client(endpoint, stream)
             .unwrap_or_else(|e| panic!("DevTools handshake with {endpoint}: {e}"));
+        ws.get_ref()
+            .set_read_timeout(Some(Duration::from_millis(250)))
+            .unwrap();
         Cdp {
             ws,
             next_id: 1,

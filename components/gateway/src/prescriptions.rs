@@ -95,6 +95,7 @@ pub fn create(req: &Request) -> Result<Response, Error> {
             None
         }
     };
+    let base_url = media::base_url();
     let request = IssueRequest {
         medic: MedicSnapshot {
             id: medic.id,
@@ -138,10 +139,10 @@ pub fn create(req: &Request) -> Result<Response, Error> {
         show_diagnosis,
         send_rx,
         medications,
-        base_url: media::base_url(),
+        base_url: base_url.clone(),
     };
     let issued = prescriptions::issue(&request)?;
-    Ok(Response::json(200, &create_shape(issued)))
+    Ok(Response::json(200, &create_shape(issued, &base_url)))
 }
 
 /// `GET /api/v2/rx-endpoint/?limit&offset&search` → 200 paginated list of the medic's prescriptions,
@@ -151,7 +152,12 @@ pub fn list(req: &Request) -> Result<Response, Error> {
     let page = req.page()?;
     let search = search_param(req)?;
     let found = prescriptions::list_prescriptions(medic, search.as_deref(), page)?;
-    let results = found.results.into_iter().map(detail_shape).collect();
+    let base_url = media::base_url();
+    let results = found
+        .results
+        .into_iter()
+        .map(|rx| detail_shape(rx, &base_url))
+        .collect();
     Ok(Response::page(req, &page, found.count, results))
 }
 
@@ -167,12 +173,20 @@ pub fn detail(req: &Request, key: &str) -> Result<Response, Error> {
             limit: 1,
             offset: 0,
         };
-        return Ok(Response::page(req, &one, 1, vec![detail_shape(found)]));
+        return Ok(Response::page(
+            req,
+            &one,
+            1,
+            vec![detail_shape(found, &media::base_url())],
+        ));
     }
     let caller = req.caller()?;
     Ok(Response::json(
         200,
-        &detail_shape(prescriptions::get_by_signature(caller, key)?),
+        &detail_shape(
+            prescriptions::get_by_signature(caller, key)?,
+            &media::base_url(),
+        ),
     ))
 }
 
@@ -188,8 +202,8 @@ pub fn pdf(req: &Request, signature: &str) -> Result<Response, Error> {
 }
 
 /// The create response (spec 2.4): `hospital` as its id, `patient` as `{uid, name, email}`, no status.
-pub fn create_shape(rx: Prescription) -> Value {
-    let mut v = detail_shape(rx);
+pub fn create_shape(rx: Prescription, base_url: &str) -> Value {
+    let mut v = detail_shape(rx, base_url);
     let hospital_id = v["hospital"]["id"].clone();
     v["hospital"] = hospital_id;
     let patient = &v["patient"];
@@ -204,8 +218,8 @@ pub fn create_shape(rx: Prescription) -> Value {
 
 /// The list and detail shape: `hospital` `{id, patron, location}`, `patient` with phone, date of
 /// birth and gender, `status` as `[code, label]` pairs, `created_at` as `YYYY-MM-DD`, `cta_link`.
-pub fn detail_shape(rx: Prescription) -> Value {
-    let cta_link = format!("{}/rx/{}", media::base_url(), rx.signature);
+pub fn detail_shape(rx: Prescription, base_url: &str) -> Value {
+    let cta_link = format!("{base_url}/rx/{}", rx.signature);
     let clinic = rx
         .clinic
         .as_deref()

@@ -8,4 +8,6 @@ mod host;
 mod locations;
 mod medics;
 mod memberships;
+mod patients;
+mod prescriptions;
 mod skeleton;

@@ -136,6 +136,8 @@ fn test() -> Result {
         unit.args(["--exclude", name]);
     }
     run(&mut unit)?;
+    // The gateway's unit tests: `--lib` builds only their test harness, not the cdylib.
+    run(cargo().args(["test", "--release", "--lib", "-p", "gateway"]))?;
     run(cargo()
         .args(["test", "--release", "-p", "receta-tests"])
         .env("RECETA_BIN", host_binary()))

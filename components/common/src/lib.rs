@@ -1,9 +1,11 @@
 //! Code the components share. Everything here is plain Rust with unit tests beside it, except `db`,
 //! the thin wrapper over Spin's SQLite interface.
 
+pub mod canonical;
 pub mod db;
 pub mod error;
 pub mod fields;
+pub mod gtin;
 pub mod image;
 pub mod multipart;
 pub mod page;

@@ -2,12 +2,15 @@
 //! the auth component, and orchestrates the domain components (imported through WIT, composed at load).
 
 mod bindings;
+mod drugs;
 mod hospitals;
 mod http;
 mod locations;
 mod media;
 mod medics;
 mod memberships;
+mod patients;
+mod prescriptions;
 
 use spin_sdk::http::{IncomingRequest, Method, ResponseOutparam};
 
@@ -40,6 +43,16 @@ fn route(req: &Request) -> Result<Response, Error> {
         (Get, ["api", "v2", "memberships", hospital]) => memberships::of_hospital(req, hospital),
         (Get, ["api", "v2", "locations"]) => locations::list(req),
         (Patch, ["api", "v2", "locations", "update"]) => locations::update(req),
+        (Get, ["api", "v2", "patient"]) => patients::list(req),
+        (Post, ["api", "v2", "patient"]) => patients::create(req),
+        (Get, ["api", "v2", "patient", key]) => patients::get(req, key),
+        (Patch, ["api", "v2", "patient", key]) => patients::update(req, key),
+        (Get, ["api", "v2", "rx-endpoint"]) => prescriptions::list(req),
+        (Post, ["api", "v2", "rx-endpoint"]) => prescriptions::create(req),
+        (Get, ["api", "v2", "rx-endpoint", key]) => prescriptions::detail(req, key),
+        (Get, ["api", "v2", "rx", "pdf", signature]) => prescriptions::pdf(req, signature),
+        (Get, ["api", "v2", "drugs"]) => drugs::search(req),
+        (Post, ["api", "v2", "drugs"]) => drugs::load(req),
         (Get, ["media", "hospitals", id, file]) => media::hospital_image(id, file),
         _ => Err(Error::not_found()),
     }

@@ -1,0 +1,273 @@
+//! `/api/v2/patient/` (medic token): create, list (a bare array), get and PATCH by `id` or `uid`.
+//! A patient belongs to the medic who created it; for any other caller it does not exist (404).
+
+use serde_json::Value;
+
+use common::fields::Fields;
+use common::time::Date;
+use common::types::{Error, Principal};
+
+use crate::bindings::patients::{self, NewPatient, PatientKey, PatientPatch};
+use crate::http::{Request, Response};
+
+pub const MEDIC_ONLY: &str = "This endpoint requires a medic token.";
+
+/// Length limits, strictly under (characters).
+const NAME: Option<usize> = Some(256);
+const EMAIL: Option<usize> = Some(256);
+const SHORT: Option<usize> = Some(32);
+const STATE: Option<usize> = Some(128);
+const LONG: Option<usize> = Some(512);
+/// `search` in a list: strictly under this many characters.
+pub const SEARCH: usize = 256;
+/// The patient `email` identifier: "more than 4 characters" (spec 8).
+const EMAIL_MIN: usize = 5;
+
+/// The gender letters (decisions): M male (default), F female, O other, H hombre (male).
+const GENDERS: [&str; 4] = ["M", "F", "O", "H"];
+const BAD_GENDER: &str =
+    "is not a valid choice. Allowed values: M, F, O, H (or male, female, other).";
+
+/// The calling medic's id: 401 without a valid token, 403 for the API admin.
+pub fn medic_caller(req: &Request) -> Result<i64, Error> {
+    match req.caller()? {
+        Principal::Medic(id) => Ok(id),
+        Principal::Admin => Err(Error::forbidden(MEDIC_ONLY)),
+    }
+}
+
+/// The `search` query parameter: `None` when absent or empty, 400 when too long.
+pub fn search_param(req: &Request) -> Result<Option<String>, Error> {
+    match req.query().get("search") {
+        None | Some("") => Ok(None),
+        Some(s) if s.chars().count() >= SEARCH => Err(Error::field(
+            "search",
+            format!("Ensure this field has fewer than {SEARCH} characters."),
+        )),
+        Some(s) => Ok(Some(s.to_string())),
+    }
+}
+
+/// `POST /api/v2/patient/` → 201 Patient.
+pub fn create(req: &Request) -> Result<Response, Error> {
+    let medic = medic_caller(req)?;
+    let mut f = req.json_fields()?;
+    let date_of_birth = f.required_date("date_of_birth");
+    check_not_future(&mut f, &date_of_birth);
+    let input = NewPatient {
+        name: f.required_str("name", NAME),
+        email: email(&mut f, false).unwrap_or_default(),
+        date_of_birth,
+        external_patient_file: f
+            .optional_str("external_patient_file", NAME)
+            .unwrap_or_default(),
+        gender: gender(&mut f, false).unwrap_or_else(|| "M".into()),
+        curp: f.optional_str("curp", SHORT).unwrap_or_default(),
+        phone: f.optional_str("phone", SHORT).unwrap_or_default(),
+        address: f.optional_str("address", LONG).unwrap_or_default(),
+        state: f.optional_str("state", STATE).unwrap_or_default(),
+        zip_code: f.optional_str("zip_code", SHORT).unwrap_or_default(),
+        location: f.optional_str("location", LONG).unwrap_or_default(),
+    };
+    f.finish()?;
+    let patient = patients::create_patient(medic, &input)?;
+    Ok(Response::json(201, &patient))
+}
+
+/// `GET /api/v2/patient/?limit&offset&search` → 200 bare array of the medic's patients, oldest first;
+/// `search` matches the name or the email (contains, `%` and `_` literally).
+pub fn list(req: &Request) -> Result<Response, Error> {
+    let medic = medic_caller(req)?;
+    let page = req.page()?;
+    let search = search_param(req)?;
+    let found = patients::list_patients(medic, search.as_deref(), page)?;
+    Ok(Response::json(200, &found))
+}
+
+/// `GET /api/v2/patient/<uid>` (or the integer id) → 200 Patient; 404 `{message}`.
+pub fn get(req: &Request, segment: &str) -> Result<Response, Error> {
+    let medic = medic_caller(req)?;
+    let key = path_key(segment)?;
+    Ok(Response::json(200, &patients::get_owned(medic, &key)?))
+}
+
+/// `PATCH /api/v2/patient/<id or uid>/` → 202 Patient; 400 field errors; 404 `{message}`.
+/// `id` and `uid` in the body are ignored (read-only).
+pub fn update(req: &Request, segment: &str) -> Result<Response, Error> {
+    let medic = medic_caller(req)?;
+    let key = path_key(segment)?;
+    let mut f = req.json_fields()?;
+    let date_of_birth = f.patch_str("date_of_birth", None, false);
+    if let Some(d) = &date_of_birth {
+        if Date::parse(d).is_none() {
+            f.error("date_of_birth", common::fields::BAD_DATE);
+        } else {
+            check_not_future(&mut f, d);
+        }
+    }
+    let patch = PatientPatch {
+        name: f.patch_str("name", NAME, false),
+        email: email(&mut f, true),
+        date_of_birth,
+        external_patient_file: f.patch_str("external_patient_file", NAME, true),
+        gender: gender(&mut f, true),
+        curp: f.patch_str("curp", SHORT, true),
+        phone: f.patch_str("phone", SHORT, true),
+        address: f.patch_str("address", LONG, true),
+        state: f.patch_str("state", STATE, true),
+        zip_code: f.patch_str("zip_code", SHORT, true),
+        location: f.patch_str("location", LONG, true),
+    };
+    f.finish()?;
+    let patient = patients::update_patient(medic, &key, &patch)?;
+    Ok(Response::json(202, &patient))
+}
+
+/// A path segment naming a patient: all digits is the integer `id` (uids never are), anything else a
+/// `uid`. A number too large, or a segment no uid could be, names nothing: 404.
+pub fn path_key(segment: &str) -> Result<PatientKey, Error> {
+    if !segment.is_empty() && segment.bytes().all(|b| b.is_ascii_digit()) {
+        return segment
+            .parse()
+            .map(PatientKey::Id)
+            .map_err(|_| Error::not_found());
+    }
+    if segment.is_empty() || segment.len() > 64 {
+        return Err(Error::not_found());
+    }
+    Ok(PatientKey::Uid(segment.to_string()))
+}
+
+fn check_not_future(f: &mut Fields, date: &str) {
+    if Date::parse(date).is_some() && date > common::time::today().as_str() {
+        f.error(
+            "date_of_birth",
+            "The date of birth cannot be in the future.",
+        );
+    }
+}
+
+/// `email`: an address or another identifier of more than 4 characters; empty or absent is "none".
+/// In a PATCH (`patch`), absent is `None` and null an error.
+fn email(f: &mut Fields, patch: bool) -> Option<String> {
+    let value = if patch {
+        f.patch_str("email", EMAIL, true)?
+    } else {
+        f.optional_str("email", EMAIL)?
+    };
+    let value = value.trim().to_string();
+    if !value.is_empty() && value.chars().count() < EMAIL_MIN {
+        f.error(
+            "email",
+            format!("Ensure this field has at least {EMAIL_MIN} characters."),
+        );
+        return None;
+    }
+    Some(value)
+}
+
+/// `gender`: `M`, `F`, `O` or `H` (any case; stored as the capital letter sent), or `male`,
+/// `female`, `other` (any case) stored as `M`, `F`, `O`. Absent is `None` (create defaults to `M`);
+/// null is `None` on create and an error in a PATCH.
+fn gender(f: &mut Fields, patch: bool) -> Option<String> {
+    let raw = f.raw("gender")?.clone();
+    let parsed = match &raw {
+        Value::Null if !patch => return None,
+        Value::String(s) => parse_gender(s),
+        _ => None,
+    };
+    if parsed.is_none() {
+        let shown = match &raw {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        f.error("gender", format!("\"{shown}\" {BAD_GENDER}"));
+    }
+    parsed
+}
+
+/// The stored letter for a gender value, if it is one of the allowed values.
+pub fn parse_gender(s: &str) -> Option<String> {
+    let upper = s.trim().to_uppercase();
+    if GENDERS.contains(&upper.as_str()) {
+        return Some(upper);
+    }
+    match upper.as_str() {
+        "MALE" => Some("M".into()),
+        "FEMALE" => Some("F".into()),
+        "OTHER" => Some("O".into()),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn fields(v: Value) -> Fields {
+        Fields::from_json(v.to_string().as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn genders_letters_kept_words_mapped() {
+        for (sent, stored) in [
+            ("M", "M"),
+            ("F", "F"),
+            ("O", "O"),
+            ("H", "H"),
+            ("h", "H"),
+            ("male", "M"),
+            ("FEMALE", "F"),
+            ("Other", "O"),
+            (" f ", "F"),
+        ] {
+            assert_eq!(parse_gender(sent).as_deref(), Some(stored), "{sent}");
+        }
+        for bad in ["", "X", "mujer", "hombre", "MF", "m ale"] {
+            assert_eq!(parse_gender(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn gender_field_errors_name_the_allowed_values() {
+        let mut f = fields(json!({"gender": 1}));
+        assert_eq!(gender(&mut f, false), None);
+        let Err(Error::Invalid(e)) = f.finish() else {
+            panic!()
+        };
+        assert!(e[0].messages[0].contains("M, F, O, H"), "{:?}", e);
+
+        let mut f = fields(json!({"gender": null}));
+        assert_eq!(gender(&mut f, false), None);
+        assert!(f.finish().is_ok(), "null on create means the default");
+        let mut f = fields(json!({"gender": null}));
+        assert_eq!(gender(&mut f, true), None);
+        assert!(f.finish().is_err(), "null in a PATCH is an error");
+    }
+
+    #[test]
+    fn email_identifier_needs_more_than_four_characters() {
+        let mut f = fields(json!({"email": "abcd"}));
+        assert_eq!(email(&mut f, false), None);
+        assert!(f.finish().is_err());
+        for ok in ["abcde", "EXP-12345", "ana@b.mx", ""] {
+            let mut f = fields(json!({ "email": ok }));
+            assert_eq!(email(&mut f, false).as_deref(), Some(ok));
+            assert!(f.finish().is_ok(), "{ok}");
+        }
+        let mut f = fields(json!({}));
+        assert_eq!(email(&mut f, false), None);
+    }
+
+    #[test]
+    fn path_keys() {
+        assert!(matches!(path_key("42"), Ok(PatientKey::Id(42))));
+        assert!(matches!(
+            path_key("0f1e2d3c4b5a69788796a5b4c3d2e1f0"),
+            Ok(PatientKey::Uid(_))
+        ));
+        assert!(path_key("99999999999999999999999").is_err());
+        assert!(path_key(&"a".repeat(65)).is_err());
+    }
+}

@@ -1,0 +1,559 @@
+//! `/api/v2/rx-endpoint/` (medic token): create, list, detail by id, detail by signature.
+//!
+//! A create is orchestrated here, each domain component doing its part (they never call each other):
+//! `auth.authenticate` → `catalog.get-medic` (not `specialty_verified`: 403) → the body's shape →
+//! `catalog.prescribing-hospital` (no live membership: 400 on `hospital`) → `patients.get-owned`
+//! (not the medic's: 400 on `patient`) → `prescriptions.issue`, which applies the drug-catalog rules,
+//! signs, and writes everything in one transaction.
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use serde_json::{Map, Value, json};
+
+use common::fields::Fields;
+use common::types::{Error, FieldError, PageRequest};
+
+use crate::bindings::catalog::{self, ImageKind};
+use crate::bindings::patients::{self, PatientKey};
+use crate::bindings::prescriptions::{
+    self, HospitalSnapshot, IssueRequest, MedicSnapshot, NewMedication, PatientSnapshot,
+    Prescription,
+};
+use crate::http::{Request, Response};
+use crate::media;
+use crate::patients::{medic_caller, search_param};
+
+/// Length limits, strictly under (characters).
+const TEXT: Option<usize> = Some(4096);
+const PRESENTATION: Option<usize> = Some(512);
+const UPC: Option<usize> = Some(64);
+const CLINIC: usize = 256;
+/// Medications per prescription, at most.
+const MAX_MEDICATIONS: usize = 50;
+/// Boxes per medication, at most.
+const MAX_QTY: i64 = 9999;
+const CATEGORIES: [&str; 3] = ["standard_drug", "basic_drug", "unstructured_drug"];
+
+const UNVERIFIED: &str =
+    "Only a medic whose specialty is verified (specialty_verified) may create prescriptions.";
+
+/// `POST /api/v2/rx-endpoint/` → 200 Prescription (create shape); 400 field errors; 403.
+pub fn create(req: &Request) -> Result<Response, Error> {
+    let medic_id = medic_caller(req)?;
+    // A valid token whose medic is gone cannot happen (auth checks the row); treat it as no token.
+    let medic = catalog::get_medic(medic_id).ok_or(Error::Unauthorized)?;
+    if !medic.specialty_verified {
+        return Err(Error::forbidden(UNVERIFIED));
+    }
+    let mut f = req.json_fields()?;
+    // `hospital` left out (or null) means the medic's active hospital.
+    let hospital_id = f.optional_i64("hospital");
+    let hospital_field_ok =
+        hospital_id.is_some() || matches!(f.raw("hospital"), None | Some(Value::Null));
+    let patient_uid = patient_uid(&mut f);
+    let clinic = clinic(&mut f);
+    let diagnosis = f.optional_str("diagnosis", TEXT).unwrap_or_default();
+    let extras = f.optional_str("extras", TEXT).unwrap_or_default();
+    let show_diagnosis = f.optional_bool("show_diagnosis").unwrap_or(false);
+    let send_rx = f.optional_bool("send_rx").unwrap_or(true);
+    let medications = medications(&mut f);
+
+    // The hospital and the patient are checked even when other fields are bad, so one 400 names
+    // every problem; infrastructure errors still end the request.
+    let hospital = if hospital_field_ok {
+        match catalog::prescribing_hospital(medic_id, hospital_id) {
+            Ok(h) => Some(h),
+            Err(Error::Invalid(errors)) => {
+                merge(&mut f, errors);
+                None
+            }
+            Err(other) => return Err(other),
+        }
+    } else {
+        None
+    };
+    let patient = match &patient_uid {
+        Some(uid) => match patients::get_owned(medic_id, &PatientKey::Uid(uid.clone())) {
+            Ok(p) => Some(p),
+            Err(Error::NotFound(_)) => {
+                f.error("patient", format!("Patient with uid \"{uid}\" not found."));
+                None
+            }
+            Err(other) => return Err(other),
+        },
+        None => None,
+    };
+    f.finish()?;
+    let (Some(hospital), Some(patient)) = (hospital, patient) else {
+        return Err(anyhow::anyhow!("hospital or patient missing after validation").into());
+    };
+
+    let image = |present: bool, kind| {
+        if present {
+            catalog::get_hospital_image(hospital.id, kind)
+        } else {
+            None
+        }
+    };
+    let base_url = media::base_url();
+    let request = IssueRequest {
+        medic: MedicSnapshot {
+            id: medic.id,
+            name: medic.name,
+            email: medic.email,
+            cedula_prof: medic.cedula_prof,
+            specialty: medic.specialty,
+            specialty_no: medic.specialty_no,
+            alma_mater: medic.alma_mater,
+        },
+        hospital: HospitalSnapshot {
+            id: hospital.id,
+            picture: image(hospital.picture.is_some(), ImageKind::Picture),
+            university_logo: image(
+                hospital.university_logo.is_some(),
+                ImageKind::UniversityLogo,
+            ),
+            name: hospital.name,
+            patron: hospital.patron,
+            location: hospital.location,
+            contact: hospital.contact,
+            headline: hospital.headline,
+            zip_code: hospital.zip_code,
+            page_size: hospital.page_size,
+            info: hospital.info,
+            send_emails: hospital.send_emails,
+        },
+        patient: PatientSnapshot {
+            id: patient.id,
+            uid: patient.uid,
+            name: patient.name,
+            email: patient.email,
+            phone: patient.phone,
+            date_of_birth: patient.date_of_birth,
+            gender: patient.gender,
+            curp: patient.curp,
+        },
+        clinic,
+        diagnosis,
+        extras,
+        show_diagnosis,
+        send_rx,
+        medications,
+        base_url: base_url.clone(),
+    };
+    let issued = prescriptions::issue(&request)?;
+    Ok(Response::json(200, &create_shape(issued, &base_url)))
+}
+
+/// `GET /api/v2/rx-endpoint/?limit&offset&search` → 200 paginated list of the medic's prescriptions,
+/// newest first; `search` matches the patient's name or email or the diagnosis.
+pub fn list(req: &Request) -> Result<Response, Error> {
+    let medic = medic_caller(req)?;
+    let page = req.page()?;
+    let search = search_param(req)?;
+    let found = prescriptions::list_prescriptions(medic, search.as_deref(), page)?;
+    let base_url = media::base_url();
+    let results = found
+        .results
+        .into_iter()
+        .map(|rx| detail_shape(rx, &base_url))
+        .collect();
+    Ok(Response::page(req, &page, found.count, results))
+}
+
+/// `GET /api/v2/rx-endpoint/<id>` → 200 paginated list with one result (the medic's own);
+/// `GET /api/v2/rx-endpoint/<signature>/` → 200 one Prescription (the issuing medic or the API admin).
+/// Anything else: 404 `{message}`.
+pub fn detail(req: &Request, key: &str) -> Result<Response, Error> {
+    if !key.is_empty() && key.len() < 20 && key.bytes().all(|b| b.is_ascii_digit()) {
+        let medic = medic_caller(req)?;
+        let id: i64 = key.parse().map_err(|_| Error::not_found())?;
+        let found = prescriptions::get_by_id(medic, id)?;
+        let one = PageRequest {
+            limit: 1,
+            offset: 0,
+        };
+        return Ok(Response::page(
+            req,
+            &one,
+            1,
+            vec![detail_shape(found, &media::base_url())],
+        ));
+    }
+    let caller = req.caller()?;
+    Ok(Response::json(
+        200,
+        &detail_shape(
+            prescriptions::get_by_signature(caller, key)?,
+            &media::base_url(),
+        ),
+    ))
+}
+
+/// `GET /api/v2/rx/pdf/<signature>/` → 200 `{pdf}` (the PDF stored at issue, base64); 404 `{error}` for
+/// an unknown signature or a caller other than the issuing medic or the API admin.
+pub fn pdf(req: &Request, signature: &str) -> Result<Response, Error> {
+    let caller = req.caller()?;
+    match prescriptions::get_pdf(caller, signature) {
+        Ok(bytes) => Ok(Response::json(200, &json!({ "pdf": BASE64.encode(bytes) }))),
+        Err(Error::NotFound(message)) => Ok(Response::json(404, &json!({ "error": message }))),
+        Err(other) => Err(other),
+    }
+}
+
+/// The create response (spec 2.4): `hospital` as its id, `patient` as `{uid, name, email}`, no status.
+pub fn create_shape(rx: Prescription, base_url: &str) -> Value {
+    let mut v = detail_shape(rx, base_url);
+    let hospital_id = v["hospital"]["id"].clone();
+    v["hospital"] = hospital_id;
+    let patient = &v["patient"];
+    v["patient"] =
+        json!({ "uid": patient["uid"], "name": patient["name"], "email": patient["email"] });
+    if let Some(map) = v.as_object_mut() {
+        map.remove("status");
+        map.remove("reason_of_rejected");
+    }
+    v
+}
+
+/// The list and detail shape: `hospital` `{id, patron, location}`, `patient` with phone, date of
+/// birth and gender, `status` as `[code, label]` pairs, `created_at` as `YYYY-MM-DD`, `cta_link`.
+pub fn detail_shape(rx: Prescription, base_url: &str) -> Value {
+    let cta_link = format!("{base_url}/rx/{}", rx.signature);
+    let clinic = rx
+        .clinic
+        .as_deref()
+        .and_then(|c| serde_json::from_str(c).ok())
+        .unwrap_or(Value::Null);
+    let created_on = rx
+        .created_at
+        .get(..10)
+        .unwrap_or(&rx.created_at)
+        .to_string();
+    let mut v = serde_json::to_value(&rx).expect("records serialize");
+    v["clinic"] = clinic;
+    v["created_at"] = Value::String(created_on);
+    v["cta_link"] = Value::String(cta_link);
+    v["additional_data"] = json!({});
+    v
+}
+
+/// `patient`: `{"uid": "..."}` (a bare uid string is accepted too). Required.
+fn patient_uid(f: &mut Fields) -> Option<String> {
+    let uid = match f.raw("patient") {
+        None | Some(Value::Null) => {
+            f.error("patient", common::fields::REQUIRED);
+            return None;
+        }
+        Some(Value::Object(map)) => match map.get("uid") {
+            Some(Value::String(s)) => s.trim().to_string(),
+            None | Some(Value::Null) => {
+                f.error("patient", "uid: This field is required.");
+                return None;
+            }
+            Some(_) => {
+                f.error("patient", "uid: Not a valid string.");
+                return None;
+            }
+        },
+        Some(Value::String(s)) => s.trim().to_string(),
+        Some(_) => {
+            f.error(
+                "patient",
+                "Invalid data. Expected an object {\"uid\": \"...\"}.",
+            );
+            return None;
+        }
+    };
+    if uid.is_empty() || uid.len() > 64 {
+        f.error(
+            "patient",
+            format!("Patient with uid \"{}\" not found.", truncate(&uid, 64)),
+        );
+        return None;
+    }
+    Some(uid)
+}
+
+/// `clinic`: null, an integer (a clinic id) or a name; kept as JSON text. `None` when absent.
+fn clinic(f: &mut Fields) -> Option<String> {
+    match f.raw("clinic")? {
+        Value::Null => None,
+        Value::Number(n) if n.is_i64() || n.is_u64() => Some(n.to_string()),
+        Value::String(s) if s.chars().count() < CLINIC => {
+            Some(Value::String(s.clone()).to_string())
+        }
+        Value::String(_) => {
+            f.error(
+                "clinic",
+                format!("Ensure this field has fewer than {CLINIC} characters."),
+            );
+            None
+        }
+        _ => {
+            f.error(
+                "clinic",
+                "A clinic id (integer), a clinic name (string) or null is required.",
+            );
+            None
+        }
+    }
+}
+
+/// `medications`: a non-empty list (at most `MAX_MEDICATIONS`) of objects with `presentation` and
+/// `instructions` (required, non-blank), `qty` (1 to 9999, default 1), `drug_upc` (default empty) and
+/// `category` (one of `CATEGORIES`). Every problem is a message on `medications`, `Item N, field: …`.
+fn medications(f: &mut Fields) -> Vec<NewMedication> {
+    let items = match f.raw("medications") {
+        None | Some(Value::Null) => {
+            f.error("medications", common::fields::REQUIRED);
+            return Vec::new();
+        }
+        Some(Value::Array(items)) => items.clone(),
+        Some(other) => {
+            f.error(
+                "medications",
+                format!(
+                    "Expected a list of items but got type \"{}\".",
+                    json_type(other)
+                ),
+            );
+            return Vec::new();
+        }
+    };
+    if items.is_empty() {
+        f.error("medications", "This list may not be empty.");
+        return Vec::new();
+    }
+    if items.len() > MAX_MEDICATIONS {
+        f.error(
+            "medications",
+            format!("Ensure this field has no more than {MAX_MEDICATIONS} elements."),
+        );
+        return Vec::new();
+    }
+    let mut out = Vec::with_capacity(items.len());
+    for (i, item) in items.into_iter().enumerate() {
+        let n = i + 1;
+        let Value::Object(map) = item else {
+            f.error(
+                "medications",
+                format!(
+                    "Item {n}: Invalid data. Expected a dictionary, but got {}.",
+                    json_type(&item)
+                ),
+            );
+            continue;
+        };
+        match medication(map) {
+            Ok(m) => out.push(m),
+            Err(errors) => {
+                for e in errors {
+                    for message in e.messages {
+                        f.error("medications", format!("Item {n}, {}: {message}", e.field));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// One medication object, or its field errors.
+fn medication(map: Map<String, Value>) -> Result<NewMedication, Vec<FieldError>> {
+    let mut m = Fields::from_map(map);
+    let presentation = m.required_str("presentation", PRESENTATION);
+    let instructions = m.required_str("instructions", TEXT);
+    let qty = match m.optional_i64("qty") {
+        None => 1,
+        Some(q) if q < 1 => {
+            m.error("qty", "Ensure this value is greater than or equal to 1.");
+            1
+        }
+        Some(q) if q > MAX_QTY => {
+            m.error(
+                "qty",
+                format!("Ensure this value is less than or equal to {MAX_QTY}."),
+            );
+            1
+        }
+        Some(q) => q,
+    };
+    let drug_upc = m.optional_str("drug_upc", UPC).unwrap_or_default();
+    let category = m.choice("category", &CATEGORIES, true);
+    match m.finish() {
+        Ok(()) => Ok(NewMedication {
+            presentation,
+            instructions,
+            qty: qty as u32,
+            drug_upc,
+            category,
+        }),
+        Err(Error::Invalid(errors)) => Err(errors),
+        Err(other) => Err(vec![FieldError {
+            field: "medications".into(),
+            messages: vec![format!("{other:?}")],
+        }]),
+    }
+}
+
+fn merge(f: &mut Fields, errors: Vec<FieldError>) {
+    for e in errors {
+        for message in e.messages {
+            f.error(&e.field, message);
+        }
+    }
+}
+
+fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "str",
+        Value::Array(_) => "list",
+        Value::Object(_) => "dict",
+    }
+}
+
+fn truncate(s: &str, n: usize) -> String {
+    s.chars().take(n).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fields(v: Value) -> Fields {
+        Fields::from_json(v.to_string().as_bytes()).unwrap()
+    }
+
+    fn errors(f: Fields) -> Map<String, Value> {
+        match f.finish() {
+            Err(Error::Invalid(errors)) => errors
+                .into_iter()
+                .map(|e| (e.field, json!(e.messages)))
+                .collect(),
+            other => panic!("expected field errors, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn medications_defaults() {
+        let mut f = fields(
+            json!({"medications": [{"presentation": "Paracetamol 500 mg", "instructions": "1 c/8 h"}]}),
+        );
+        let meds = medications(&mut f);
+        assert!(f.finish().is_ok());
+        assert_eq!(meds[0].qty, 1);
+        assert_eq!(meds[0].drug_upc, "");
+        assert_eq!(meds[0].category, None);
+    }
+
+    #[test]
+    fn medications_every_problem_is_named() {
+        let mut f = fields(json!({"medications": [
+            {"presentation": "", "instructions": "x", "qty": 0},
+            "text",
+            {"presentation": "A", "qty": "many", "category": "otc"},
+            {"presentation": "B", "instructions": "y", "qty": 10000},
+            {"presentation": "C", "instructions": "z", "qty": -1, "drug_upc": 5},
+        ]}));
+        medications(&mut f);
+        let e = errors(f);
+        let messages: Vec<String> = e["medications"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m.as_str().unwrap().to_string())
+            .collect();
+        let has = |s: &str| messages.iter().any(|m| m.starts_with(s));
+        assert!(has("Item 1, presentation: "), "{messages:?}");
+        assert!(
+            has("Item 1, qty: Ensure this value is greater than or equal to 1."),
+            "{messages:?}"
+        );
+        assert!(
+            has("Item 2: Invalid data. Expected a dictionary"),
+            "{messages:?}"
+        );
+        assert!(
+            has("Item 3, instructions: This field is required."),
+            "{messages:?}"
+        );
+        assert!(
+            has("Item 3, qty: A valid integer is required."),
+            "{messages:?}"
+        );
+        assert!(
+            has("Item 3, category: \"otc\" is not a valid choice."),
+            "{messages:?}"
+        );
+        assert!(
+            has("Item 4, qty: Ensure this value is less than or equal to 9999."),
+            "{messages:?}"
+        );
+        assert!(
+            has("Item 5, qty: Ensure this value is greater than or equal to 1."),
+            "{messages:?}"
+        );
+    }
+
+    #[test]
+    fn medications_must_be_a_non_empty_list() {
+        for (body, message) in [
+            (json!({}), "This field is required."),
+            (json!({"medications": null}), "This field is required."),
+            (json!({"medications": []}), "This list may not be empty."),
+            (
+                json!({"medications": "Paracetamol"}),
+                "Expected a list of items but got type \"str\".",
+            ),
+            (
+                json!({"medications": {"presentation": "x"}}),
+                "Expected a list of items but got type \"dict\".",
+            ),
+        ] {
+            let mut f = fields(body.clone());
+            medications(&mut f);
+            assert_eq!(errors(f)["medications"], json!([message]), "{body}");
+        }
+    }
+
+    #[test]
+    fn patient_reference() {
+        let mut f = fields(json!({"patient": {"uid": "abc"}}));
+        assert_eq!(patient_uid(&mut f).as_deref(), Some("abc"));
+        let mut f = fields(json!({"patient": "abc"}));
+        assert_eq!(patient_uid(&mut f).as_deref(), Some("abc"));
+        for bad in [
+            json!({}),
+            json!({"patient": {}}),
+            json!({"patient": 5}),
+            json!({"patient": {"uid": 5}}),
+        ] {
+            let mut f = fields(bad.clone());
+            assert_eq!(patient_uid(&mut f), None);
+            assert!(errors(f)["patient"][0].is_string(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn clinic_values() {
+        let mut f = fields(json!({"clinic": 3}));
+        assert_eq!(clinic(&mut f).as_deref(), Some("3"));
+        let mut f = fields(json!({"clinic": "Consultorio 2"}));
+        assert_eq!(clinic(&mut f).as_deref(), Some("\"Consultorio 2\""));
+        let mut f = fields(json!({"clinic": null}));
+        assert_eq!(clinic(&mut f), None);
+        for bad in [
+            json!({"clinic": [1]}),
+            json!({"clinic": 1.5}),
+            json!({"clinic": "x".repeat(300)}),
+        ] {
+            let mut f = fields(bad);
+            assert_eq!(clinic(&mut f), None);
+            assert!(f.finish().is_err());
+        }
+    }
+}

@@ -1,0 +1,45 @@
+//! The patients component: wires `receta:erx/patients` to the `records` module.
+
+mod records;
+
+use common::types::{Error, PageRequest};
+
+mod bindings {
+    wit_bindgen::generate!({
+        world: "patients-component",
+        path: "../../wit",
+        with: { "receta:erx/types@0.1.0": common::types },
+    });
+}
+
+use bindings::exports::receta::erx::patients::{
+    Guest, NewPatient, Patient, PatientKey, PatientPatch,
+};
+
+struct Patients;
+
+impl Guest for Patients {
+    fn create_patient(medic: i64, input: NewPatient) -> Result<Patient, Error> {
+        records::create(medic, input)
+    }
+
+    fn list_patients(
+        medic: i64,
+        search: Option<String>,
+        page: PageRequest,
+    ) -> Result<Vec<Patient>, Error> {
+        records::list(medic, search.as_deref(), page)
+    }
+
+    fn get_owned(medic: i64, key: PatientKey) -> Result<Patient, Error> {
+        records::get(medic, &key)
+    }
+
+    fn update_patient(medic: i64, key: PatientKey, patch: PatientPatch) -> Result<Patient, Error> {
+        records::update(medic, &key, patch)
+    }
+}
+
+// Exported only when built as a component: a native build (unit tests, clippy) has no component ABI.
+#[cfg(target_arch = "wasm32")]
+bindings::export!(Patients with_types_in bindings);

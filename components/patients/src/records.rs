@@ -1,0 +1,203 @@
+//! Patients in SQLite: every statement is scoped to the owning medic (`medic_id`), so another medic's
+//! patient is indistinguishable from one that does not exist.
+
+use common::db::{Db, Param, Row, int, is_unique_violation, like_contains, opt_text, text};
+use common::types::{Error, PageRequest};
+
+use crate::bindings::exports::receta::erx::patients::{
+    NewPatient, Patient, PatientKey, PatientPatch,
+};
+
+const INSERT: &str = "INSERT INTO patients \
+    (uid, medic_id, created_at, updated_at, name, email, date_of_birth, external_patient_file, gender, \
+     curp, phone, address, state, zip_code, location) \
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
+    RETURNING id, uid, name, email, date_of_birth, external_patient_file, gender, curp, phone, address, \
+    state, zip_code, location";
+
+/// `?1` medic, `?2` a `LIKE … ESCAPE '\'` pattern or NULL, `?3` limit, `?4` offset.
+const SELECT_PAGE: &str = "SELECT id, uid, name, email, date_of_birth, external_patient_file, gender, curp, \
+    phone, address, state, zip_code, location FROM patients \
+    WHERE medic_id = ?1 AND (?2 IS NULL OR name LIKE ?2 ESCAPE '\\' OR email LIKE ?2 ESCAPE '\\') \
+    ORDER BY id LIMIT ?3 OFFSET ?4";
+
+const SELECT_BY_ID: &str = "SELECT id, uid, name, email, date_of_birth, external_patient_file, gender, curp, \
+    phone, address, state, zip_code, location FROM patients WHERE medic_id = ?1 AND id = ?2";
+
+const SELECT_BY_UID: &str = "SELECT id, uid, name, email, date_of_birth, external_patient_file, gender, curp, \
+    phone, address, state, zip_code, location FROM patients WHERE medic_id = ?1 AND uid = ?2";
+
+/// `?1` medic, `?2` id or uid (see `update_sql`), `?3` now, `?4`… the fields in `PatientPatch` order
+/// (NULL keeps the stored value).
+const UPDATE_SET: &str = "UPDATE patients SET updated_at = ?3, \
+    name = COALESCE(?4, name), email = COALESCE(?5, email), date_of_birth = COALESCE(?6, date_of_birth), \
+    external_patient_file = COALESCE(?7, external_patient_file), gender = COALESCE(?8, gender), \
+    curp = COALESCE(?9, curp), phone = COALESCE(?10, phone), address = COALESCE(?11, address), \
+    state = COALESCE(?12, state), zip_code = COALESCE(?13, zip_code), location = COALESCE(?14, location)";
+
+const RETURNING: &str = "RETURNING id, uid, name, email, date_of_birth, external_patient_file, gender, curp, \
+    phone, address, state, zip_code, location";
+
+/// Random bytes in a `uid`: 128 bits, 32 hex characters.
+const UID_BYTES: usize = 16;
+
+fn from_row(r: &Row) -> anyhow::Result<Patient> {
+    Ok(Patient {
+        id: r.i64("id")?,
+        uid: r.string("uid")?,
+        name: r.string("name")?,
+        email: r.string("email")?,
+        date_of_birth: r.string("date_of_birth")?,
+        external_patient_file: r.string("external_patient_file")?,
+        gender: r.string("gender")?,
+        curp: r.string("curp")?,
+        phone: r.string("phone")?,
+        address: r.string("address")?,
+        state: r.string("state")?,
+        zip_code: r.string("zip_code")?,
+        location: r.string("location")?,
+    })
+}
+
+pub fn create(medic: i64, input: NewPatient) -> Result<Patient, Error> {
+    let db = Db::open()?;
+    let now = common::time::now_iso8601();
+    // A uid collision needs 2^64 patients to become likely; retrying keeps even that from failing.
+    let mut attempt = 0;
+    loop {
+        let params = [
+            text(&new_uid()),
+            int(medic),
+            text(&now),
+            text(&now),
+            text(&input.name),
+            text(&input.email),
+            text(&input.date_of_birth),
+            text(&input.external_patient_file),
+            text(&input.gender),
+            text(&input.curp),
+            text(&input.phone),
+            text(&input.address),
+            text(&input.state),
+            text(&input.zip_code),
+            text(&input.location),
+        ];
+        match db.query_opt(INSERT, &params, from_row) {
+            Ok(Some(patient)) => return Ok(patient),
+            Ok(None) => return Err(anyhow::anyhow!("INSERT … RETURNING returned no row").into()),
+            Err(e) if is_unique_violation(&e) && attempt < 3 => attempt += 1,
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+pub fn list(medic: i64, search: Option<&str>, page: PageRequest) -> Result<Vec<Patient>, Error> {
+    let db = Db::open()?;
+    let pattern = search.filter(|s| !s.is_empty()).map(like_contains);
+    let params = [
+        int(medic),
+        opt_text(pattern.as_deref()),
+        int(page.limit.into()),
+        int(page.offset.into()),
+    ];
+    Ok(db.query(SELECT_PAGE, &params, from_row)?)
+}
+
+pub fn get(medic: i64, key: &PatientKey) -> Result<Patient, Error> {
+    let db = Db::open()?;
+    let (sql, value) = match key {
+        PatientKey::Id(id) => (SELECT_BY_ID, int(*id)),
+        PatientKey::Uid(uid) => (SELECT_BY_UID, text(uid)),
+    };
+    db.query_opt(sql, &[int(medic), value], from_row)?
+        .ok_or_else(Error::not_found)
+}
+
+pub fn update(medic: i64, key: &PatientKey, patch: PatientPatch) -> Result<Patient, Error> {
+    let db = Db::open()?;
+    let (sql, value) = update_sql(key);
+    let o = |v: &Option<String>| opt_text(v.as_deref());
+    let params: [Param; 14] = [
+        int(medic),
+        value,
+        text(&common::time::now_iso8601()),
+        o(&patch.name),
+        o(&patch.email),
+        o(&patch.date_of_birth),
+        o(&patch.external_patient_file),
+        o(&patch.gender),
+        o(&patch.curp),
+        o(&patch.phone),
+        o(&patch.address),
+        o(&patch.state),
+        o(&patch.zip_code),
+        o(&patch.location),
+    ];
+    db.query_opt(&sql, &params, from_row)?
+        .ok_or_else(Error::not_found)
+}
+
+/// The UPDATE statement for a key, and the key's parameter (`?2`).
+fn update_sql(key: &PatientKey) -> (String, Param) {
+    match key {
+        PatientKey::Id(id) => (
+            format!("{UPDATE_SET} WHERE medic_id = ?1 AND id = ?2 {RETURNING}"),
+            int(*id),
+        ),
+        PatientKey::Uid(uid) => (
+            format!("{UPDATE_SET} WHERE medic_id = ?1 AND uid = ?2 {RETURNING}"),
+            text(uid),
+        ),
+    }
+}
+
+/// A fresh uid: 32 lowercase hex characters, never all digits (so a numeric path segment is an id).
+fn new_uid() -> String {
+    loop {
+        let mut bytes = [0u8; UID_BYTES];
+        getrandom::fill(&mut bytes).expect("the host provides randomness");
+        let uid = hex(&bytes);
+        if !is_all_digits(&uid) {
+            return uid;
+        }
+    }
+}
+
+fn is_all_digits(s: &str) -> bool {
+    s.bytes().all(|b| b.is_ascii_digit())
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uids_are_32_hex_never_all_digits_and_distinct() {
+        let uids: std::collections::HashSet<String> = (0..1000).map(|_| new_uid()).collect();
+        assert_eq!(uids.len(), 1000);
+        for uid in &uids {
+            assert_eq!(uid.len(), 32);
+            assert!(
+                uid.bytes()
+                    .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+            );
+            assert!(!is_all_digits(uid));
+        }
+    }
+
+    #[test]
+    fn update_is_scoped_to_the_medic() {
+        for key in [PatientKey::Id(7), PatientKey::Uid("ab".into())] {
+            let (sql, _) = update_sql(&key);
+            assert!(sql.contains("WHERE medic_id = ?1 AND "), "{sql}");
+            assert!(sql.ends_with("location"), "{sql}");
+        }
+        for sql in [SELECT_PAGE, SELECT_BY_ID, SELECT_BY_UID] {
+            assert!(sql.contains("WHERE medic_id = ?1"), "{sql}");
+        }
+    }
+}

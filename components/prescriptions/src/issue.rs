@@ -1,0 +1,241 @@
+//! Issuing a prescription. Everything slow or fallible that does not write (drug look-ups, signing,
+//! rendering) happens first; then the prescription, its medications, the signed document with the PDF,
+//! and the outbox rows are written in one `BEGIN IMMEDIATE … COMMIT` on one connection: either all of
+//! it is there, or none of it.
+
+use serde_json::{Value, json};
+
+use common::db::{Db, blob, boolean, int, opt_text, text};
+use common::types::{Error, FieldError};
+
+use crate::bindings::exports::receta::erx::prescriptions::{
+    Drug, IssueRequest, Medication, Prescription, RxHospital, RxPatient, RxStatus,
+};
+use crate::document;
+use crate::medications::{self, Resolved};
+use crate::pdf;
+use crate::read;
+
+const SELECT_DRUG: &str = "SELECT upc, name, category FROM drugs WHERE upc = ?";
+
+const INSERT_PRESCRIPTION: &str = "INSERT INTO prescriptions \
+    (signature, medic_id, medic_email, hospital_id, hospital_patron, hospital_location, clinic, \
+     patient_id, patient_uid, patient_name, patient_email, patient_phone, patient_date_of_birth, patient_gender, \
+     diagnosis, extras, show_diagnosis, send_rx, created_at, sent, rx_status, sent_status) \
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?) RETURNING id";
+
+const INSERT_MEDICATION: &str = "INSERT INTO medications \
+    (prescription_id, position, presentation, instructions, qty, drug_upc, category, drug, qty_label) \
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id";
+
+const INSERT_DOCUMENT: &str =
+    "INSERT INTO prescription_documents (prescription_id, canonical, pdf) VALUES (?, ?, ?)";
+
+const INSERT_OUTBOX: &str = "INSERT INTO outbox \
+    (kind, prescription_id, target, payload, status, attempts, next_attempt_at, created_at, updated_at) \
+    VALUES (?, ?, ?, ?, 'pending', 0, ?, ?, ?)";
+
+pub fn issue(req: IssueRequest) -> Result<Prescription, Error> {
+    let db = Db::open()?;
+    let meds = resolve_all(&db, &req)?;
+    let clinic: Value = match &req.clinic {
+        Some(json) => {
+            serde_json::from_str(json).map_err(|e| anyhow::anyhow!("clinic is not JSON: {e}"))?
+        }
+        None => Value::Null,
+    };
+    let issued_at = common::time::now_iso8601();
+    let doc = document::build(&req, &meds, &clinic, &issued_at, &document::new_nonce());
+    let signed = document::sign(&doc);
+    // Rendered before the transaction, so the write lock is held only for the inserts.
+    let pdf = pdf::render(&req, &meds, &signed.signature, &issued_at[..10]);
+    let email = email_target(&req);
+    let sent_status = if email.is_some() {
+        read::PENDING
+    } else {
+        read::NOT_SENT
+    };
+
+    let (id, medication_ids) = db.transaction(|db| -> Result<(i64, Vec<i64>), Error> {
+        let id = db
+            .query_opt(
+                INSERT_PRESCRIPTION,
+                &[
+                    text(&signed.signature),
+                    int(req.medic.id),
+                    text(&req.medic.email),
+                    int(req.hospital.id),
+                    text(&req.hospital.patron),
+                    text(&req.hospital.location),
+                    opt_text(req.clinic.as_deref()),
+                    int(req.patient.id),
+                    text(&req.patient.uid),
+                    text(&req.patient.name),
+                    text(&req.patient.email),
+                    text(&req.patient.phone),
+                    text(&req.patient.date_of_birth),
+                    text(&req.patient.gender),
+                    text(&req.diagnosis),
+                    text(&req.extras),
+                    boolean(req.show_diagnosis),
+                    boolean(req.send_rx),
+                    text(&issued_at),
+                    text(read::AVAILABLE),
+                    text(sent_status),
+                ],
+                |r| r.i64("id"),
+            )?
+            .ok_or_else(|| anyhow::anyhow!("INSERT … RETURNING returned no row"))?;
+        let mut ids = Vec::with_capacity(meds.len());
+        for (position, m) in meds.iter().enumerate() {
+            let params = [
+                int(id),
+                int(position as i64),
+                text(&m.presentation),
+                text(&m.instructions),
+                int(m.qty.into()),
+                text(&m.drug_upc),
+                text(&m.category),
+                text(&m.drug),
+                text(&m.qty_label),
+            ];
+            let mid = db
+                .query_opt(INSERT_MEDICATION, &params, |r| r.i64("id"))?
+                .ok_or_else(|| anyhow::anyhow!("INSERT … RETURNING returned no row"))?;
+            ids.push(mid);
+        }
+        db.execute(
+            INSERT_DOCUMENT,
+            &[int(id), text(&signed.canonical), blob(&pdf)],
+        )?;
+        if let Some(to) = &email {
+            let payload = json!({"signature": signed.signature, "to": [to], "cc": []}).to_string();
+            db.execute(
+                INSERT_OUTBOX,
+                &[
+                    text("email"),
+                    int(id),
+                    text(to),
+                    text(&payload),
+                    text(&issued_at),
+                    text(&issued_at),
+                    text(&issued_at),
+                ],
+            )?;
+        }
+        Ok((id, ids))
+    })?;
+
+    Ok(Prescription {
+        id,
+        signature: signed.signature,
+        hospital: RxHospital {
+            id: req.hospital.id,
+            patron: req.hospital.patron.clone(),
+            location: req.hospital.location.clone(),
+        },
+        clinic: req.clinic.clone(),
+        medic: req.medic.email.clone(),
+        patient: RxPatient {
+            uid: req.patient.uid.clone(),
+            name: req.patient.name.clone(),
+            email: req.patient.email.clone(),
+            phone: req.patient.phone.clone(),
+            date_of_birth: req.patient.date_of_birth.clone(),
+            gender: req.patient.gender.clone(),
+        },
+        diagnosis: req.diagnosis.clone(),
+        medications: meds
+            .into_iter()
+            .zip(medication_ids)
+            .map(|(m, id)| Medication {
+                id,
+                presentation: m.presentation,
+                instructions: m.instructions,
+                qty: m.qty,
+                drug_upc: m.drug_upc,
+                category: m.category,
+                drug: m.drug,
+                cost: 0.0,
+                bought: false,
+                bought_qty: 0,
+                order_id: 0,
+                qty_label: m.qty_label,
+            })
+            .collect(),
+        extras: req.extras.clone(),
+        created_at: issued_at,
+        sent: None,
+        send_rx: req.send_rx,
+        show_diagnosis: req.show_diagnosis,
+        rejected: false,
+        bought: false,
+        status: RxStatus {
+            rx_status: read::status_pair(read::AVAILABLE),
+            sent_status: read::status_pair(sent_status),
+        },
+        reason_of_rejected: String::new(),
+    })
+}
+
+/// Every medication resolved against the drug catalog, or one 400 on `medications` naming each bad item.
+fn resolve_all(db: &Db, req: &IssueRequest) -> Result<Vec<Resolved>, Error> {
+    let mut resolved = Vec::with_capacity(req.medications.len());
+    let mut messages = Vec::new();
+    for (i, med) in req.medications.iter().enumerate() {
+        let upc = med.drug_upc.trim();
+        let entry = if upc.is_empty() {
+            None
+        } else {
+            db.query_opt(SELECT_DRUG, &[text(upc)], |r| {
+                Ok(Drug {
+                    upc: r.string("upc")?,
+                    name: r.string("name")?,
+                    category: r.string("category")?,
+                })
+            })?
+        };
+        match medications::resolve(med, entry.as_ref()) {
+            Ok(r) => resolved.push(r),
+            Err(message) => messages.push(format!("Item {}: {message}", i + 1)),
+        }
+    }
+    if messages.is_empty() {
+        Ok(resolved)
+    } else {
+        Err(Error::Invalid(vec![FieldError {
+            field: "medications".into(),
+            messages,
+        }]))
+    }
+}
+
+/// Where the patient's email goes, when one is to be sent: `send_rx` is true, the hospital sends
+/// emails, and the patient's `email` is an address (it may hold another identifier, or be empty).
+fn email_target(req: &IssueRequest) -> Option<String> {
+    let email = req.patient.email.trim();
+    (req.send_rx && req.hospital.send_emails && common::fields::is_valid_email(email))
+        .then(|| email.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::document::tests::request;
+
+    #[test]
+    fn email_only_when_asked_allowed_and_addressable() {
+        assert_eq!(email_target(&request()).as_deref(), Some("juan@example.mx"));
+        let mut r = request();
+        r.send_rx = false;
+        assert_eq!(email_target(&r), None);
+        let mut r = request();
+        r.hospital.send_emails = false;
+        assert_eq!(email_target(&r), None);
+        for not_an_address in ["", "EXP-12345"] {
+            let mut r = request();
+            r.patient.email = not_an_address.into();
+            assert_eq!(email_target(&r), None, "{not_an_address}");
+        }
+    }
+}

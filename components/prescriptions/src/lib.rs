@@ -1,0 +1,73 @@
+//! The prescriptions component: wires `receta:erx/prescriptions` to its modules.
+//!
+//! - `medications`: the drug-catalog rules for each medication (pure)
+//! - `document`: the canonical document and its signature (pure)
+//! - `pdf`: the PDF rendered at issue
+//! - `issue`: issuing, all writes in one transaction
+//! - `read`: lists and details, always scoped to the caller
+//! - `drugs`: the service's drug catalog
+
+mod document;
+mod drugs;
+mod issue;
+mod medications;
+mod pdf;
+mod read;
+
+use common::types::{Error, PageRequest, Principal};
+
+mod bindings {
+    wit_bindgen::generate!({
+        world: "prescriptions-component",
+        path: "../../wit",
+        with: { "receta:erx/types@0.1.0": common::types },
+    });
+}
+
+use bindings::exports::receta::erx::prescriptions::{
+    Drug, DrugLoad, DrugPage, Guest, IssueRequest, Prescription, PrescriptionPage,
+};
+
+struct Prescriptions;
+
+impl Guest for Prescriptions {
+    fn issue(request: IssueRequest) -> Result<Prescription, Error> {
+        issue::issue(request)
+    }
+
+    fn list_prescriptions(
+        medic: i64,
+        search: Option<String>,
+        page: PageRequest,
+    ) -> Result<PrescriptionPage, Error> {
+        read::list(medic, search.as_deref(), page)
+    }
+
+    fn get_by_id(medic: i64, id: i64) -> Result<Prescription, Error> {
+        read::by_id(medic, id)
+    }
+
+    fn get_by_signature(caller: Principal, signature: String) -> Result<Prescription, Error> {
+        read::by_signature(&caller, &signature)
+    }
+
+    fn get_pdf(caller: Principal, signature: String) -> Result<Vec<u8>, Error> {
+        read::pdf(&caller, &signature)
+    }
+
+    fn get_document(caller: Principal, signature: String) -> Result<String, Error> {
+        read::document(&caller, &signature)
+    }
+
+    fn load_drugs(drugs: Vec<Drug>) -> Result<DrugLoad, Error> {
+        drugs::load(drugs)
+    }
+
+    fn search_drugs(search: Option<String>, page: PageRequest) -> Result<DrugPage, Error> {
+        drugs::search(search.as_deref(), page)
+    }
+}
+
+// Exported only when built as a component: a native build (unit tests, clippy) has no component ABI.
+#[cfg(target_arch = "wasm32")]
+bindings::export!(Prescriptions with_types_in bindings);

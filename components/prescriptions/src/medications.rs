@@ -1,0 +1,164 @@
+//! The drug-catalog rules for one medication (spec 2.5, decisions):
+//!
+//! | `drug_upc`                 | `category` sent                   | result                                   |
+//! |----------------------------|-----------------------------------|------------------------------------------|
+//! | empty                      | none                              | `standard_drug`, no `drug`               |
+//! | empty                      | any of the three                  | as sent, no `drug`                       |
+//! | in the service catalog     | none or `standard_drug`           | the catalog's category, `drug` = its name|
+//! | in the service catalog     | `basic_drug`                      | `basic_drug`, `drug` = the catalog name  |
+//! | in the service catalog     | `unstructured_drug`               | error: free text has no UPC              |
+//! | not in the service catalog | `basic_drug`                      | `basic_drug` (the integrator's product)  |
+//! | not in the service catalog | anything else                     | error                                    |
+
+use crate::bindings::exports::receta::erx::prescriptions::{Drug, NewMedication};
+
+pub const STANDARD: &str = "standard_drug";
+pub const BASIC: &str = "basic_drug";
+pub const UNSTRUCTURED: &str = "unstructured_drug";
+
+/// A medication with its category and catalog name settled, ready to sign and store.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resolved {
+    pub presentation: String,
+    pub instructions: String,
+    pub qty: u32,
+    pub drug_upc: String,
+    pub category: String,
+    pub drug: String,
+    pub qty_label: String,
+}
+
+/// Applies the rules to one medication; `catalog` is the service catalog's entry for its UPC, if any.
+/// The error is the message for the `medications` field (without the item number).
+pub fn resolve(med: &NewMedication, catalog: Option<&Drug>) -> Result<Resolved, String> {
+    let upc = med.drug_upc.trim();
+    let asked = med.category.as_deref();
+    let (category, drug) = match (upc.is_empty(), catalog) {
+        (true, _) => (asked.unwrap_or(STANDARD).to_string(), String::new()),
+        (false, Some(entry)) => match asked {
+            Some(UNSTRUCTURED) => {
+                return Err(format!(
+                    "category {UNSTRUCTURED} is for free text without a drug_upc; drug_upc {upc} is in the service's drug catalog."
+                ));
+            }
+            Some(BASIC) => (BASIC.to_string(), entry.name.clone()),
+            _ => (entry.category.clone(), entry.name.clone()),
+        },
+        (false, None) => match asked {
+            Some(BASIC) => (BASIC.to_string(), String::new()),
+            _ => {
+                return Err(format!(
+                    "drug_upc {upc} is not in the service's drug catalog; a product from your own catalog must be sent with category {BASIC}."
+                ));
+            }
+        },
+    };
+    Ok(Resolved {
+        presentation: med.presentation.clone(),
+        instructions: med.instructions.clone(),
+        qty: med.qty,
+        drug_upc: upc.to_string(),
+        category,
+        drug,
+        qty_label: qty_label(med.qty),
+    })
+}
+
+/// The descriptive label of a quantity, in the boxes (`cajas`) Mexican pharmacies dispense by.
+pub fn qty_label(qty: u32) -> String {
+    if qty == 1 {
+        "1 caja".to_string()
+    } else {
+        format!("{qty} cajas")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn med(upc: &str, category: Option<&str>) -> NewMedication {
+        NewMedication {
+            presentation: "Amoxicilina 500 mg".into(),
+            instructions: "1 cápsula cada 8 horas por 7 días".into(),
+            qty: 2,
+            drug_upc: upc.into(),
+            category: category.map(str::to_string),
+        }
+    }
+
+    fn entry(category: &str) -> Drug {
+        Drug {
+            upc: "2000000000107".into(),
+            name: "Amoxicilina 500 mg, 12 cápsulas".into(),
+            category: category.into(),
+        }
+    }
+
+    #[test]
+    fn no_upc_no_rule() {
+        let r = resolve(&med("", None), None).unwrap();
+        assert_eq!(
+            (r.category.as_str(), r.drug.as_str(), r.drug_upc.as_str()),
+            (STANDARD, "", "")
+        );
+        for c in [STANDARD, BASIC, UNSTRUCTURED] {
+            assert_eq!(resolve(&med("  ", Some(c)), None).unwrap().category, c);
+        }
+    }
+
+    #[test]
+    fn catalog_upc_gets_catalog_name_and_category() {
+        let e = entry(STANDARD);
+        let r = resolve(&med("2000000000107", None), Some(&e)).unwrap();
+        assert_eq!(
+            (r.category.as_str(), r.drug.as_str()),
+            (STANDARD, "Amoxicilina 500 mg, 12 cápsulas")
+        );
+        let basic_in_catalog = entry(BASIC);
+        let r = resolve(
+            &med("2000000000107", Some(STANDARD)),
+            Some(&basic_in_catalog),
+        )
+        .unwrap();
+        assert_eq!(r.category, BASIC, "the catalog decides, not the caller");
+    }
+
+    #[test]
+    fn basic_drug_may_be_asked_for_a_catalog_upc() {
+        let r = resolve(&med("2000000000107", Some(BASIC)), Some(&entry(STANDARD))).unwrap();
+        assert_eq!(r.category, BASIC);
+        assert_eq!(r.drug, "Amoxicilina 500 mg, 12 cápsulas");
+    }
+
+    #[test]
+    fn unknown_upc_needs_basic_drug() {
+        let r = resolve(&med("7501234567890", Some(BASIC)), None).unwrap();
+        assert_eq!(
+            (r.category.as_str(), r.drug.as_str(), r.drug_upc.as_str()),
+            (BASIC, "", "7501234567890")
+        );
+        for c in [None, Some(STANDARD), Some(UNSTRUCTURED)] {
+            let e = resolve(&med("7501234567890", c), None).unwrap_err();
+            assert!(e.contains("7501234567890") && e.contains(BASIC), "{e}");
+        }
+    }
+
+    #[test]
+    fn unstructured_with_a_catalog_upc_is_refused() {
+        assert!(
+            resolve(
+                &med("2000000000107", Some(UNSTRUCTURED)),
+                Some(&entry(STANDARD))
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn quantity_labels() {
+        assert_eq!(qty_label(1), "1 caja");
+        assert_eq!(qty_label(3), "3 cajas");
+        assert_eq!(resolve(&med("", None), None).unwrap().qty_label, "2 cajas");
+    }
+}

@@ -1,0 +1,107 @@
+//! The PDF rendered once at issue and stored with the prescription, in the same transaction (decisions:
+//! the PDF endpoint, the email and `raw_size` always use those same bytes). It is rendered by
+//! `rxpdf` from the same data the signed document holds, plus the hospital's images and the patient
+//! link (`<base-url>/rx/<signature>`) for the QR code.
+
+use crate::bindings::exports::receta::erx::prescriptions::IssueRequest;
+use crate::medications::Resolved;
+
+/// The data printed on the prescription.
+pub fn document(
+    req: &IssueRequest,
+    meds: &[Resolved],
+    signature: &str,
+    issued_on: &str,
+) -> rxpdf::RxDocument {
+    let (h, m, p) = (&req.hospital, &req.medic, &req.patient);
+    rxpdf::RxDocument {
+        hospital: rxpdf::HospitalInfo {
+            name: h.name.clone(),
+            patron: h.patron.clone(),
+            headline: h.headline.clone(),
+            location: h.location.clone(),
+            zip_code: h.zip_code.clone(),
+            contact: h.contact.clone(),
+            page_size: h.page_size,
+            info: h.info,
+            picture: h.picture.clone(),
+            university_logo: h.university_logo.clone(),
+        },
+        medic: rxpdf::MedicInfo {
+            name: m.name.clone(),
+            cedula_prof: m.cedula_prof.clone(),
+            specialty: m.specialty.clone(),
+            specialty_no: m.specialty_no.clone(),
+            alma_mater: m.alma_mater.clone(),
+        },
+        patient: rxpdf::PatientInfo {
+            name: p.name.clone(),
+            date_of_birth: p.date_of_birth.clone(),
+            gender: p.gender.clone(),
+            curp: p.curp.clone(),
+        },
+        issued_on: issued_on.to_string(),
+        diagnosis: req.diagnosis.clone(),
+        show_diagnosis: req.show_diagnosis,
+        medications: meds
+            .iter()
+            .map(|r| rxpdf::MedicationLine {
+                presentation: r.presentation.clone(),
+                drug: r.drug.clone(),
+                qty: r.qty.into(),
+                qty_label: r.qty_label.clone(),
+                instructions: r.instructions.clone(),
+            })
+            .collect(),
+        extras: req.extras.clone(),
+        signature: signature.to_string(),
+        cta_link: cta_link(&req.base_url, signature),
+    }
+}
+
+/// The PDF bytes of a prescription about to be issued.
+pub fn render(req: &IssueRequest, meds: &[Resolved], signature: &str, issued_on: &str) -> Vec<u8> {
+    rxpdf::render(&document(req, meds, signature, issued_on))
+}
+
+/// The patient landing link, `<base-url>/rx/<signature>`.
+pub fn cta_link(base_url: &str, signature: &str) -> String {
+    format!("{}/rx/{signature}", base_url.trim_end_matches('/'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::document::tests::request;
+    use crate::medications::resolve;
+
+    #[test]
+    fn renders_a_pdf_with_the_link_and_signature() {
+        let req = request();
+        let meds: Vec<Resolved> = req
+            .medications
+            .iter()
+            .map(|m| resolve(m, None).unwrap())
+            .collect();
+        let signature = "ab".repeat(32);
+        let doc = document(&req, &meds, &signature, "2026-11-22");
+        assert_eq!(
+            doc.cta_link,
+            format!("http://127.0.0.1:3000/rx/{signature}")
+        );
+        assert_eq!(doc.medications[0].qty_label, "1 caja");
+        let pdf = render(&req, &meds, &signature, "2026-11-22");
+        assert!(pdf.starts_with(b"%PDF-"));
+        assert_eq!(
+            pdf,
+            render(&req, &meds, &signature, "2026-11-22"),
+            "deterministic"
+        );
+    }
+
+    #[test]
+    fn links_never_double_the_slash() {
+        assert_eq!(cta_link("https://x.mx/", "s"), "https://x.mx/rx/s");
+        assert_eq!(cta_link("https://x.mx", "s"), "https://x.mx/rx/s");
+    }
+}

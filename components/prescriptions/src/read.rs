@@ -1,0 +1,281 @@
+//! Reading prescriptions. Lists and details by id are scoped to the medic (`medic_id = ?`); details by
+//! signature, the PDF and the document to the issuing medic or the API admin. Anything else is
+//! `not-found`, so a prescription's existence never leaks.
+
+use common::db::{Db, Param, Row, int, like_contains, opt_text, text};
+use common::types::{Error, PageRequest, Principal};
+
+use crate::bindings::exports::receta::erx::prescriptions::{
+    Medication, Prescription, PrescriptionPage, RxHospital, RxPatient, RxStatus,
+};
+use crate::document::is_signature;
+
+/// `rx_status` code of every issued prescription (the pharmacy states come with later issues).
+pub const AVAILABLE: &str = "available";
+/// `sent_status`: an email to the patient is queued.
+pub const PENDING: &str = "pending";
+/// `sent_status`: no email will be sent (`send_rx` false, the hospital sends none, or the patient
+/// has no email address).
+pub const NOT_SENT: &str = "not_sent";
+/// `sent_status`: the relay accepted the email (set by the notification worker).
+pub const SENT_EMAIL: &str = "sent_email";
+
+/// The `[code, label]` pair of a state code; an unknown code is its own label.
+pub fn status_pair(code: &str) -> (String, String) {
+    let label = match code {
+        AVAILABLE => "available",
+        PENDING => "pending send",
+        NOT_SENT => "not sent",
+        SENT_EMAIL => "sent by email",
+        other => other,
+    };
+    (code.to_string(), label.to_string())
+}
+
+const COLUMNS: &str = "p.id, p.signature, p.hospital_id, p.hospital_patron, p.hospital_location, p.clinic, \
+    p.medic_email, p.patient_uid, p.patient_name, p.patient_email, p.patient_phone, p.patient_date_of_birth, \
+    p.patient_gender, p.diagnosis, p.extras, p.created_at, p.sent, p.send_rx, p.show_diagnosis, p.rejected, \
+    p.bought, p.rx_status, p.sent_status, p.reason_of_rejected";
+
+/// `?1` medic, `?2` a `LIKE … ESCAPE '\'` pattern or NULL.
+const MATCHES: &str = "p.medic_id = ?1 AND (?2 IS NULL OR p.patient_name LIKE ?2 ESCAPE '\\' \
+    OR p.patient_email LIKE ?2 ESCAPE '\\' OR p.diagnosis LIKE ?2 ESCAPE '\\')";
+
+const MEDICATION_COLUMNS: &str = "id, prescription_id, presentation, instructions, qty, drug_upc, category, drug, \
+    cost, bought, bought_qty, order_id, qty_label";
+
+/// `?1` signature, `?2` the medic, or NULL for the API admin.
+const VISIBLE_BY_SIGNATURE: &str = "p.signature = ?1 AND (?2 IS NULL OR p.medic_id = ?2)";
+
+fn count_sql() -> String {
+    format!("SELECT COUNT(*) FROM prescriptions p WHERE {MATCHES}")
+}
+
+fn page_sql() -> String {
+    format!(
+        "SELECT {COLUMNS} FROM prescriptions p WHERE {MATCHES} ORDER BY p.id DESC LIMIT ?3 OFFSET ?4"
+    )
+}
+
+fn by_id_sql() -> String {
+    format!("SELECT {COLUMNS} FROM prescriptions p WHERE p.medic_id = ?1 AND p.id = ?2")
+}
+
+fn by_signature_sql() -> String {
+    format!("SELECT {COLUMNS} FROM prescriptions p WHERE {VISIBLE_BY_SIGNATURE}")
+}
+
+fn pdf_sql() -> String {
+    format!(
+        "SELECT d.pdf FROM prescription_documents d JOIN prescriptions p ON p.id = d.prescription_id \
+         WHERE {VISIBLE_BY_SIGNATURE}"
+    )
+}
+
+fn document_sql() -> String {
+    format!(
+        "SELECT d.canonical FROM prescription_documents d JOIN prescriptions p ON p.id = d.prescription_id \
+         WHERE {VISIBLE_BY_SIGNATURE}"
+    )
+}
+
+/// The medications of some prescriptions, in order.
+fn medications_sql(count: usize) -> String {
+    let placeholders = vec!["?"; count].join(", ");
+    format!(
+        "SELECT {MEDICATION_COLUMNS} FROM medications WHERE prescription_id IN ({placeholders}) \
+         ORDER BY prescription_id, position"
+    )
+}
+
+fn caller_param(caller: &Principal) -> Param {
+    match caller {
+        Principal::Admin => Param::Null,
+        Principal::Medic(id) => int(*id),
+    }
+}
+
+fn from_row(r: &Row) -> anyhow::Result<Prescription> {
+    Ok(Prescription {
+        id: r.i64("id")?,
+        signature: r.string("signature")?,
+        hospital: RxHospital {
+            id: r.i64("hospital_id")?,
+            patron: r.string("hospital_patron")?,
+            location: r.string("hospital_location")?,
+        },
+        clinic: r.opt_string("clinic")?,
+        medic: r.string("medic_email")?,
+        patient: RxPatient {
+            uid: r.string("patient_uid")?,
+            name: r.string("patient_name")?,
+            email: r.string("patient_email")?,
+            phone: r.string("patient_phone")?,
+            date_of_birth: r.string("patient_date_of_birth")?,
+            gender: r.string("patient_gender")?,
+        },
+        diagnosis: r.string("diagnosis")?,
+        medications: Vec::new(),
+        extras: r.string("extras")?,
+        created_at: r.string("created_at")?,
+        sent: r.opt_i64("sent")?.map(|n| n != 0),
+        send_rx: r.bool("send_rx")?,
+        show_diagnosis: r.bool("show_diagnosis")?,
+        rejected: r.bool("rejected")?,
+        bought: r.bool("bought")?,
+        status: RxStatus {
+            rx_status: status_pair(&r.string("rx_status")?),
+            sent_status: status_pair(&r.string("sent_status")?),
+        },
+        reason_of_rejected: r.string("reason_of_rejected")?,
+    })
+}
+
+fn medication_from_row(r: &Row) -> anyhow::Result<(i64, Medication)> {
+    Ok((
+        r.i64("prescription_id")?,
+        Medication {
+            id: r.i64("id")?,
+            presentation: r.string("presentation")?,
+            instructions: r.string("instructions")?,
+            qty: r.i64("qty")? as u32,
+            drug_upc: r.string("drug_upc")?,
+            category: r.string("category")?,
+            drug: r.string("drug")?,
+            cost: r.f64("cost")?,
+            bought: r.bool("bought")?,
+            bought_qty: r.i64("bought_qty")? as u32,
+            order_id: r.i64("order_id")?,
+            qty_label: r.string("qty_label")?,
+        },
+    ))
+}
+
+/// Fills in the medications of `prescriptions` with one query.
+fn with_medications(
+    db: &Db,
+    mut prescriptions: Vec<Prescription>,
+) -> Result<Vec<Prescription>, Error> {
+    if prescriptions.is_empty() {
+        return Ok(prescriptions);
+    }
+    let ids: Vec<Param> = prescriptions.iter().map(|p| int(p.id)).collect();
+    let rows = db.query(&medications_sql(ids.len()), &ids, medication_from_row)?;
+    for (prescription_id, medication) in rows {
+        if let Some(p) = prescriptions.iter_mut().find(|p| p.id == prescription_id) {
+            p.medications.push(medication);
+        }
+    }
+    Ok(prescriptions)
+}
+
+pub fn list(
+    medic: i64,
+    search: Option<&str>,
+    page: PageRequest,
+) -> Result<PrescriptionPage, Error> {
+    let db = Db::open()?;
+    let pattern = search.filter(|s| !s.is_empty()).map(like_contains);
+    let filter = [int(medic), opt_text(pattern.as_deref())];
+    let count = db.scalar_i64(&count_sql(), &filter)? as u64;
+    let results = if count > page.offset as u64 {
+        let params = [
+            filter[0].clone(),
+            filter[1].clone(),
+            int(page.limit.into()),
+            int(page.offset.into()),
+        ];
+        with_medications(&db, db.query(&page_sql(), &params, from_row)?)?
+    } else {
+        Vec::new()
+    };
+    Ok(PrescriptionPage { count, results })
+}
+
+pub fn by_id(medic: i64, id: i64) -> Result<Prescription, Error> {
+    let db = Db::open()?;
+    let found = db.query_opt(&by_id_sql(), &[int(medic), int(id)], from_row)?;
+    one(&db, found)
+}
+
+pub fn by_signature(caller: &Principal, signature: &str) -> Result<Prescription, Error> {
+    if !is_signature(signature) {
+        return Err(Error::not_found());
+    }
+    let db = Db::open()?;
+    let found = db.query_opt(
+        &by_signature_sql(),
+        &[text(signature), caller_param(caller)],
+        from_row,
+    )?;
+    one(&db, found)
+}
+
+fn one(db: &Db, found: Option<Prescription>) -> Result<Prescription, Error> {
+    let p = found.ok_or_else(Error::not_found)?;
+    Ok(with_medications(db, vec![p])?.remove(0))
+}
+
+pub fn pdf(caller: &Principal, signature: &str) -> Result<Vec<u8>, Error> {
+    if !is_signature(signature) {
+        return Err(Error::not_found());
+    }
+    let db = Db::open()?;
+    db.query_opt(&pdf_sql(), &[text(signature), caller_param(caller)], |r| {
+        r.blob("pdf")
+    })?
+    .ok_or_else(Error::not_found)
+}
+
+pub fn document(caller: &Principal, signature: &str) -> Result<String, Error> {
+    if !is_signature(signature) {
+        return Err(Error::not_found());
+    }
+    let db = Db::open()?;
+    db.query_opt(
+        &document_sql(),
+        &[text(signature), caller_param(caller)],
+        |r| r.string("canonical"),
+    )?
+    .ok_or_else(Error::not_found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_pairs() {
+        assert_eq!(
+            status_pair(PENDING),
+            ("pending".into(), "pending send".into())
+        );
+        assert_eq!(
+            status_pair(NOT_SENT),
+            ("not_sent".into(), "not sent".into())
+        );
+        assert_eq!(
+            status_pair(SENT_EMAIL),
+            ("sent_email".into(), "sent by email".into())
+        );
+        assert_eq!(
+            status_pair(AVAILABLE),
+            ("available".into(), "available".into())
+        );
+        assert_eq!(
+            status_pair("new_code"),
+            ("new_code".into(), "new_code".into())
+        );
+    }
+
+    #[test]
+    fn every_query_is_scoped() {
+        for sql in [count_sql(), page_sql(), by_id_sql()] {
+            assert!(sql.contains("p.medic_id = ?1"), "{sql}");
+        }
+        for sql in [by_signature_sql(), pdf_sql(), document_sql()] {
+            assert!(sql.contains("(?2 IS NULL OR p.medic_id = ?2)"), "{sql}");
+        }
+        assert!(medications_sql(3).contains("IN (?, ?, ?)"));
+    }
+}

@@ -5,6 +5,7 @@ mod app;
 mod bindings;
 mod cli;
 mod compose;
+mod cron;
 mod engine;
 mod manifest;
 mod migrations;

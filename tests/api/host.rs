@@ -533,3 +533,48 @@ fn sigterm_finishes_the_request_in_flight_then_exits_cleanly() {
     // No new connections after shutdown.
     assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_err());
 }
+
+#[test]
+fn cron_trigger_runs_the_component_on_schedule_with_its_permissions() {
+    let app = spawn_app_with(AppConfig {
+        manifest: fixture("cron.toml"),
+        env: vec![],
+    });
+    // The schedule fires every second; wait (bounded) for two firings.
+    let count =
+        "/probe/sqlite?q=SELECT%20count(*),%20count(DISTINCT%20fired_at)%20FROM%20probe_cron";
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let body = text(&app, count);
+        if let Some((all, distinct)) = body.trim().split_once('|')
+            && all.parse::<u32>().unwrap() >= 2
+        {
+            assert_eq!(all, distinct, "one run per firing second");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "cron did not fire twice in 10 s: {body:?}\n{}",
+            app.log()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // Timestamps are the scheduled seconds, in Unix time.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let latest: u64 = text(
+        &app,
+        "/probe/sqlite?q=SELECT%20max(fired_at)%20FROM%20probe_cron",
+    )
+    .trim()
+    .parse()
+    .unwrap();
+    assert!(latest <= now && now - latest < 10, "{latest} vs {now}");
+    assert!(
+        app.log().contains("receta: cron probe-cron ok"),
+        "{}",
+        app.log()
+    );
+}

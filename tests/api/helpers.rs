@@ -434,3 +434,27 @@ impl TestApp {
         (medic, hospital)
     }
 }
+
+/// Asserts a 400 in the field-error shape `{"field": ["message", ...]}` and returns the body.
+pub fn field_errors(resp: &TestResponse) -> Value {
+    assert_eq!(resp.status, 400, "{}", resp.text());
+    let body = resp.json();
+    for (field, messages) in body.as_object().expect("object") {
+        let messages = messages
+            .as_array()
+            .unwrap_or_else(|| panic!("{field}: {messages}"));
+        assert!(
+            !messages.is_empty() && messages.iter().all(Value::is_string),
+            "{field}: {messages:?}"
+        );
+    }
+    body
+}
+
+/// Asserts `status` with exactly `{"message": "..."}` as the body.
+pub fn assert_message(resp: &TestResponse, status: u16) {
+    assert_eq!(resp.status, status, "{}", resp.text());
+    let body = resp.json();
+    assert!(body["message"].is_string(), "{body}");
+    assert_eq!(body.as_object().unwrap().len(), 1, "{body}");
+}

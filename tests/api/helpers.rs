@@ -77,7 +77,8 @@ pub fn repo_root() -> PathBuf {
         .to_path_buf()
 }
 
-fn host_binary() -> PathBuf {
+/// The `receta` binary under test: `RECETA_BIN`, or next to this test executable.
+pub fn host_binary() -> PathBuf {
     if let Some(bin) = std::env::var_os("RECETA_BIN") {
         return PathBuf::from(bin);
     }

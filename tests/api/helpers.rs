@@ -77,7 +77,8 @@ pub fn repo_root() -> PathBuf {
         .to_path_buf()
 }
 
-fn host_binary() -> PathBuf {
+/// The `receta` binary under test: `RECETA_BIN`, or next to this test executable.
+pub fn host_binary() -> PathBuf {
     if let Some(bin) = std::env::var_os("RECETA_BIN") {
         return PathBuf::from(bin);
     }
@@ -454,4 +455,28 @@ impl TestApp {
         self.add_membership(medic.id, hospital, "ADMIN");
         (medic, hospital)
     }
+}
+
+/// Asserts a 400 in the field-error shape `{"field": ["message", ...]}` and returns the body.
+pub fn field_errors(resp: &TestResponse) -> Value {
+    assert_eq!(resp.status, 400, "{}", resp.text());
+    let body = resp.json();
+    for (field, messages) in body.as_object().expect("object") {
+        let messages = messages
+            .as_array()
+            .unwrap_or_else(|| panic!("{field}: {messages}"));
+        assert!(
+            !messages.is_empty() && messages.iter().all(Value::is_string),
+            "{field}: {messages:?}"
+        );
+    }
+    body
+}
+
+/// Asserts `status` with exactly `{"message": "..."}` as the body.
+pub fn assert_message(resp: &TestResponse, status: u16) {
+    assert_eq!(resp.status, status, "{}", resp.text());
+    let body = resp.json();
+    assert!(body["message"].is_string(), "{body}");
+    assert_eq!(body.as_object().unwrap().len(), 1, "{body}");
 }

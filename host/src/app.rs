@@ -12,6 +12,7 @@ use wasmtime::Engine;
 use wasmtime_wasi_http::p2::bindings::ProxyPre;
 
 use crate::cli::{UpOptions, env_number};
+use crate::cron::{CronJob, Schedule, SpinCronPre};
 use crate::engine::{self, Limits, Provenance, WasmtimeResultExt};
 use crate::manifest::{Manifest, RouteSpec};
 use crate::migrations;
@@ -26,12 +27,15 @@ const DEFAULT_REQUEST_TIMEOUT_MS: u64 = 30_000;
 const DEFAULT_MEMORY_LIMIT_MB: u64 = 128;
 const DEFAULT_MAX_INSTANCES: u64 = 64;
 
-/// A component ready to serve: its permissions and its pre-instantiated code.
+/// A component ready to run: its permissions and its pre-instantiated code, per trigger kind.
 pub struct LoadedComponent {
     /// What the component may do.
     pub context: Arc<ComponentContext>,
-    /// Pre-instantiated `wasi:http/proxy` (one `Store` per request is created from it).
-    pub pre: ProxyPre<HostState>,
+    /// Pre-instantiated `wasi:http/proxy`, when an HTTP trigger uses the component
+    /// (one `Store` per request is created from it).
+    pub http: Option<ProxyPre<HostState>>,
+    /// Pre-instantiated `fermyon:spin-cron/spin-cron`, when a cron trigger uses the component.
+    pub cron: Option<SpinCronPre<HostState>>,
 }
 
 /// A loaded application.
@@ -44,6 +48,8 @@ pub struct App {
     pub router: Router,
     /// Trigger components by id.
     pub components: HashMap<String, LoadedComponent>,
+    /// `[[trigger.cron]]` schedules.
+    pub cron_jobs: Vec<CronJob>,
     /// Time limit of one request (guest execution, including work after the response).
     pub request_timeout: Duration,
     /// The state directory.
@@ -100,24 +106,28 @@ impl App {
         })?;
         let linker = engine::new_linker(&engine)?;
 
+        // Which trigger kinds use each component.
         let mut routes = Vec::new();
-        let mut used: BTreeMap<&str, ()> = BTreeMap::new();
+        let mut used: BTreeMap<&str, (bool, bool)> = BTreeMap::new();
         for trigger in &manifest.http_triggers {
-            used.insert(&trigger.component, ());
+            used.entry(&trigger.component).or_default().0 = true;
             if let RouteSpec::Route(route) = &trigger.route {
                 routes.push((route.as_str(), trigger.component.as_str()));
             }
         }
-        if !manifest.cron_triggers.is_empty() {
-            eprintln!(
-                "receta: warning: {} [[trigger.cron]] trigger(s) are not run by this host version",
-                manifest.cron_triggers.len()
-            );
+        let mut cron_jobs = Vec::new();
+        for trigger in &manifest.cron_triggers {
+            used.entry(&trigger.component).or_default().1 = true;
+            cron_jobs.push(CronJob {
+                component: trigger.component.clone(),
+                expression: trigger.cron_expression.clone(),
+                schedule: Schedule::parse(&trigger.cron_expression)?,
+            });
         }
         let router = Router::build(&manifest.application.http_base, routes)?;
 
         let mut components = HashMap::new();
-        for id in used.keys() {
+        for (id, (is_http, is_cron)) in &used {
             let decl = &manifest.components[*id];
             let allowed_hosts: Vec<String> = decl
                 .allowed_outbound_hosts
@@ -146,15 +156,20 @@ impl App {
                 memory_limit,
             });
 
-            let bytes = crate::compose::load_composed(decl)?;
-            let (component, provenance, took) = engine::load_component(&engine, id, &bytes)?;
+            let sources = crate::compose::Sources::read(decl)?;
+            let identity = sources.identity();
+            let dependencies = sources.dependencies.len();
+            let (component, provenance, took) =
+                engine::load_component(&engine, id, &identity, || sources.compose())?;
             eprintln!(
                 "receta: component {id}: {} in {} ms",
-                match provenance {
-                    Provenance::Cached => "loaded compiled code from the cache",
-                    Provenance::Compiled => "compiled",
+                match (provenance, dependencies) {
+                    (Provenance::Cached, _) => "loaded compiled code from the cache".to_string(),
+                    (Provenance::Compiled, 0) => "compiled".to_string(),
+                    (Provenance::Compiled, n) =>
+                        format!("composed with {n} dependencies and compiled"),
                 },
-                took.as_millis()
+                took.as_millis(),
             );
             let instance_pre = linker
                 .instantiate_pre(&component)
@@ -166,10 +181,26 @@ impl App {
                      spin:sqlite/sqlite@3.0.0 and fermyon:spin/variables@2.0.0)"
                     )
                 })?;
-            let pre = ProxyPre::new(instance_pre).anyhow().with_context(|| {
-                format!("component {id:?} does not export wasi:http/incoming-handler@0.2.x")
-            })?;
-            components.insert(id.to_string(), LoadedComponent { context, pre });
+            let http = match is_http {
+                true => Some(ProxyPre::new(instance_pre.clone()).anyhow().with_context(|| {
+                    format!("component {id:?} has an HTTP trigger but does not export wasi:http/incoming-handler@0.2.x")
+                })?),
+                false => None,
+            };
+            let cron = match is_cron {
+                true => Some(SpinCronPre::new(instance_pre).anyhow().with_context(|| {
+                    format!("component {id:?} has a cron trigger but does not export handle-cron-event (fermyon:spin-cron@2.0.0)")
+                })?),
+                false => None,
+            };
+            components.insert(
+                id.to_string(),
+                LoadedComponent {
+                    context,
+                    http,
+                    cron,
+                },
+            );
         }
 
         Ok(Self {
@@ -177,6 +208,7 @@ impl App {
             engine,
             router,
             components,
+            cron_jobs,
             request_timeout,
             state_dir,
         })

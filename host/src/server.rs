@@ -10,14 +10,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Context, Result, anyhow, bail};
 use bytes::Bytes;
 use http::{HeaderName, HeaderValue, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use tokio::net::TcpListener;
 use tokio::sync::{Notify, oneshot, watch};
-use wasmtime::{Store, UpdateDeadline};
 use wasmtime_wasi_http::WasiHttpView;
 use wasmtime_wasi_http::io::TokioIo;
 use wasmtime_wasi_http::p2::bindings::http::types::Scheme;
@@ -25,7 +24,7 @@ use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
 
 use crate::app::{App, LoadedComponent};
 use crate::router::RouteMatch;
-use crate::state::HostState;
+use crate::state::new_store;
 
 /// How long shutdown waits for in-flight requests beyond their own time limit.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
@@ -78,7 +77,8 @@ pub async fn bind(addr: SocketAddr) -> Result<(TcpListener, SocketAddr)> {
     Ok((listener, local))
 }
 
-/// Serves until `shutdown` resolves, then stops accepting and waits (bounded) for in-flight work.
+/// Serves HTTP (and runs the cron schedules) until `shutdown` resolves, then stops accepting and
+/// waits (bounded) for in-flight work.
 pub async fn serve(
     app: Arc<App>,
     listener: TcpListener,
@@ -87,6 +87,8 @@ pub async fn serve(
 ) -> Result<()> {
     let inflight = Arc::new(Inflight::default());
     let (stop_tx, stop_rx) = watch::channel(false);
+    // Other triggers run beside HTTP and stop with it.
+    crate::cron::start(&app, &stop_rx, &inflight);
     tokio::pin!(shutdown);
     loop {
         let (stream, client) = tokio::select! {
@@ -268,19 +270,13 @@ async fn execute(
 
     let timeout = app.request_timeout;
     let deadline = Instant::now() + timeout;
-    let mut store = Store::new(&app.engine, HostState::new(component.context.clone()));
-    store.limiter(|state| &mut state.limits);
-    // Yield to the scheduler at every epoch tick so the time limit (below) can fire and other
-    // requests keep running; as a backstop, trap a guest still running well past its deadline.
-    store.set_epoch_deadline(1);
-    let hard_deadline = deadline + Duration::from_secs(1);
-    store.epoch_deadline_callback(move |_| {
-        if Instant::now() >= hard_deadline {
-            Err(wasmtime::Trap::Interrupt.into())
-        } else {
-            Ok(UpdateDeadline::Yield(1))
-        }
-    });
+    let mut store = new_store(&app.engine, component.context.clone(), deadline);
+    let Some(pre) = component.http.clone() else {
+        bail!(
+            "component {:?} does not export wasi:http/incoming-handler",
+            component.context.id
+        );
+    };
 
     let (sender, receiver) = oneshot::channel();
     let request = store
@@ -295,7 +291,6 @@ async fn execute(
         .new_response_outparam(sender)
         .map_err(anyhow::Error::from)
         .context("cannot create the response outparam")?;
-    let pre = component.pre.clone();
     let id = component.context.id.clone();
     let guard = inflight.enter();
     let task = tokio::spawn(async move {

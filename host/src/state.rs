@@ -3,9 +3,10 @@
 
 use std::collections::HashSet;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use wasmtime::component::ResourceTable;
-use wasmtime::{StoreLimits, StoreLimitsBuilder};
+use wasmtime::{Engine, Store, StoreLimits, StoreLimitsBuilder, UpdateDeadline};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
@@ -98,4 +99,26 @@ impl WasiHttpView for HostState {
             hooks: &mut self.hooks,
         }
     }
+}
+
+/// A fresh store for one request or cron run of `component`, limited in memory and in time: the
+/// guest yields to the scheduler at every epoch tick (so the caller's `timeout_at(deadline)` can
+/// fire and other work keeps running), and as a backstop traps once well past `deadline`.
+pub fn new_store(
+    engine: &Engine,
+    component: Arc<ComponentContext>,
+    deadline: Instant,
+) -> Store<HostState> {
+    let mut store = Store::new(engine, HostState::new(component));
+    store.limiter(|state| &mut state.limits);
+    store.set_epoch_deadline(1);
+    let hard_deadline = deadline + Duration::from_secs(1);
+    store.epoch_deadline_callback(move |_| {
+        if Instant::now() >= hard_deadline {
+            Err(wasmtime::Trap::Interrupt.into())
+        } else {
+            Ok(UpdateDeadline::Yield(1))
+        }
+    });
+    store
 }

@@ -2,7 +2,9 @@
 
 use serde_json::{Value, json};
 
-use crate::helpers::{ADMIN_TOKEN, FormPart, TestApp, hospital_body, jpeg, spawn_app};
+use crate::helpers::{
+    ADMIN_TOKEN, FormPart, TestApp, assert_message, field_errors, hospital_body, jpeg, spawn_app,
+};
 
 /// The path of an absolute media URL (`<base_url>/media/...`), to fetch it from the test app.
 fn media_path(url: &Value) -> String {
@@ -15,28 +17,6 @@ fn media_path(url: &Value) -> String {
         .find("/media/")
         .unwrap_or_else(|| panic!("under /media/: {url}"));
     url[at..].to_string()
-}
-
-fn field_errors(resp: &crate::helpers::TestResponse) -> Value {
-    assert_eq!(resp.status, 400, "{}", resp.text());
-    let body = resp.json();
-    for (field, messages) in body.as_object().expect("object") {
-        let messages = messages
-            .as_array()
-            .unwrap_or_else(|| panic!("{field}: {messages}"));
-        assert!(
-            !messages.is_empty() && messages.iter().all(Value::is_string),
-            "{field}: {messages:?}"
-        );
-    }
-    body
-}
-
-fn assert_message(resp: &crate::helpers::TestResponse, status: u16) {
-    assert_eq!(resp.status, status, "{}", resp.text());
-    let body = resp.json();
-    assert!(body["message"].is_string(), "{body}");
-    assert_eq!(body.as_object().unwrap().len(), 1, "{body}");
 }
 
 #[test]

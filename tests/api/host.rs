@@ -39,18 +39,6 @@ fn text(app: &TestApp, path: &str) -> String {
     response.text()
 }
 
-/// The host binary, found as `helpers` finds it.
-fn receta_bin() -> PathBuf {
-    if let Some(bin) = std::env::var_os("RECETA_BIN") {
-        return PathBuf::from(bin);
-    }
-    let exe = std::env::current_exe().expect("current exe");
-    exe.parent()
-        .and_then(Path::parent)
-        .expect("target dir")
-        .join("receta")
-}
-
 /// A one-shot HTTP server on 127.0.0.1:0 answering `pong` to each of `requests` connections.
 fn pong_server(requests: usize) -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -216,7 +204,7 @@ fn variables_come_from_env_then_manifest_default() {
 #[test]
 fn missing_required_variable_stops_startup_with_a_clear_message() {
     let state = tempfile::tempdir().unwrap();
-    let output = Command::new(receta_bin())
+    let output = Command::new(crate::helpers::host_binary())
         .args(["up", "--listen", "127.0.0.1:0", "--state-dir"])
         .arg(state.path())
         .arg("--from")
@@ -377,7 +365,7 @@ fn committed_writes_survive_kill_9() {
 /// it serves (stderr goes to `<state>/host.log`).
 fn spawn_raw(state: &Path, extra: &[&str]) -> (Child, String) {
     let log = std::fs::File::create(state.join("host.log")).unwrap();
-    let mut child = Command::new(receta_bin())
+    let mut child = Command::new(crate::helpers::host_binary())
         .args(["up", "--listen", "127.0.0.1:0", "--state-dir"])
         .arg(state)
         .arg("--from")
@@ -473,7 +461,7 @@ fn libsql_database_is_a_clear_startup_error() {
     let state = tempfile::tempdir().unwrap();
     let config = state.path().join("runtime-config.toml");
     std::fs::write(&config, "[sqlite_database.default]\ntype = \"libsql\"\nurl = \"https://x.turso.io\"\ntoken = \"t\"\n").unwrap();
-    let output = Command::new(receta_bin())
+    let output = Command::new(crate::helpers::host_binary())
         .args(["up", "--listen", "127.0.0.1:0", "--state-dir"])
         .arg(state.path())
         .arg("--from")
@@ -532,4 +520,49 @@ fn sigterm_finishes_the_request_in_flight_then_exits_cleanly() {
     assert!(exit.success(), "{exit:?}");
     // No new connections after shutdown.
     assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_err());
+}
+
+#[test]
+fn cron_trigger_runs_the_component_on_schedule_with_its_permissions() {
+    let app = spawn_app_with(AppConfig {
+        manifest: fixture("cron.toml"),
+        env: vec![],
+    });
+    // The schedule fires every second; wait (bounded) for two firings.
+    let count =
+        "/probe/sqlite?q=SELECT%20count(*),%20count(DISTINCT%20fired_at)%20FROM%20probe_cron";
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let body = text(&app, count);
+        if let Some((all, distinct)) = body.trim().split_once('|')
+            && all.parse::<u32>().unwrap() >= 2
+        {
+            assert_eq!(all, distinct, "one run per firing second");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "cron did not fire twice in 10 s: {body:?}\n{}",
+            app.log()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // Timestamps are the scheduled seconds, in Unix time.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let latest: u64 = text(
+        &app,
+        "/probe/sqlite?q=SELECT%20max(fired_at)%20FROM%20probe_cron",
+    )
+    .trim()
+    .parse()
+    .unwrap();
+    assert!(latest <= now && now - latest < 10, "{latest} vs {now}");
+    assert!(
+        app.log().contains("receta: cron probe-cron ok"),
+        "{}",
+        app.log()
+    );
 }

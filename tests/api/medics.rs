@@ -2,22 +2,7 @@
 
 use serde_json::{Value, json};
 
-use crate::helpers::{ADMIN_TOKEN, TestResponse, medic_body, spawn_app};
-
-fn field_errors(resp: &TestResponse) -> Value {
-    assert_eq!(resp.status, 400, "{}", resp.text());
-    let body = resp.json();
-    for (field, messages) in body.as_object().expect("object") {
-        let messages = messages
-            .as_array()
-            .unwrap_or_else(|| panic!("{field}: {messages}"));
-        assert!(
-            !messages.is_empty() && messages.iter().all(Value::is_string),
-            "{field}: {messages:?}"
-        );
-    }
-    body
-}
+use crate::helpers::{ADMIN_TOKEN, field_errors, medic_body, spawn_app};
 
 #[test]
 fn admin_creates_a_medic_with_every_field_and_gets_the_token_once() {

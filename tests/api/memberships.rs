@@ -4,24 +4,9 @@
 
 use serde_json::{Value, json};
 
-use crate::helpers::{ADMIN_TOKEN, TestApp, TestResponse, spawn_app};
+use crate::helpers::{ADMIN_TOKEN, TestApp, TestResponse, field_errors, spawn_app};
 
 const MANAGE: &str = "/api/v2/management/memberships/";
-
-fn field_errors(resp: &TestResponse) -> Value {
-    assert_eq!(resp.status, 400, "{}", resp.text());
-    let body = resp.json();
-    for (field, messages) in body.as_object().expect("object") {
-        let messages = messages
-            .as_array()
-            .unwrap_or_else(|| panic!("{field}: {messages}"));
-        assert!(
-            !messages.is_empty() && messages.iter().all(Value::is_string),
-            "{field}: {messages:?}"
-        );
-    }
-    body
-}
 
 fn assert_forbidden(resp: &TestResponse) {
     assert_eq!(resp.status, 403, "{}", resp.text());

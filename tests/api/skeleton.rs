@@ -2,16 +2,7 @@
 
 use serde_json::{Value, json};
 
-use crate::helpers::{ADMIN_TOKEN, spawn_app};
-
-fn hospital(name: &str) -> Value {
-    json!({
-        "name": name,
-        "patron": "Dra. Ana María Pérez",
-        "location": "Av. Insurgentes Sur 1234, Col. Del Valle, 03100 Ciudad de México, CDMX",
-        "contact": "contacto@clinica.mx",
-    })
-}
+use crate::helpers::{ADMIN_TOKEN, hospital_body, spawn_app};
 
 #[test]
 fn admin_creates_and_reads_a_hospital_with_every_default() {
@@ -19,7 +10,7 @@ fn admin_creates_and_reads_a_hospital_with_every_default() {
     let created = app.post(
         "/api/v2/hospital/",
         Some(ADMIN_TOKEN),
-        &hospital("Clínica Ñuñoa 東京"),
+        &hospital_body("Clínica Ñuñoa 東京"),
     );
     assert_eq!(created.status, 201, "{}", created.text());
     let body = created.json();
@@ -55,7 +46,7 @@ fn list_paginates_with_absolute_links() {
             app.post(
                 "/api/v2/hospital/",
                 Some(ADMIN_TOKEN),
-                &hospital(&format!("H{i}"))
+                &hospital_body(&format!("H{i}"))
             )
             .status,
             201
@@ -147,7 +138,7 @@ fn bad_or_missing_token_is_401_invalid_token() {
         assert_eq!(resp.status, 401);
         assert_eq!(resp.json(), invalid);
     }
-    let resp = app.post("/api/v2/hospital/", Some("nope"), &hospital("X"));
+    let resp = app.post("/api/v2/hospital/", Some("nope"), &hospital_body("X"));
     assert_eq!(resp.status, 401);
     assert_eq!(resp.json(), invalid);
 }
@@ -198,7 +189,7 @@ fn no_admin_token_configured_means_no_admin() {
 #[test]
 fn oversized_json_is_413() {
     let app = spawn_app();
-    let mut body = hospital("Grande");
+    let mut body = hospital_body("Grande");
     body["headline"] = Value::String("x".repeat(1_100_000));
     let resp = app.post("/api/v2/hospital/", Some(ADMIN_TOKEN), &body);
     assert_eq!(resp.status, 413);

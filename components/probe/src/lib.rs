@@ -13,6 +13,8 @@
 //! - `GET /tx`: BEGIN/INSERT/COMMIT and BEGIN/INSERT/ROLLBACK through `execute` on one connection.
 //! - `GET /headers`: the `spin-*` headers the host passed in.
 //!
+//! It also exports `handle-cron-event` (Spin's cron trigger plugin): see `cron` below.
+//!
 //! Routes are matched on the `spin-path-info` header (the part after the trigger's route prefix).
 
 use spin_sdk::http::{Request, Response};
@@ -208,4 +210,52 @@ fn percent_decode(s: &str) -> String {
         i += 1;
     }
     String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The cron entry point (Spin's cron trigger plugin, `fermyon:spin-cron@2.0.0`): each firing
+/// records its timestamp in `probe_cron` on the `default` database.
+mod cron {
+    use spin_sdk::sqlite3::{Connection, Value};
+
+    spin_sdk::wit_bindgen::generate!({
+        inline: "
+            package fermyon:spin-cron@2.0.0;
+
+            interface cron-types {
+                record metadata { timestamp: u64 }
+                variant error { other(string) }
+            }
+
+            world spin-cron {
+                use cron-types.{metadata, error};
+                export handle-cron-event: func(metadata: metadata) -> result<_, error>;
+            }
+        ",
+        world: "spin-cron",
+        runtime_path: "spin_sdk::wit_bindgen::rt",
+    });
+
+    struct Cron;
+
+    impl Guest for Cron {
+        fn handle_cron_event(metadata: Metadata) -> Result<(), Error> {
+            let fail = |e: spin_sdk::sqlite3::Error| Error::Other(format!("{e:?}"));
+            let conn = Connection::open("default").map_err(fail)?;
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS probe_cron (id INTEGER PRIMARY KEY, fired_at INTEGER NOT NULL)",
+                &[],
+            )
+            .map_err(fail)?;
+            let timestamp =
+                i64::try_from(metadata.timestamp).map_err(|e| Error::Other(e.to_string()))?;
+            conn.execute(
+                "INSERT INTO probe_cron (fired_at) VALUES (?)",
+                &[Value::Integer(timestamp)],
+            )
+            .map_err(fail)?;
+            Ok(())
+        }
+    }
+
+    export!(Cron);
 }

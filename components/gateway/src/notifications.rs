@@ -88,7 +88,7 @@ pub fn resend(req: &Request, signature: &str) -> Result<Response, Error> {
             "This prescription's hospital does not send emails (send_emails is false).",
         ));
     }
-    notifications::queue_email(rx.id, &[email.clone()], &cc)?;
+    notifications::queue_email(rx.id, std::slice::from_ref(&email), &cc)?;
     let message = if cc.is_empty() {
         format!("The prescription has been resent to {email}.")
     } else {

@@ -29,6 +29,8 @@ pub const BATCH: u32 = 50;
 /// takes at most about `delivery_timeout_ms`).
 pub const BUDGET: Duration = Duration::from_secs(10);
 
+// Constructed only by the component export (wasm32).
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 struct Worker;
 
 impl bindings::Guest for Worker {
@@ -37,11 +39,29 @@ impl bindings::Guest for Worker {
         loop {
             let run = notifications::deliver_due(BATCH, None)
                 .map_err(|e| Error::Other(format!("delivering the outbox: {e:?}")))?;
-            if run.attempted + run.failed == 0 || run.attempted < BATCH || start.elapsed() >= BUDGET
-            {
+            if !another_batch(run.attempted, start.elapsed()) {
                 return Ok(());
             }
         }
+    }
+}
+
+/// Whether to lease again: the last batch was full (more may be due) and the budget is not spent.
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+fn another_batch(attempted: u32, elapsed: Duration) -> bool {
+    attempted >= BATCH && elapsed < BUDGET
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batches_until_a_short_one_or_the_budget() {
+        assert!(another_batch(BATCH, Duration::ZERO));
+        assert!(!another_batch(BATCH - 1, Duration::ZERO));
+        assert!(!another_batch(0, Duration::ZERO));
+        assert!(!another_batch(BATCH, BUDGET));
     }
 }
 

@@ -390,4 +390,14 @@ fn the_admin_replays_a_delivery_with_its_webhook_id() {
         .status,
         404
     );
+
+    // One worker pass over HTTP, for deployments without the cron trigger: the API admin's.
+    let run = app.post("/api/v2/deliveries/run/", p.medic.token(), &json!({}));
+    assert_eq!(run.status, 403);
+    let run = app.post("/api/v2/deliveries/run/", Some(ADMIN_TOKEN), &json!({}));
+    assert_eq!(run.status, 200, "{}", run.text());
+    let run = run.json();
+    for key in ["attempted", "delivered", "failed"] {
+        assert!(run[key].is_u64(), "{run}");
+    }
 }

@@ -66,6 +66,7 @@ fn route(req: &Request) -> Result<Response, Error> {
         (Get, ["api", "v2", "webhooks", id]) => notifications::get_webhook(req, id),
         (Delete, ["api", "v2", "webhooks", id]) => notifications::delete_webhook(req, id),
         (Get, ["api", "v2", "deliveries"]) => notifications::list_deliveries(req),
+        (Post, ["api", "v2", "deliveries", "run"]) => notifications::run_worker(req),
         (Get, ["api", "v2", "deliveries", id]) => notifications::get_delivery(req, id),
         (Post, ["api", "v2", "deliveries", id, "replay"]) => notifications::replay(req, id),
         (Get, ["api", "v2", "drugs"]) => drugs::search(req),

@@ -19,6 +19,8 @@ use crate::http::{Request, Response, path_id};
 
 /// Rows one request delivers after its response: a prescription's email and its webhooks.
 pub const DELIVER_NOW: u32 = 20;
+/// Rows one `POST /api/v2/deliveries/run/` delivers (the cron worker's batch).
+const WORKER_BATCH: u32 = 50;
 /// Hospitals, and medics, one subscription may list.
 const MAX_LISTED: usize = 100;
 /// Addresses in `cc`, at most.
@@ -222,6 +224,14 @@ pub fn replay(req: &Request, id: &str) -> Result<Response, Error> {
     let delivery = notifications::replay_delivery(path_id(id)?)?;
     let prescription = delivery.prescription;
     Ok(Response::json(200, &delivery_json(delivery)).then(deliver_after(prescription)))
+}
+
+/// `POST /api/v2/deliveries/run/` (API admin) → 200 `{attempted, delivered, failed}`: one pass of the
+/// outbox worker, for deployments without the cron trigger (an external scheduler calls it).
+pub fn run_worker(req: &Request) -> Result<Response, Error> {
+    admin(req)?;
+    let run = notifications::deliver_due(WORKER_BATCH, None)?;
+    Ok(Response::json(200, &run))
 }
 
 fn admin(req: &Request) -> Result<(), Error> {

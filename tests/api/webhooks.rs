@@ -401,3 +401,68 @@ fn the_admin_replays_a_delivery_with_its_webhook_id() {
         assert!(run[key].is_u64(), "{run}");
     }
 }
+
+/// The host dies while a delivery is leased and its receiver is still thinking: after a restart the
+/// row is taken again once the lease expires, and the receiver gets it with the same `webhook-id`.
+#[test]
+fn a_lease_that_outlives_its_worker_expires() {
+    let port = free_port();
+    let config = || {
+        crate::helpers::AppConfig::with_variables(&[
+            ("delivery_timeout_ms", "5000"),
+            ("outbox_retry_scale", "0.001"),
+        ])
+    };
+    let app = spawn_app_with(config());
+    let p = Practice::new(&app, "hook-lease@example.mx", "Clínica Interrumpida");
+    let stalled = Listener::on_port(port, |_, r| {
+        if r.is_ping() {
+            Reply::Status(200)
+        } else {
+            Reply::Hang
+        }
+    });
+    register(
+        &app,
+        &json!({"url": stalled.url("/lease"), "hospitals": [p.hospital]}),
+    );
+    p.prescribe(&app);
+    let first = stalled.wait_for_events(1, WAIT).remove(0);
+    let state_dir = app.crash();
+    drop(stalled);
+    let leased: (String, i64, Option<String>) = {
+        let conn = rusqlite::Connection::open(state_dir.path().join("sqlite_db.db")).unwrap();
+        conn.query_row(
+            "SELECT status, attempts, lease_until FROM outbox WHERE kind = 'webhook'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap()
+    };
+    assert_eq!((leased.0.as_str(), leased.1), ("pending", 1));
+    assert!(leased.2.is_some(), "killed while the row was leased");
+
+    let receiver = Listener::on_port(port, |_, _| Reply::Status(200));
+    let app = crate::helpers::start(config(), state_dir);
+    let again = receiver
+        .wait_for_events(1, Duration::from_secs(60))
+        .remove(0);
+    assert_eq!(again.header("webhook-id"), first.header("webhook-id"));
+    assert_eq!(again.body, first.body);
+    let (status, attempts, recorded): (String, i64, i64) = eventually("the row done", WAIT, || {
+        db(&app)
+            .query_row(
+                "SELECT o.status, o.attempts, (SELECT COUNT(*) FROM outbox_attempts a WHERE a.outbox_id = o.id) \
+                 FROM outbox o WHERE o.kind = 'webhook'",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .ok()
+            .filter(|row: &(String, i64, i64)| row.0 == "done")
+    });
+    assert_eq!((status.as_str(), attempts), ("done", 2));
+    assert_eq!(
+        recorded, 1,
+        "the killed attempt left no record; the second did"
+    );
+}

@@ -75,6 +75,9 @@ pub fn run(limit: u32, only: Option<i64>) -> Result<DeliveryRun, Error> {
         },
     )));
 
+    // Each row is recorded on its own: one failure to record must not leave the others leased (they
+    // would be sent again when their lease expires). The first failure is returned at the end.
+    let mut trouble = None;
     for ((row, prepared), (answer, duration_ms)) in ready.iter().zip(answers) {
         summary.attempted += 1;
         let (record, outcome) = judge(&config, row, started_at, duration_ms, &answer);
@@ -83,14 +86,21 @@ pub fn run(limit: u32, only: Option<i64>) -> Result<DeliveryRun, Error> {
         } else {
             summary.failed += 1;
         }
-        if let (Ok(a), Some(subscription)) = (&answer, prepared.subscription)
-            && a.status == 410
-        {
-            webhooks::disable(&db, subscription)?;
+        let gone = matches!((&answer, prepared.subscription), (Ok(a), Some(_)) if a.status == 410);
+        let recorded = match prepared.subscription {
+            Some(subscription) if gone => webhooks::disable(&db, subscription),
+            _ => Ok(()),
         }
-        outbox::finish(&db, row, Some(&record), &outcome)?;
+        .and_then(|()| outbox::finish(&db, row, Some(&record), &outcome));
+        if let Err(e) = recorded {
+            eprintln!("notifications: recording outbox row {}: {e:?}", row.id);
+            trouble.get_or_insert(e);
+        }
     }
-    Ok(summary)
+    match trouble {
+        Some(e) => Err(e),
+        None => Ok(summary),
+    }
 }
 
 /// Why a row is not sent.

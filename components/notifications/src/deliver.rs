@@ -51,17 +51,22 @@ pub fn run(limit: u32, only: Option<i64>) -> Result<DeliveryRun, Error> {
     let leased = outbox::lease(&db, now, now + config.lease(), limit, emails, only)?;
 
     let mut ready = Vec::with_capacity(leased.len());
+    let mut trouble = None;
     for row in leased {
-        match prepare(&db, &config, &row) {
-            Ok(request) => ready.push((row, request)),
-            Err(Stop::Dead(reason)) => {
-                outbox::finish(&db, &row, None, &Outcome::Dead { error: reason })?;
+        let outcome = match prepare(&db, &config, &row) {
+            Ok(request) => {
+                ready.push((row, request));
+                continue;
             }
+            Err(Stop::Dead(reason)) => Outcome::Dead { error: reason },
             Err(Stop::Internal(e)) => {
                 eprintln!("notifications: outbox row {}: {e:?}", row.id);
-                let outcome = failed(&config, &row, format!("internal error: {e:?}"));
-                outbox::finish(&db, &row, None, &outcome)?;
+                failed(&config, &row, format!("internal error: {e:?}"))
             }
+        };
+        if let Err(e) = outbox::finish(&db, &row, None, &outcome) {
+            eprintln!("notifications: recording outbox row {}: {e:?}", row.id);
+            trouble.get_or_insert(e);
         }
     }
 
@@ -77,7 +82,6 @@ pub fn run(limit: u32, only: Option<i64>) -> Result<DeliveryRun, Error> {
 
     // Each row is recorded on its own: one failure to record must not leave the others leased (they
     // would be sent again when their lease expires). The first failure is returned at the end.
-    let mut trouble = None;
     for ((row, prepared), (answer, duration_ms)) in ready.iter().zip(answers) {
         summary.attempted += 1;
         let (record, outcome) = judge(&config, row, started_at, duration_ms, &answer);

@@ -334,22 +334,32 @@ fn email_delivery_latency() {
     p.prescribe(&app);
     relay.wait_for_events(1, WAIT);
     let mut latencies = Vec::new();
+    let mut after_response = Vec::new();
     for n in 2..=21 {
         let started = Instant::now();
         p.prescribe(&app);
+        let answered = Instant::now();
         let received = relay.wait_for_events(n, WAIT)[n - 1].at;
         latencies.push(received.duration_since(started));
+        after_response.push(received.saturating_duration_since(answered));
     }
-    latencies.sort();
-    let median = (latencies[9] + latencies[10]) / 2;
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let median = |v: &mut Vec<Duration>| {
+        v.sort();
+        (v[9] + v[10]) / 2
+    };
+    let total = median(&mut latencies);
+    let tail = median(&mut after_response);
     eprintln!(
-        "email delivery latency (create sent → relay received), {} prescriptions: median {:.1} ms, min {:.1} ms, max {:.1} ms",
+        "email delivery latency (create sent → relay received), {} prescriptions: median {:.1} ms \
+         (min {:.1}, max {:.1}); of which after the create's response: median {:.1} ms",
         latencies.len(),
-        median.as_secs_f64() * 1e3,
-        latencies[0].as_secs_f64() * 1e3,
-        latencies[latencies.len() - 1].as_secs_f64() * 1e3,
+        ms(total),
+        ms(latencies[0]),
+        ms(latencies[latencies.len() - 1]),
+        ms(tail),
     );
-    assert!(median < Duration::from_secs(2), "median {median:?}");
+    assert!(total < Duration::from_secs(2), "median {total:?}");
 }
 
 /// Prescriptions created while the relay and the webhook receiver are down; the host is killed

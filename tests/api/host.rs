@@ -566,3 +566,29 @@ fn cron_trigger_runs_the_component_on_schedule_with_its_permissions() {
         app.log()
     );
 }
+
+#[test]
+fn requests_beyond_the_instance_limit_wait_for_a_free_instance() {
+    let app = probe(&[("RECETA_MAX_INSTANCES", "2")]);
+    let statuses: Vec<u16> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..8)
+            .map(|_| {
+                scope.spawn(|| {
+                    (0..10)
+                        .map(|_| app.get("/probe/sqlite", None).status)
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap())
+            .collect()
+    });
+    assert_eq!(statuses.len(), 80);
+    assert!(
+        statuses.iter().all(|s| *s == 200),
+        "{statuses:?}\n{}",
+        app.log()
+    );
+}

@@ -592,3 +592,56 @@ fn requests_beyond_the_instance_limit_wait_for_a_free_instance() {
         app.log()
     );
 }
+
+#[test]
+fn dotenv_beside_the_manifest_supplies_variables_and_the_environment_wins() {
+    let dir = tempfile::tempdir().unwrap();
+    let wasm = repo_root().join("target/wasm32-wasip2/release/probe.wasm");
+    std::fs::write(
+        dir.path().join("spin.toml"),
+        format!(
+            r#"spin_manifest_version = 2
+[application]
+name = "dotenv"
+[variables]
+greeting = {{ default = "from the manifest" }}
+token = {{ required = true }}
+[[trigger.http]]
+route = "/probe/..."
+component = "probe"
+[component.probe]
+source = {wasm:?}
+[component.probe.variables]
+greeting = "{{{{ greeting }}}}"
+token = "{{{{ token }}}}"
+"#
+        ),
+    )
+    .unwrap();
+    // Spin's dotenv keys are the prefixed ones; a plain `GREETING=` line is not a variable.
+    std::fs::write(
+        dir.path().join(".env"),
+        "# comment\nGREETING=plain key, ignored\nSPIN_VARIABLE_GREETING=\"from .env\"\nSPIN_VARIABLE_TOKEN=dotenv-token\n",
+    )
+    .unwrap();
+    let config = |env: &[(&str, &str)]| AppConfig {
+        manifest: dir.path().join("spin.toml"),
+        env: env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+    };
+    let app = spawn_app_with(config(&[]));
+    assert_eq!(text(&app, "/probe/var?name=greeting"), "from .env");
+    // A required variable may come from .env.
+    assert_eq!(text(&app, "/probe/var?name=token"), "dotenv-token");
+    drop(app);
+    let app = spawn_app_with(config(&[(
+        "SPIN_VARIABLE_GREETING",
+        "from the environment",
+    )]));
+    assert_eq!(
+        text(&app, "/probe/var?name=greeting"),
+        "from the environment"
+    );
+}

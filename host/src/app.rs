@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use tokio::sync::Semaphore;
 use wasmtime::Engine;
 use wasmtime_wasi_http::p2::bindings::ProxyPre;
 
@@ -52,6 +53,9 @@ pub struct App {
     pub cron_jobs: Vec<CronJob>,
     /// Time limit of one request (guest execution, including work after the response).
     pub request_timeout: Duration,
+    /// One permit per instance the pooling allocator holds: a request or cron run waits for a
+    /// permit instead of failing when every instance slot is busy.
+    pub instance_permits: Arc<Semaphore>,
     /// The state directory.
     pub state_dir: PathBuf,
 }
@@ -210,6 +214,7 @@ impl App {
             components,
             cron_jobs,
             request_timeout,
+            instance_permits: Arc::new(Semaphore::new(max_instances as usize)),
             state_dir,
         })
     }

@@ -298,6 +298,12 @@ pub async fn run(app: &App, component: &str, timestamp: u64) -> Result<()> {
     let Some(pre) = &loaded.cron else {
         bail!("component {component:?} does not export handle-cron-event");
     };
+    // Declared before the store, so dropped after it: the permit stands for the instance slot.
+    let _permit = app
+        .instance_permits
+        .acquire()
+        .await
+        .context("the instance pool is closed")?;
     let deadline = Instant::now() + app.request_timeout;
     let mut store = new_store(&app.engine, loaded.context.clone(), deadline);
     let call = async {

@@ -48,10 +48,11 @@ impl<T> WasmtimeResultExt<T> for wasmtime::Result<T> {
 pub fn new_engine(limits: Limits) -> Result<Engine> {
     let mut pool = PoolingAllocationConfig::new();
     pool.total_component_instances(limits.max_instances)
-        .total_core_instances(limits.max_instances * 16)
+        // A composed component has several core instances (and tables) per component.
+        .total_core_instances(limits.max_instances * 32)
         // A composed component has one memory per dependency.
         .total_memories(limits.max_instances * 8)
-        .total_tables(limits.max_instances * 16)
+        .total_tables(limits.max_instances * 32)
         .total_stacks(limits.max_instances)
         .max_core_instances_per_component(64)
         .max_memories_per_component(16)

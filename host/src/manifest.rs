@@ -79,11 +79,9 @@ pub enum RouteSpec {
     Private,
 }
 
-/// One `[[trigger.http]]`.
+/// One `[[trigger.http]]` (an `id` key is accepted and ignored).
 #[derive(Debug, Clone)]
 pub struct HttpTrigger {
-    /// `id`, or `<component>-http-<n>` like Spin.
-    pub id: String,
     /// `route`
     pub route: RouteSpec,
     /// `component` (an id in `[component]`).
@@ -271,24 +269,6 @@ impl Manifest {
                 ),
             }
         }
-        // Spin names anonymous triggers after their component.
-        let mut counts: BTreeMap<String, usize> = BTreeMap::new();
-        for trigger in &mut http_triggers {
-            if trigger.id.is_empty() {
-                let n = counts.entry(trigger.component.clone()).or_default();
-                trigger.id = format!(
-                    "{}-http-trigger{}",
-                    trigger.component,
-                    if *n == 0 {
-                        String::new()
-                    } else {
-                        n.to_string()
-                    }
-                );
-                *n += 1;
-            }
-        }
-
         Ok(Self {
             path,
             dir,
@@ -450,11 +430,6 @@ fn parse_http_trigger(
     table: &toml::Table,
     components: &BTreeMap<String, ComponentDecl>,
 ) -> Result<HttpTrigger> {
-    let id = match table.get("id") {
-        Some(toml::Value::String(id)) => id.clone(),
-        Some(other) => bail!("`id` must be a string, got {other}"),
-        None => String::new(),
-    };
     let route = match table.get("route") {
         Some(toml::Value::String(route)) => RouteSpec::Route(route.clone()),
         Some(toml::Value::Table(t)) => match t.get("private") {
@@ -472,11 +447,7 @@ fn parse_http_trigger(
         );
     }
     let component = trigger_component(table, components)?;
-    Ok(HttpTrigger {
-        id,
-        route,
-        component,
-    })
+    Ok(HttpTrigger { route, component })
 }
 
 fn parse_cron_trigger(

@@ -268,6 +268,12 @@ async fn execute(
         );
     }
 
+    let permit = app
+        .instance_permits
+        .clone()
+        .acquire_owned()
+        .await
+        .context("the instance pool is closed")?;
     let timeout = app.request_timeout;
     let deadline = Instant::now() + timeout;
     let mut store = new_store(&app.engine, component.context.clone(), deadline);
@@ -307,10 +313,14 @@ async fn execute(
                 .await
                 .map_err(anyhow::Error::from)
         };
-        match tokio::time::timeout_at(deadline.into(), run).await {
+        let result = match tokio::time::timeout_at(deadline.into(), run).await {
             Ok(result) => result,
             Err(_) => Err(anyhow!("time limit of {} ms exceeded", timeout.as_millis())),
-        }
+        };
+        // Free the instance slot before the permit that stands for it.
+        drop(store);
+        drop(permit);
+        result
     });
 
     match receiver.await {

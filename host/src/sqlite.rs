@@ -135,11 +135,18 @@ impl Database {
         self.connect()
     }
 
-    /// Returns a connection to the pool, rolling back whatever its user left open.
+    /// Returns a connection to the pool in the state a fresh one has: any transaction its user
+    /// left open rolled back, `foreign_keys` on, and `last_insert_rowid` 0. (`changes` keeps its
+    /// value: SQLite has no way to reset it.)
     pub fn release(&self, conn: rusqlite::Connection) {
         if !conn.is_autocommit() && conn.execute_batch("ROLLBACK").is_err() {
             return; // dropped: a fresh one will be opened
         }
+        if conn.execute_batch("PRAGMA foreign_keys = ON").is_err() {
+            return;
+        }
+        // SAFETY: the handle belongs to `conn`, which is alive and used by no one else here.
+        unsafe { rusqlite::ffi::sqlite3_set_last_insert_rowid(conn.handle(), 0) };
         let mut idle = self.idle.lock().expect("pool lock");
         if idle.len() < MAX_IDLE {
             idle.push(conn);
@@ -427,6 +434,7 @@ mod tests {
         db.release(conn);
         let mut conn = db.acquire().unwrap();
         assert!(conn.is_autocommit());
+        assert_eq!(conn.last_insert_rowid(), 0);
         let result = execute(&mut conn, "SELECT count(*) FROM t", vec![]).unwrap();
         assert!(matches!(result.rows[0].values[0], Value::Integer(0)));
     }

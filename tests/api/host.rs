@@ -566,3 +566,82 @@ fn cron_trigger_runs_the_component_on_schedule_with_its_permissions() {
         app.log()
     );
 }
+
+#[test]
+fn requests_beyond_the_instance_limit_wait_for_a_free_instance() {
+    let app = probe(&[("RECETA_MAX_INSTANCES", "2")]);
+    let statuses: Vec<u16> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..8)
+            .map(|_| {
+                scope.spawn(|| {
+                    (0..10)
+                        .map(|_| app.get("/probe/sqlite", None).status)
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap())
+            .collect()
+    });
+    assert_eq!(statuses.len(), 80);
+    assert!(
+        statuses.iter().all(|s| *s == 200),
+        "{statuses:?}\n{}",
+        app.log()
+    );
+}
+
+#[test]
+fn dotenv_beside_the_manifest_supplies_variables_and_the_environment_wins() {
+    let dir = tempfile::tempdir().unwrap();
+    let wasm = repo_root().join("target/wasm32-wasip2/release/probe.wasm");
+    std::fs::write(
+        dir.path().join("spin.toml"),
+        format!(
+            r#"spin_manifest_version = 2
+[application]
+name = "dotenv"
+[variables]
+greeting = {{ default = "from the manifest" }}
+token = {{ required = true }}
+[[trigger.http]]
+route = "/probe/..."
+component = "probe"
+[component.probe]
+source = {wasm:?}
+[component.probe.variables]
+greeting = "{{{{ greeting }}}}"
+token = "{{{{ token }}}}"
+"#
+        ),
+    )
+    .unwrap();
+    // Spin's dotenv keys are the prefixed ones; a plain `GREETING=` line is not a variable.
+    std::fs::write(
+        dir.path().join(".env"),
+        "# comment\nGREETING=plain key, ignored\nSPIN_VARIABLE_GREETING=\"from .env\"\nSPIN_VARIABLE_TOKEN=dotenv-token\n",
+    )
+    .unwrap();
+    let config = |env: &[(&str, &str)]| AppConfig {
+        manifest: dir.path().join("spin.toml"),
+        env: env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+    };
+    let app = spawn_app_with(config(&[]));
+    assert_eq!(text(&app, "/probe/var?name=greeting"), "from .env");
+    // A required variable may come from .env.
+    assert_eq!(text(&app, "/probe/var?name=token"), "dotenv-token");
+    drop(app);
+    let app = spawn_app_with(config(&[(
+        "SPIN_VARIABLE_GREETING",
+        "from the environment",
+    )]));
+    assert_eq!(
+        text(&app, "/probe/var?name=greeting"),
+        "from the environment"
+    );
+}

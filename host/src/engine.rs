@@ -158,7 +158,10 @@ pub fn load_component(
         // same compatibility hash (it is part of the file name) and is only ever replaced
         // atomically by rename; Wasmtime also checks the header on load.
         match unsafe { Component::deserialize_file(engine, &path) } {
-            Ok(component) => return Ok((component, Provenance::Cached, started.elapsed())),
+            Ok(component) => {
+                mark_used(&path);
+                return Ok((component, Provenance::Cached, started.elapsed()));
+            }
             Err(e) => eprintln!(
                 "receta: ignoring unusable cache entry {}: {e:#}",
                 path.display()
@@ -170,11 +173,12 @@ pub fn load_component(
         .precompile_component(&bytes)
         .anyhow()
         .with_context(|| format!("cannot compile component {id:?}"))?;
-    if let Err(e) = store_atomically(&path, &compiled) {
-        eprintln!(
+    match store_atomically(&path, &compiled) {
+        Ok(()) => prune(&dir, CACHE_MAX_BYTES),
+        Err(e) => eprintln!(
             "receta: cannot write the compiled-code cache {}: {e:#}",
             path.display()
-        );
+        ),
     }
     // SAFETY: `compiled` was produced just now by `precompile_component` of this very engine.
     let component = unsafe { Component::deserialize(engine, &compiled) }
@@ -190,6 +194,41 @@ fn cache_key(engine: &Engine, identity: &[u8; 32]) -> String {
     format!("{hex}-{:016x}", hasher.finish())
 }
 
+/// Size above which the least recently used cache entries are deleted.
+const CACHE_MAX_BYTES: u64 = 1 << 30;
+
+/// Records a cache hit in the entry's modification time (the LRU order of [`prune`]).
+fn mark_used(path: &Path) {
+    if let Ok(file) = std::fs::File::options().append(true).open(path) {
+        let _ = file.set_modified(std::time::SystemTime::now());
+    }
+}
+
+/// Deletes the least recently used `.cwasm` entries until the cache holds at most `max_bytes`.
+/// Best effort: another process may be reading an entry (an open or mapped file survives its
+/// deletion), or deleting the same ones.
+fn prune(dir: &Path, max_bytes: u64) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut files: Vec<(std::time::SystemTime, u64, PathBuf)> = entries
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().extension().is_some_and(|x| x == "cwasm"))
+        .filter_map(|e| {
+            let meta = e.metadata().ok()?;
+            Some((meta.modified().ok()?, meta.len(), e.path()))
+        })
+        .collect();
+    files.sort_by_key(|f| std::cmp::Reverse(f.0)); // most recently used first
+    let mut total = 0u64;
+    for (_, len, path) in files {
+        total += len;
+        if total > max_bytes {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+}
+
 fn store_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = path.parent().context("cache path has no directory")?;
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
@@ -202,4 +241,30 @@ fn store_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     std::fs::rename(&tmp, path)
         .with_context(|| format!("cannot rename into {}", path.display()))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prune_keeps_the_most_recently_used() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = std::time::SystemTime::now() - Duration::from_secs(3600);
+        for (name, age) in [("a", 3), ("b", 2), ("c", 1)] {
+            let path = dir.path().join(format!("{name}.cwasm"));
+            std::fs::write(&path, [0u8; 100]).unwrap();
+            let file = std::fs::File::options().append(true).open(&path).unwrap();
+            file.set_modified(old - Duration::from_secs(age)).unwrap();
+        }
+        mark_used(&dir.path().join("a.cwasm"));
+        std::fs::write(dir.path().join("notes.txt"), [0u8; 1000]).unwrap();
+        prune(dir.path(), 250);
+        let mut left: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["a.cwasm", "c.cwasm", "notes.txt"]);
+    }
 }

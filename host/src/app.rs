@@ -156,15 +156,20 @@ impl App {
                 memory_limit,
             });
 
-            let bytes = crate::compose::load_composed(decl)?;
-            let (component, provenance, took) = engine::load_component(&engine, id, &bytes)?;
+            let sources = crate::compose::Sources::read(decl)?;
+            let identity = sources.identity();
+            let dependencies = sources.dependencies.len();
+            let (component, provenance, took) =
+                engine::load_component(&engine, id, &identity, || sources.compose())?;
             eprintln!(
                 "receta: component {id}: {} in {} ms",
-                match provenance {
-                    Provenance::Cached => "loaded compiled code from the cache",
-                    Provenance::Compiled => "compiled",
+                match (provenance, dependencies) {
+                    (Provenance::Cached, _) => "loaded compiled code from the cache".to_string(),
+                    (Provenance::Compiled, 0) => "compiled".to_string(),
+                    (Provenance::Compiled, n) =>
+                        format!("composed with {n} dependencies and compiled"),
                 },
-                took.as_millis()
+                took.as_millis(),
             );
             let instance_pre = linker
                 .instantiate_pre(&component)

@@ -16,6 +16,7 @@
 use std::collections::{BTreeMap, HashSet};
 
 use anyhow::{Context, Result, bail};
+use sha2::{Digest, Sha256};
 use wac_graph::types::{Package, SubtypeChecker};
 use wac_graph::{CompositionGraph, EncodeOptions, NodeId};
 
@@ -32,24 +33,75 @@ const PERMISSIONED: &[&str] = &[
     "wasi:sockets/",
 ];
 
-/// The component's bytes, composed with its dependencies if it has any.
-pub fn load_composed(component: &ComponentDecl) -> Result<Vec<u8>> {
-    let main = std::fs::read(&component.source).with_context(|| {
-        format!(
-            "cannot read the source of component {:?}: {} (was it built? `spin build` / `cargo xtask build`)",
-            component.id,
-            component.source.display()
-        )
-    })?;
-    if component.dependencies.is_empty() {
-        return Ok(main);
+/// A component's source files, read: the main component and each dependency.
+pub struct Sources {
+    /// The component id.
+    pub id: String,
+    /// The main component's bytes.
+    pub main: Vec<u8>,
+    /// Each dependency with its bytes, in manifest order.
+    pub dependencies: Vec<(Dependency, Vec<u8>)>,
+}
+
+/// Bumped whenever the composition below changes what it produces for the same inputs.
+const COMPOSITION_VERSION: &str = "receta-compose-1 wac-graph-0.12";
+
+impl Sources {
+    /// Reads the component's files.
+    pub fn read(component: &ComponentDecl) -> Result<Self> {
+        let main = std::fs::read(&component.source).with_context(|| {
+            format!(
+                "cannot read the source of component {:?}: {} (was it built? `spin build` / `cargo xtask build`)",
+                component.id,
+                component.source.display()
+            )
+        })?;
+        let mut dependencies = Vec::new();
+        for dep in &component.dependencies {
+            let bytes = std::fs::read(&dep.source).with_context(|| {
+                format!(
+                    "cannot read dependency {:?}: {}",
+                    dep.name,
+                    dep.source.display()
+                )
+            })?;
+            dependencies.push((dep.clone(), bytes));
+        }
+        Ok(Self {
+            id: component.id.clone(),
+            main,
+            dependencies,
+        })
     }
-    compose(&component.id, main, &component.dependencies).with_context(|| {
-        format!(
-            "cannot compose component {:?} with its dependencies",
-            component.id
-        )
-    })
+
+    /// SHA-256 of everything the composed bytes depend on, for the compiled-code cache key: the
+    /// same inputs always compose to the same component, so a cache hit skips composing altogether.
+    pub fn identity(&self) -> [u8; 32] {
+        let mut hasher = Sha256::new();
+        let mut field = |bytes: &[u8]| {
+            hasher.update((bytes.len() as u64).to_le_bytes());
+            hasher.update(bytes);
+        };
+        field(COMPOSITION_VERSION.as_bytes());
+        field(&self.main);
+        for (dep, bytes) in &self.dependencies {
+            field(dep.name.as_bytes());
+            field(dep.export.as_deref().unwrap_or("").as_bytes());
+            field(&[u8::from(dep.inherit_configuration)]);
+            field(bytes);
+        }
+        hasher.finalize().into()
+    }
+
+    /// The runnable component: the main one, composed with its dependencies if it has any.
+    pub fn compose(self) -> Result<Vec<u8>> {
+        if self.dependencies.is_empty() {
+            return Ok(self.main);
+        }
+        let id = self.id.clone();
+        compose(&self.id, self.main, &self.dependencies)
+            .with_context(|| format!("cannot compose component {id:?} with its dependencies"))
+    }
 }
 
 /// Does a dependency key match an import name?
@@ -95,7 +147,7 @@ fn split_package(name: &str) -> Option<(&str, (Option<&str>, Option<&str>))> {
     })
 }
 
-fn compose(id: &str, main: Vec<u8>, dependencies: &[Dependency]) -> Result<Vec<u8>> {
+fn compose(id: &str, main: Vec<u8>, dependencies: &[(Dependency, Vec<u8>)]) -> Result<Vec<u8>> {
     let mut graph = CompositionGraph::new();
     let main_pkg = Package::from_bytes(&format!("receta:{id}"), None, main, graph.types_mut())
         .map_err(|e| anyhow::anyhow!("{e:#}"))
@@ -109,7 +161,7 @@ fn compose(id: &str, main: Vec<u8>, dependencies: &[Dependency]) -> Result<Vec<u
 
     // import name -> dependency index
     let mut plugged: BTreeMap<String, usize> = BTreeMap::new();
-    for (n, dep) in dependencies.iter().enumerate() {
+    for (n, (dep, _)) in dependencies.iter().enumerate() {
         let matched: Vec<&String> = imports.iter().filter(|i| matches(&dep.name, i)).collect();
         if matched.is_empty() {
             bail!(
@@ -122,7 +174,7 @@ fn compose(id: &str, main: Vec<u8>, dependencies: &[Dependency]) -> Result<Vec<u
             if let Some(other) = plugged.insert(import.clone(), n) {
                 bail!(
                     "import {import:?} is matched by two dependencies: {:?} and {:?}",
-                    dependencies[other].name,
+                    dependencies[other].0.name,
                     dep.name
                 );
             }
@@ -133,21 +185,14 @@ fn compose(id: &str, main: Vec<u8>, dependencies: &[Dependency]) -> Result<Vec<u
         vec![None; dependencies.len()];
     let mut cache = HashSet::new();
     for (import, n) in &plugged {
-        let dep = &dependencies[*n];
+        let (dep, bytes) = &dependencies[*n];
         let (instance, world) = match instances[*n] {
             Some(existing) => existing,
             None => {
-                let bytes = std::fs::read(&dep.source).with_context(|| {
-                    format!(
-                        "cannot read dependency {:?}: {}",
-                        dep.name,
-                        dep.source.display()
-                    )
-                })?;
                 let pkg = Package::from_bytes(
                     &format!("receta-dep:{id}-{n}"),
                     None,
-                    bytes,
+                    bytes.clone(),
                     graph.types_mut(),
                 )
                 .map_err(|e| anyhow::anyhow!("{e:#}"))

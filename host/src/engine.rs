@@ -2,8 +2,10 @@
 //! interface, and the compiled-code cache.
 //!
 //! Compiling a component takes ~0.5 s or more, so compiled code is cached on disk, keyed by the
-//! SHA-256 of the (composed) component bytes and the engine's compatibility hash, under
-//! `$RECETA_CACHE_DIR`, else `$XDG_CACHE_HOME/receta`, else `~/.cache/receta`.
+//! SHA-256 of what determines the (composed) component (the main component's and dependencies'
+//! bytes, their names and the composition version; composing is deterministic, so this stands
+//! for the composed bytes and a hit skips composing too) and the engine's compatibility hash,
+//! under `$RECETA_CACHE_DIR`, else `$XDG_CACHE_HOME/receta`, else `~/.cache/receta`.
 
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -12,7 +14,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use sha2::{Digest, Sha256};
 use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
@@ -131,18 +132,26 @@ pub enum Provenance {
     Compiled,
 }
 
-/// Compiles `bytes`, or loads the compiled code from the cache.
+/// Loads a component's compiled code from the cache, keyed by `identity` (the bytes that fully
+/// determine the component, see [`crate::compose::Sources::identity`]), or else builds it with
+/// `produce` (which composes), compiles it and stores it.
 pub fn load_component(
     engine: &Engine,
     id: &str,
-    bytes: &[u8],
+    identity: &[u8; 32],
+    produce: impl FnOnce() -> Result<Vec<u8>>,
 ) -> Result<(Component, Provenance, Duration)> {
     let started = Instant::now();
     let Some(dir) = cache_dir() else {
-        let component = compile(engine, id, bytes)?;
+        let bytes = produce()?;
+        let component = Component::new(engine, &bytes)
+            .anyhow()
+            .with_context(|| format!("cannot compile component {id:?}"))?;
         return Ok((component, Provenance::Compiled, started.elapsed()));
     };
-    let path = dir.join(cache_key(engine, bytes)).with_extension("cwasm");
+    let path = dir
+        .join(cache_key(engine, identity))
+        .with_extension("cwasm");
     if path.is_file() {
         // SAFETY: the file was written by `Engine::precompile_component` of an engine with the
         // same compatibility hash (it is part of the file name) and is only ever replaced
@@ -155,8 +164,9 @@ pub fn load_component(
             ),
         }
     }
+    let bytes = produce()?;
     let compiled = engine
-        .precompile_component(bytes)
+        .precompile_component(&bytes)
         .anyhow()
         .with_context(|| format!("cannot compile component {id:?}"))?;
     if let Err(e) = store_atomically(&path, &compiled) {
@@ -172,17 +182,10 @@ pub fn load_component(
     Ok((component, Provenance::Compiled, started.elapsed()))
 }
 
-fn compile(engine: &Engine, id: &str, bytes: &[u8]) -> Result<Component> {
-    Component::new(engine, bytes)
-        .anyhow()
-        .with_context(|| format!("cannot compile component {id:?}"))
-}
-
-fn cache_key(engine: &Engine, bytes: &[u8]) -> String {
+fn cache_key(engine: &Engine, identity: &[u8; 32]) -> String {
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     engine.precompile_compatibility_hash().hash(&mut hasher);
-    let digest = Sha256::digest(bytes);
-    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    let hex: String = identity.iter().map(|b| format!("{b:02x}")).collect();
     format!("{hex}-{:016x}", hasher.finish())
 }
 

@@ -59,6 +59,7 @@ fn main() -> ExitCode {
 }
 
 async fn up(options: cli::UpOptions) -> Result<()> {
+    let started = std::time::Instant::now();
     // Loading compiles components: keep it off the async workers.
     let load_options = options.clone();
     let app = tokio::task::spawn_blocking(move || app::App::load(&load_options))
@@ -69,7 +70,7 @@ async fn up(options: cli::UpOptions) -> Result<()> {
     engine::start_epoch_ticker(app.engine.clone(), stop_ticker.clone())?;
 
     let (listener, local) = server::bind(options.listen).await?;
-    announce(&app, local).context("cannot write to stdout")?;
+    announce(&app, local, started).context("cannot write to stdout")?;
 
     let result = server::serve(app, listener, local, shutdown_signal()).await;
     stop_ticker.store(true, Ordering::Relaxed);
@@ -77,7 +78,11 @@ async fn up(options: cli::UpOptions) -> Result<()> {
 }
 
 /// `spin up`'s banner, printed once everything is ready (tests wait for the `Serving` line).
-fn announce(app: &app::App, local: std::net::SocketAddr) -> std::io::Result<()> {
+fn announce(
+    app: &app::App,
+    local: std::net::SocketAddr,
+    started: std::time::Instant,
+) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
     writeln!(out, "Serving http://{local}")?;
     writeln!(out, "Available Routes:")?;
@@ -92,9 +97,10 @@ fn announce(app: &app::App, local: std::net::SocketAddr) -> std::io::Result<()> 
     out.flush()?;
     let application = &app.manifest.application;
     eprintln!(
-        "receta: {} {} ready: {} (state dir {})",
+        "receta: {} {} ready in {} ms: {} (state dir {})",
         application.name,
         application.version.as_deref().unwrap_or(""),
+        started.elapsed().as_millis(),
         app.manifest.path.display(),
         app.state_dir.display()
     );

@@ -100,8 +100,29 @@ pub fn spawn_app_with(config: AppConfig) -> TestApp {
     start(config, state_dir)
 }
 
+/// Starts the app on a free port that is known before it starts, with `base_url` set to its own
+/// address: for tests that follow the absolute links the app writes (`cta_link`), e.g. in a browser.
+pub fn spawn_app_at_own_base_url() -> TestApp {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let listen = format!("127.0.0.1:{port}");
+    let mut config = AppConfig::default();
+    config
+        .env
+        .push(("SPIN_VARIABLE_BASE_URL".into(), format!("http://{listen}")));
+    let state_dir = tempfile::tempdir().expect("temp state dir");
+    start_listening(config, state_dir, &listen)
+}
+
 /// Starts a host on an existing state dir (used to restart after a crash).
 pub fn start(config: AppConfig, state_dir: tempfile::TempDir) -> TestApp {
+    start_listening(config, state_dir, "127.0.0.1:0")
+}
+
+/// Starts a host listening on `listen` (`127.0.0.1:0` for an ephemeral port).
+pub fn start_listening(config: AppConfig, state_dir: tempfile::TempDir, listen: &str) -> TestApp {
     let bin = host_binary();
     assert!(
         bin.exists(),
@@ -112,7 +133,7 @@ pub fn start(config: AppConfig, state_dir: tempfile::TempDir) -> TestApp {
     let mut child = Command::new(&bin)
         .arg("up")
         .arg("--listen")
-        .arg("127.0.0.1:0")
+        .arg(listen)
         .arg("--state-dir")
         .arg(state_dir.path())
         .arg("--from")

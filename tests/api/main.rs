@@ -3,8 +3,11 @@
 
 mod helpers;
 
+mod campaigns;
 mod hospitals;
 mod host;
+mod landing;
+mod landing_browser;
 mod locations;
 mod medics;
 mod memberships;

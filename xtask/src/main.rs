@@ -152,8 +152,13 @@ fn test() -> Result {
 /// components, whose `wasi:http` export only links on wasm32 (the test and bench fixtures too).
 const NOT_NATIVE: &[&str] = &["receta-tests", "gateway", "probe", "hello", "pdfbench"];
 
-/// Command-line tools the tests drive, and the Debian packages that provide them.
-const TEST_TOOLS: &[(&str, &str)] = &[("pdftotext", "poppler-utils"), ("zbarimg", "zbar-tools")];
+/// Command-line tools the tests drive, and the Debian packages that provide them. `chromium` runs
+/// headless in the patient landing's browser test (`tests/api/landing_browser.rs`).
+const TEST_TOOLS: &[(&str, &str)] = &[
+    ("pdftotext", "poppler-utils"),
+    ("zbarimg", "zbar-tools"),
+    ("chromium", "chromium"),
+];
 
 /// Installs the tools the tests need with apt-get when they are missing.
 fn ensure_test_tools() -> Result {

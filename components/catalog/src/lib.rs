@@ -1,6 +1,8 @@
-//! The catalog component: wires `receta:erx/catalog` to the modules that implement it.
+//! The catalog component: wires `receta:erx/catalog` and `receta:erx/campaigns` (the pharmacy
+//! partners shown on the patient landing) to the modules that implement them.
 
 mod access;
+mod campaigns;
 mod hospitals;
 mod locations;
 mod medics;
@@ -16,6 +18,9 @@ mod bindings {
     });
 }
 
+use bindings::exports::receta::erx::campaigns::{
+    Campaign, CampaignPage, CampaignPatch, Guest as CampaignsGuest, NewCampaign,
+};
 use bindings::exports::receta::erx::catalog::{
     Guest, Hospital, HospitalPage, HospitalPatch, ImageKind, LocationEntry, Medic, MedicProfile,
     MedicSummaryPage, Membership, MembershipPage, MembershipPatch, NewHospital, NewMedic,
@@ -111,6 +116,36 @@ impl Guest for Catalog {
 
     fn set_active_hospital(caller: Principal, hospital_id: i64) -> Result<(), Error> {
         locations::set_active(caller, hospital_id)
+    }
+}
+
+impl CampaignsGuest for Catalog {
+    fn create_campaign(caller: Principal, input: NewCampaign) -> Result<Campaign, Error> {
+        campaigns::create(caller, input)
+    }
+
+    fn list_campaigns(caller: Principal, page: PageRequest) -> Result<CampaignPage, Error> {
+        campaigns::list(caller, page)
+    }
+
+    fn get_campaign(caller: Principal, id: i64) -> Result<Campaign, Error> {
+        campaigns::get(caller, id)
+    }
+
+    fn update_campaign(
+        caller: Principal,
+        id: i64,
+        patch: CampaignPatch,
+    ) -> Result<Campaign, Error> {
+        campaigns::update(caller, id, patch)
+    }
+
+    fn delete_campaign(caller: Principal, id: i64) -> Result<(), Error> {
+        campaigns::delete(caller, id)
+    }
+
+    fn active_campaigns() -> Result<Vec<Campaign>, Error> {
+        campaigns::active()
     }
 }
 

@@ -8,4 +8,4 @@ wit_bindgen::generate!({
     additional_derives: [serde::Serialize],
 });
 
-pub use receta::erx::{auth, catalog, patients, prescriptions};
+pub use receta::erx::{auth, campaigns, catalog, patients, prescriptions};

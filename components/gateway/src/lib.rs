@@ -2,9 +2,12 @@
 //! the auth component, and orchestrates the domain components (imported through WIT, composed at load).
 
 mod bindings;
+mod campaigns;
 mod drugs;
 mod hospitals;
 mod http;
+mod landing;
+mod landing_html;
 mod locations;
 mod media;
 mod medics;
@@ -53,7 +56,17 @@ fn route(req: &Request) -> Result<Response, Error> {
         (Get, ["api", "v2", "rx", "pdf", signature]) => prescriptions::pdf(req, signature),
         (Get, ["api", "v2", "drugs"]) => drugs::search(req),
         (Post, ["api", "v2", "drugs"]) => drugs::load(req),
+        (Get, ["api", "v2", "rx", "patient-landing", signature]) => landing::json(req, signature),
+        (Get, ["api", "v2", "campaigns"]) => campaigns::list(req),
+        (Post, ["api", "v2", "campaigns"]) => campaigns::create(req),
+        (Get, ["api", "v2", "campaigns", id]) => campaigns::get(req, id),
+        (Patch, ["api", "v2", "campaigns", id]) => campaigns::update(req, id),
+        (Delete, ["api", "v2", "campaigns", id]) => campaigns::delete(req, id),
         (Get, ["media", "hospitals", id, file]) => media::hospital_image(id, file),
+        // The patient's page (`cta_link`) and its PDF: no token, the signature is the capability.
+        (Get, ["rx", signature]) => landing::page(signature),
+        (Get, ["rx", signature, "pdf"]) => landing::pdf(signature),
+        (Get, ["rx", ..]) => Ok(landing::not_found()),
         _ => Err(Error::not_found()),
     }
 }

@@ -5,11 +5,13 @@
 //! - `pdf`: the PDF rendered at issue
 //! - `issue`: issuing, all writes in one transaction
 //! - `read`: lists and details, always scoped to the caller
+//! - `landing`: the patient landing view and its PDF (the signature is the capability)
 //! - `drugs`: the service's drug catalog
 
 mod document;
 mod drugs;
 mod issue;
+mod landing;
 mod medications;
 mod pdf;
 mod read;
@@ -25,7 +27,7 @@ mod bindings {
 }
 
 use bindings::exports::receta::erx::prescriptions::{
-    Drug, DrugLoad, DrugPage, Guest, IssueRequest, Prescription, PrescriptionPage,
+    Drug, DrugLoad, DrugPage, Guest, IssueRequest, LandingRx, Prescription, PrescriptionPage,
 };
 
 struct Prescriptions;
@@ -65,6 +67,14 @@ impl Guest for Prescriptions {
 
     fn search_drugs(search: Option<String>, page: PageRequest) -> Result<DrugPage, Error> {
         drugs::search(search.as_deref(), page)
+    }
+
+    fn get_landing(caller: Option<Principal>, signature: String) -> Result<LandingRx, Error> {
+        landing::view(caller, &signature)
+    }
+
+    fn get_landing_pdf(signature: String) -> Result<Vec<u8>, Error> {
+        landing::pdf(&signature)
     }
 }
 

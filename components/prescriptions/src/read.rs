@@ -80,7 +80,7 @@ fn document_sql() -> String {
 }
 
 /// The medications of some prescriptions, in order.
-fn medications_sql(count: usize) -> String {
+pub(crate) fn medications_sql(count: usize) -> String {
     let placeholders = vec!["?"; count].join(", ");
     format!(
         "SELECT {MEDICATION_COLUMNS} FROM medications WHERE prescription_id IN ({placeholders}) \
@@ -131,7 +131,7 @@ fn from_row(r: &Row) -> anyhow::Result<Prescription> {
     })
 }
 
-fn medication_from_row(r: &Row) -> anyhow::Result<(i64, Medication)> {
+pub(crate) fn medication_from_row(r: &Row) -> anyhow::Result<(i64, Medication)> {
     Ok((
         r.i64("prescription_id")?,
         Medication {

@@ -1,0 +1,117 @@
+//! The patient landing, three ways (spec 4.4, 2.8; decisions `cta_link`, `raw_size`, "Who sees what"):
+//!
+//! - `GET /api/v2/rx/patient-landing/<signature>/` (token: the issuing medic or the API admin, anyone
+//!   else 404): `{rx: {signature, raw_size, created_at, medications, medic: {name}}, campaigns,
+//!   default_campaign}`.
+//! - `GET /rx/<signature>` (no token: the unguessable signature is the capability): the HTML page
+//!   `cta_link` points to, or a friendly 404 page.
+//! - `GET /rx/<signature>/pdf` (no token, same capability): the stored PDF as a download.
+//!
+//! The public responses are private to the patient: `Cache-Control: private, no-store`, `noindex`,
+//! no referrer, and a Content-Security-Policy that allows nothing but the page's own style sheet.
+
+use serde_json::{Value, json};
+
+use common::types::Error;
+
+use crate::bindings::campaigns::{self, Campaign};
+use crate::bindings::prescriptions::{self, LandingRx};
+use crate::campaigns::landing_json;
+use crate::http::{Request, Response};
+use crate::landing_html;
+
+/// `GET /api/v2/rx/patient-landing/<signature>/` → 200 `{rx, campaigns, default_campaign}`.
+pub fn json(req: &Request, signature: &str) -> Result<Response, Error> {
+    let caller = req.caller()?;
+    let rx = prescriptions::get_landing(Some(caller), signature)?;
+    let active = campaigns::active_campaigns()?;
+    Ok(Response::json(200, &landing_body(rx, &active)))
+}
+
+/// The JSON landing: `medications` are the 2.5 objects without `order_id`; `campaigns` the active
+/// ones (spec 2.8 fields); `default_campaign` the default one if it is active, else null.
+fn landing_body(rx: LandingRx, active: &[Campaign]) -> Value {
+    let medications: Vec<Value> = rx
+        .medications
+        .iter()
+        .map(|m| {
+            let mut v = serde_json::to_value(m).expect("records serialize");
+            if let Some(map) = v.as_object_mut() {
+                map.remove("order_id");
+            }
+            v
+        })
+        .collect();
+    let default_campaign = active
+        .iter()
+        .find(|c| c.is_default)
+        .map_or(Value::Null, landing_json);
+    json!({
+        "rx": {
+            "signature": rx.signature,
+            "raw_size": rx.raw_size,
+            "created_at": rx.created_at,
+            "medications": medications,
+            "medic": { "name": rx.medic_name },
+        },
+        "campaigns": active.iter().map(landing_json).collect::<Vec<_>>(),
+        "default_campaign": default_campaign,
+    })
+}
+
+/// `GET /rx/<signature>` → 200 the landing page; 404 the friendly page.
+pub fn page(signature: &str) -> Result<Response, Error> {
+    match prescriptions::get_landing(None, signature) {
+        Ok(rx) => {
+            let active = campaigns::active_campaigns()?;
+            Ok(html(200, landing_html::page(&rx, &active)))
+        }
+        Err(Error::NotFound(_)) => Ok(not_found()),
+        Err(other) => Err(other),
+    }
+}
+
+/// `GET /rx/<signature>/pdf` → 200 `application/pdf` as an attachment; 404 the friendly page.
+pub fn pdf(signature: &str) -> Result<Response, Error> {
+    match prescriptions::get_landing_pdf(signature) {
+        Ok(bytes) => Ok(private(Response::bytes(200, "application/pdf", bytes))
+            .with_header(
+                "content-disposition",
+                format!(
+                    "attachment; filename=\"{}\"",
+                    landing_html::pdf_filename(signature)
+                ),
+            )
+            .with_header("content-security-policy", "default-src 'none'; sandbox")),
+        Err(Error::NotFound(_)) => Ok(not_found()),
+        Err(other) => Err(other),
+    }
+}
+
+/// The friendly 404 page, for any `/rx/…` path that names no prescription.
+pub fn not_found() -> Response {
+    html(404, landing_html::not_found_page())
+}
+
+fn html(status: u16, body: String) -> Response {
+    private(Response::bytes(
+        status,
+        "text/html; charset=utf-8",
+        body.into_bytes(),
+    ))
+    .with_header(
+        "content-security-policy",
+        landing_html::content_security_policy(),
+    )
+    .with_header("x-frame-options", "DENY")
+}
+
+/// The headers every public landing response carries: for the patient only, never indexed, never
+/// stored by a shared cache, never leaked through a referrer.
+fn private(response: Response) -> Response {
+    response
+        .with_header("cache-control", "private, no-store")
+        .with_header("x-robots-tag", "noindex, nofollow")
+        .with_header("referrer-policy", "no-referrer")
+        .with_header("x-content-type-options", "nosniff")
+}

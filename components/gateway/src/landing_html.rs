@@ -1,0 +1,512 @@
+//! The patient landing page (`<base_url>/rx/<signature>`), rendered on the server: Spanish, readable
+//! on a phone, no script and no external asset. Pure: it takes the view and returns HTML, so the
+//! escaping is unit-tested here.
+//!
+//! Every dynamic value goes through [`escape`]; the only links built from stored data are campaign
+//! URLs that pass [`is_http_url`]. The one inline `<style>` is allowed by its SHA-256 in the
+//! Content-Security-Policy ([`content_security_policy`]), so no inline script or style attribute would
+//! run even if one slipped in.
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use sha2::{Digest, Sha256};
+
+use crate::bindings::campaigns::Campaign;
+use crate::bindings::prescriptions::LandingRx;
+use crate::campaigns::is_http_url;
+
+/// The page's only style sheet. Its hash is in the CSP; change it freely, the hash follows.
+pub const CSS: &str = "\
+:root{color-scheme:light;--ink:#1b2a33;--muted:#5b6b75;--line:#d9e2e7;--bg:#f3f6f8;--card:#fff;\
+--brand:#0b6e6e;--brand-dark:#075454;--soft:#e6f2f2}\
+*{box-sizing:border-box}\
+html{-webkit-text-size-adjust:100%}\
+body{margin:0;background:var(--bg);color:var(--ink);\
+font:16px/1.5 system-ui,-apple-system,\"Segoe UI\",Roboto,\"Helvetica Neue\",Arial,sans-serif}\
+main{max-width:40rem;margin:0 auto;padding:0 1rem 2rem}\
+.top{background:var(--brand);color:#fff;margin:0 -1rem 1rem;padding:1.25rem 1rem 1.5rem}\
+.brand{margin:0;font-size:.8rem;letter-spacing:.08em;text-transform:uppercase;opacity:.85}\
+h1{margin:.25rem 0 .25rem;font-size:1.6rem;line-height:1.2}\
+.lead{margin:0;opacity:.95}\
+h2{font-size:1.15rem;margin:1.5rem 0 .5rem}\
+h3{font-size:1.05rem;margin:0 0 .25rem;overflow-wrap:anywhere}\
+.card{background:var(--card);border:1px solid var(--line);border-radius:12px;padding:1rem;margin:0 0 .75rem}\
+.card h2{margin-top:0}\
+.facts{margin:0 0 1rem;display:grid;gap:.5rem}\
+.facts div{display:flex;gap:.75rem}\
+.facts dt{flex:0 0 4.5rem;color:var(--muted)}\
+.facts dd{margin:0;font-weight:600;overflow-wrap:anywhere}\
+.btn{display:block;text-align:center;background:var(--brand);color:#fff;text-decoration:none;\
+font-weight:600;padding:.85rem 1rem;border-radius:10px;min-height:48px}\
+.btn:hover,.btn:focus{background:var(--brand-dark)}\
+.btn:focus-visible,.link:focus-visible,summary:focus-visible{outline:3px solid #f2b705;outline-offset:2px}\
+.btn small{display:block;font-weight:400;opacity:.9}\
+.meds{list-style:none;margin:0;padding:0}\
+.med p{margin:.35rem 0 0;overflow-wrap:anywhere}\
+.label{display:block;font-size:.75rem;font-weight:600;color:var(--muted);text-transform:uppercase;letter-spacing:.04em}\
+.qty{font-weight:600;font-size:1.05rem}\
+.drug{color:var(--muted);font-size:.9rem}\
+.badge{display:inline-block;background:var(--soft);color:var(--brand-dark);font-size:.75rem;font-weight:600;\
+border-radius:999px;padding:.1rem .6rem;margin:0 0 .4rem}\
+.campaign.default{border:2px solid var(--brand)}\
+.campaign p{margin:.25rem 0;overflow-wrap:anywhere}\
+.campaign .btn{margin-top:.75rem}\
+.link{display:inline-block;margin-top:.6rem;color:var(--brand-dark);font-weight:600;padding:.35rem 0}\
+details{margin-top:.75rem;border-top:1px solid var(--line);padding-top:.5rem}\
+summary{cursor:pointer;font-weight:600;color:var(--brand-dark);padding:.35rem 0}\
+.branches{list-style:none;margin:.25rem 0 0;padding:0}\
+.branches li{padding:.5rem 0;border-bottom:1px solid var(--line)}\
+.branches li:last-child{border-bottom:0}\
+.branches .meta{display:block;color:var(--muted);font-size:.9rem}\
+.note{color:var(--muted);font-size:.9rem}\
+footer{margin-top:2rem;color:var(--muted);font-size:.85rem}\
+";
+
+/// Up to this many branches are listed open; more are behind a `<details>` toggle.
+const OPEN_BRANCHES: usize = 3;
+
+/// `Content-Security-Policy` of every page: nothing but this page's own style sheet (by hash), images
+/// from the service itself, no forms, no framing, no `<base>`.
+pub fn content_security_policy() -> String {
+    let hash = BASE64.encode(Sha256::digest(CSS.as_bytes()));
+    format!(
+        "default-src 'none'; style-src 'sha256-{hash}'; img-src 'self' data:; form-action 'none'; \
+         frame-ancestors 'none'; base-uri 'none'"
+    )
+}
+
+/// Escapes text for HTML element content and quoted attribute values.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+const MONTHS: [&str; 12] = [
+    "enero",
+    "febrero",
+    "marzo",
+    "abril",
+    "mayo",
+    "junio",
+    "julio",
+    "agosto",
+    "septiembre",
+    "octubre",
+    "noviembre",
+    "diciembre",
+];
+
+/// `2026-11-22T…` → `22 de noviembre de 2026` (the date printed on the PDF: the UTC day of issue).
+pub fn spanish_date(timestamp: &str) -> String {
+    let date = timestamp.get(..10).unwrap_or(timestamp);
+    match common::time::Date::parse(date) {
+        Some(d) => format!(
+            "{} de {} de {}",
+            d.day,
+            MONTHS[d.month as usize - 1],
+            d.year
+        ),
+        None => date.to_string(),
+    }
+}
+
+/// A byte count as a Spanish size: `812 bytes`, `45 KB`, `1,2 MB`.
+pub fn size_label(bytes: u64) -> String {
+    if bytes < 1024 {
+        format!("{bytes} bytes")
+    } else if bytes < 1024 * 1024 {
+        format!("{} KB", bytes.div_ceil(1024))
+    } else {
+        let tenths = (bytes * 10).div_ceil(1024 * 1024);
+        format!("{},{} MB", tenths / 10, tenths % 10)
+    }
+}
+
+/// The file name the PDF downloads as: `receta-<first 8 of the signature>.pdf`.
+pub fn pdf_filename(signature: &str) -> String {
+    let short: String = signature
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .take(8)
+        .collect();
+    format!("receta-{short}.pdf")
+}
+
+fn head(title: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"es-MX\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <meta name=\"robots\" content=\"noindex, nofollow\">\n\
+         <meta name=\"referrer\" content=\"no-referrer\">\n\
+         <meta name=\"format-detection\" content=\"telephone=no\">\n\
+         <title>{}</title>\n<style>{CSS}</style>\n</head>\n",
+        escape(title)
+    )
+}
+
+const FOOTER: &str = "<footer>\n<p>Este enlace es personal: quien lo tenga puede ver y descargar tu receta. \
+    No lo publiques ni lo compartas.</p>\n<p>Receta electrónica emitida con Receta.</p>\n</footer>\n";
+
+/// The landing page of a prescription: the medic, the date, the medications, the PDF download, and
+/// the pharmacy campaigns (`default` first and marked as recommended).
+pub fn page(rx: &LandingRx, campaigns: &[Campaign]) -> String {
+    let mut html = head("Tu receta médica");
+    html.push_str(
+        "<body>\n<main>\n<header class=\"top\">\n<p class=\"brand\">Receta electrónica</p>\n",
+    );
+    if rx.patient_first_name.is_empty() {
+        html.push_str("<h1>Tu receta médica</h1>\n");
+    } else {
+        html.push_str(&format!(
+            "<h1>Hola, {}</h1>\n",
+            escape(&rx.patient_first_name)
+        ));
+    }
+    html.push_str(
+        "<p class=\"lead\">Aquí está tu receta. Muéstrala en la farmacia o descárgala en PDF.</p>\n</header>\n",
+    );
+
+    // The prescription: who, where, when, and the download.
+    let date = rx.created_at.get(..10).unwrap_or(&rx.created_at);
+    html.push_str("<section class=\"card\" aria-labelledby=\"receta\">\n<h2 id=\"receta\">Tu receta</h2>\n<dl class=\"facts\">\n");
+    html.push_str(&format!(
+        "<div><dt>Médico</dt><dd>{}</dd></div>\n",
+        escape(&rx.medic_name)
+    ));
+    if !rx.hospital_name.is_empty() {
+        html.push_str(&format!(
+            "<div><dt>Lugar</dt><dd>{}</dd></div>\n",
+            escape(&rx.hospital_name)
+        ));
+    }
+    html.push_str(&format!(
+        "<div><dt>Fecha</dt><dd><time datetime=\"{}\">{}</time></dd></div>\n</dl>\n",
+        escape(date),
+        escape(&spanish_date(&rx.created_at))
+    ));
+    let signature = escape(&rx.signature);
+    html.push_str(&format!(
+        "<a class=\"btn\" id=\"descargar\" href=\"/rx/{signature}/pdf\" download=\"{}\">Descargar receta\
+         <small>PDF, {}</small></a>\n</section>\n",
+        escape(&pdf_filename(&rx.signature)),
+        escape(&size_label(rx.raw_size))
+    ));
+
+    // The medications.
+    html.push_str(&format!(
+        "<section aria-labelledby=\"medicamentos\">\n<h2 id=\"medicamentos\">Medicamentos ({})</h2>\n<ol class=\"meds\">\n",
+        rx.medications.len()
+    ));
+    for m in &rx.medications {
+        html.push_str("<li class=\"card med\">\n");
+        html.push_str(&format!("<h3>{}</h3>\n", escape(&m.presentation)));
+        if !m.drug.is_empty() && m.drug != m.presentation {
+            html.push_str(&format!("<p class=\"drug\">{}</p>\n", escape(&m.drug)));
+        }
+        html.push_str(&format!(
+            "<p class=\"qty\"><span class=\"label\">Cantidad</span>{}</p>\n",
+            escape(&m.qty_label)
+        ));
+        html.push_str(&format!(
+            "<p class=\"how\"><span class=\"label\">Indicaciones</span>{}</p>\n</li>\n",
+            escape(&m.instructions)
+        ));
+    }
+    html.push_str("</ol>\n</section>\n");
+
+    // Where to buy them.
+    html.push_str(
+        "<section aria-labelledby=\"farmacias\">\n<h2 id=\"farmacias\">Dónde surtir tu receta</h2>\n",
+    );
+    if campaigns.is_empty() {
+        html.push_str(
+            "<p class=\"note\">Puedes surtir tu receta en la farmacia de tu preferencia: muestra esta \
+             página o el PDF.</p>\n",
+        );
+    }
+    for c in campaigns {
+        html.push_str(&campaign_card(c));
+    }
+    html.push_str("</section>\n");
+    html.push_str(FOOTER);
+    html.push_str("</main>\n</body>\n</html>\n");
+    html
+}
+
+fn campaign_card(c: &Campaign) -> String {
+    let name = escape(&c.display_name);
+    let mut html = String::new();
+    if c.is_default {
+        html.push_str(
+            "<article class=\"card campaign default\">\n<p class=\"badge\">Recomendada</p>\n",
+        );
+    } else {
+        html.push_str("<article class=\"card campaign\">\n");
+    }
+    html.push_str(&format!("<h3>{name}</h3>\n"));
+    if !c.display_phone.is_empty() {
+        html.push_str(&format!("<p>Tel. {}</p>\n", escape(&c.display_phone)));
+    }
+    if !c.display_contact.is_empty() {
+        html.push_str(&format!("<p>{}</p>\n", escape(&c.display_contact)));
+    }
+    // Only http(s) URLs become links (`landing_view` means: stay here).
+    if is_http_url(&c.cta_link) {
+        html.push_str(&format!(
+            "<a class=\"btn\" href=\"{}\" rel=\"noopener noreferrer\" target=\"_blank\">Surtir con {name}</a>\n",
+            escape(&c.cta_link)
+        ));
+    }
+    if is_http_url(&c.main_site_redirect) {
+        html.push_str(&format!(
+            "<a class=\"link\" href=\"{}\" rel=\"noopener noreferrer\" target=\"_blank\">Sitio web de {name}</a>\n",
+            escape(&c.main_site_redirect)
+        ));
+    }
+    if !c.branches.is_empty() {
+        let label = if c.branches.len() == 1 {
+            "Sucursal"
+        } else {
+            "Sucursales"
+        };
+        // A short list is open; a long one is a tap away.
+        let open = if c.branches.len() <= OPEN_BRANCHES {
+            " open"
+        } else {
+            ""
+        };
+        html.push_str(&format!(
+            "<details{open}>\n<summary>{label} ({})</summary>\n<ul class=\"branches\">\n",
+            c.branches.len()
+        ));
+        for b in &c.branches {
+            html.push_str(&format!("<li><strong>{}</strong>", escape(&b.name)));
+            let meta: Vec<String> = [&b.address, &b.estado, &b.formato]
+                .into_iter()
+                .filter(|s| !s.is_empty())
+                .map(|s| escape(s))
+                .collect();
+            if !meta.is_empty() {
+                html.push_str(&format!("<span class=\"meta\">{}</span>", meta.join(" · ")));
+            }
+            html.push_str(&format!(
+                "<span class=\"meta\">Sucursal núm. {}</span></li>\n",
+                b.determinante
+            ));
+        }
+        html.push_str("</ul>\n</details>\n");
+    }
+    html.push_str("</article>\n");
+    html
+}
+
+/// The friendly page for a link that names no prescription (404).
+pub fn not_found_page() -> String {
+    let mut html = head("Receta no encontrada");
+    html.push_str(
+        "<body>\n<main>\n<header class=\"top\">\n<p class=\"brand\">Receta electrónica</p>\n\
+         <h1>No encontramos esta receta</h1>\n\
+         <p class=\"lead\">El enlace no corresponde a ninguna receta.</p>\n</header>\n\
+         <section class=\"card\">\n<p>Revisa que hayas abierto el enlace completo, tal como lo recibiste \
+         por correo o mensaje: a veces se corta al copiarlo.</p>\n\
+         <p>Si sigue sin abrir, pide a tu médico que te envíe la receta de nuevo.</p>\n</section>\n",
+    );
+    html.push_str(FOOTER);
+    html.push_str("</main>\n</body>\n</html>\n");
+    html
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bindings::campaigns::Branch;
+    use crate::bindings::prescriptions::Medication;
+
+    fn medication(presentation: &str, instructions: &str) -> Medication {
+        Medication {
+            id: 1,
+            presentation: presentation.into(),
+            instructions: instructions.into(),
+            qty: 2,
+            drug_upc: String::new(),
+            category: "standard_drug".into(),
+            drug: String::new(),
+            cost: 0.0,
+            bought: false,
+            bought_qty: 0,
+            order_id: 0,
+            qty_label: "2 cajas".into(),
+        }
+    }
+
+    fn rx() -> LandingRx {
+        LandingRx {
+            signature: "ab".repeat(32),
+            raw_size: 46_100,
+            created_at: "2026-11-22T03:30:00.123456Z".into(),
+            medic_name: "Dr. José Núñez".into(),
+            hospital_name: "Clínica Roma".into(),
+            patient_first_name: "Juan".into(),
+            medications: vec![medication("Paracetamol 500 mg", "1 cada 8 horas")],
+        }
+    }
+
+    fn campaign(cta: &str, site: &str) -> Campaign {
+        Campaign {
+            id: 1,
+            short_name: "ahorro".into(),
+            branches: vec![Branch {
+                determinante: 101,
+                name: "Centro".into(),
+                formato: "Farmacia".into(),
+                estado: "CDMX".into(),
+                address: "Madero 1".into(),
+            }],
+            callback_redirect: "landing_view".into(),
+            main_site_redirect: site.into(),
+            display_name: "Farmacias del Ahorro".into(),
+            display_phone: "55 1234 5678".into(),
+            display_contact: "Lunes a domingo".into(),
+            cta_link: cta.into(),
+            is_default: true,
+            is_active: true,
+            created_at: String::new(),
+        }
+    }
+
+    #[test]
+    fn escapes_the_five_characters() {
+        assert_eq!(
+            escape(r#"<script>alert("x&'y")</script>"#),
+            "&lt;script&gt;alert(&quot;x&amp;&#39;y&quot;)&lt;/script&gt;"
+        );
+        assert_eq!(escape("Ñandú 10 mg"), "Ñandú 10 mg");
+    }
+
+    #[test]
+    fn every_dynamic_value_is_escaped() {
+        let evil = "<script>alert(1)</script>\"'&";
+        let mut r = rx();
+        r.medic_name = evil.into();
+        r.hospital_name = evil.into();
+        r.patient_first_name = evil.into();
+        r.medications = vec![Medication {
+            drug: evil.into(),
+            qty_label: evil.into(),
+            ..medication(evil, evil)
+        }];
+        let mut c = campaign("https://x.mx/?a=1&b=\"", "landing_view");
+        c.display_name = evil.into();
+        c.display_phone = evil.into();
+        c.display_contact = evil.into();
+        c.branches[0].name = evil.into();
+        c.branches[0].address = evil.into();
+        c.branches[0].estado = evil.into();
+        c.branches[0].formato = evil.into();
+        let html = page(&r, &[c]);
+        assert!(!html.contains("<script"), "{html}");
+        assert!(!html.contains("</script>"), "{html}");
+        assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;&amp;"));
+    }
+
+    #[test]
+    fn only_http_urls_become_links() {
+        let html = page(&rx(), &[campaign("javascript:alert(1)", "landing_view")]);
+        assert!(!html.contains("javascript:"), "{html}");
+        assert!(!html.contains("landing_view"), "{html}");
+        assert!(!html.contains("Surtir con"), "{html}");
+        let html = page(
+            &rx(),
+            &[campaign(
+                "https://ahorro.example/surtir?rx=1&x=2",
+                "https://ahorro.example/",
+            )],
+        );
+        assert!(html.contains(
+            "href=\"https://ahorro.example/surtir?rx=1&amp;x=2\" rel=\"noopener noreferrer\""
+        ));
+        assert!(html.contains("Sitio web de Farmacias del Ahorro"));
+    }
+
+    #[test]
+    fn the_page_shows_what_the_patient_needs() {
+        let html = page(
+            &rx(),
+            &[campaign("https://ahorro.example/", "landing_view")],
+        );
+        for expected in [
+            "<html lang=\"es-MX\">",
+            "<meta name=\"robots\" content=\"noindex, nofollow\">",
+            "Hola, Juan",
+            "Dr. José Núñez",
+            "Clínica Roma",
+            "22 de noviembre de 2026",
+            "Paracetamol 500 mg",
+            "2 cajas",
+            "1 cada 8 horas",
+            "PDF, 46 KB",
+            &format!("href=\"/rx/{}/pdf\"", "ab".repeat(32)),
+            "download=\"receta-abababab.pdf\"",
+            "Recomendada",
+            "<details open>\n<summary>Sucursal (1)</summary>",
+            "Madero 1 · CDMX · Farmacia",
+            "Sucursal núm. 101",
+        ] {
+            assert!(html.contains(expected), "missing {expected:?} in {html}");
+        }
+        assert!(
+            !html.contains("style=\""),
+            "no style attributes: the CSP allows none"
+        );
+        assert!(!html.contains("<script"), "no script at all");
+        assert!(page(&rx(), &[]).contains("la farmacia de tu preferencia"));
+    }
+
+    #[test]
+    fn a_long_branch_list_is_folded() {
+        let mut c = campaign("https://ahorro.example/", "landing_view");
+        c.branches = vec![c.branches[0].clone(); OPEN_BRANCHES + 1];
+        let html = page(&rx(), &[c]);
+        assert!(
+            html.contains("<details>\n<summary>Sucursales (4)</summary>"),
+            "{html}"
+        );
+    }
+
+    #[test]
+    fn the_csp_hash_is_the_style_sheets() {
+        let csp = content_security_policy();
+        let hash = BASE64.encode(Sha256::digest(CSS.as_bytes()));
+        assert!(csp.contains(&format!("style-src 'sha256-{hash}'")), "{csp}");
+        assert!(csp.starts_with("default-src 'none'"));
+        // The hashed text is exactly what sits between the tags.
+        assert!(page(&rx(), &[]).contains(&format!("<style>{CSS}</style>")));
+        assert!(not_found_page().contains(&format!("<style>{CSS}</style>")));
+        assert!(!CSS.contains("</"));
+    }
+
+    #[test]
+    fn dates_sizes_and_names() {
+        assert_eq!(spanish_date("2026-01-05T00:00:00Z"), "5 de enero de 2026");
+        assert_eq!(spanish_date("2026-12-31"), "31 de diciembre de 2026");
+        assert_eq!(spanish_date("garbage"), "garbage");
+        assert_eq!(size_label(812), "812 bytes");
+        assert_eq!(size_label(1024), "1 KB");
+        assert_eq!(size_label(46_100), "46 KB");
+        assert_eq!(size_label(1_258_291), "1,2 MB");
+        assert_eq!(
+            pdf_filename(&"0123456789abcdef".repeat(4)),
+            "receta-01234567.pdf"
+        );
+    }
+}

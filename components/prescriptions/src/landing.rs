@@ -1,0 +1,91 @@
+//! The patient landing: what the patient's link shows of a prescription (`landing-rx`), and its PDF.
+//!
+//! Two ways in: the JSON endpoint passes the caller (the issuing medic or the API admin; anyone else
+//! gets `not-found`), the public page passes none (the unguessable signature is the capability).
+//! Nothing of the patient beyond a first name leaves here, and never the diagnosis.
+
+use common::db::{Db, Param, int, text};
+use common::types::{Error, Principal};
+
+use crate::bindings::exports::receta::erx::prescriptions::LandingRx;
+use crate::document::is_signature;
+use crate::read::{medication_from_row, medications_sql};
+
+/// `?1` signature; `?2` the medic, or NULL for the API admin and for the public page. The medic's and
+/// the hospital's names come from the signed document (the snapshot taken at issue); `raw_size` is
+/// the length of the stored PDF (SQLite reads a blob's length without loading it).
+const SELECT_LANDING: &str = "SELECT p.id, p.signature, p.created_at, p.patient_name, \
+    COALESCE(json_extract(d.canonical, '$.medic.name'), '') AS medic_name, \
+    COALESCE(json_extract(d.canonical, '$.hospital.name'), '') AS hospital_name, \
+    length(d.pdf) AS raw_size \
+    FROM prescriptions p JOIN prescription_documents d ON d.prescription_id = p.id \
+    WHERE p.signature = ?1 AND (?2 IS NULL OR p.medic_id = ?2)";
+
+const SELECT_PDF: &str = "SELECT d.pdf FROM prescription_documents d \
+    JOIN prescriptions p ON p.id = d.prescription_id WHERE p.signature = ?";
+
+/// The first word of a name: all a greeting needs.
+pub fn first_name(full: &str) -> String {
+    full.split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
+pub fn view(caller: Option<Principal>, signature: &str) -> Result<LandingRx, Error> {
+    if !is_signature(signature) {
+        return Err(Error::not_found());
+    }
+    let who = match caller {
+        Some(Principal::Medic(id)) => int(id),
+        Some(Principal::Admin) | None => Param::Null,
+    };
+    let db = Db::open()?;
+    let found = db.query_opt(SELECT_LANDING, &[text(signature), who], |r| {
+        Ok((
+            r.i64("id")?,
+            LandingRx {
+                signature: r.string("signature")?,
+                raw_size: r.i64("raw_size")?.max(0) as u64,
+                created_at: r.string("created_at")?,
+                medic_name: r.string("medic_name")?,
+                hospital_name: r.string("hospital_name")?,
+                patient_first_name: first_name(&r.string("patient_name")?),
+                medications: Vec::new(),
+            },
+        ))
+    })?;
+    let (id, mut rx) = found.ok_or_else(Error::not_found)?;
+    rx.medications = db
+        .query(&medications_sql(1), &[int(id)], medication_from_row)?
+        .into_iter()
+        .map(|(_, m)| m)
+        .collect();
+    Ok(rx)
+}
+
+pub fn pdf(signature: &str) -> Result<Vec<u8>, Error> {
+    if !is_signature(signature) {
+        return Err(Error::not_found());
+    }
+    let db = Db::open()?;
+    db.query_opt(SELECT_PDF, &[text(signature)], |r| r.blob("pdf"))?
+        .ok_or_else(Error::not_found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_names() {
+        assert_eq!(first_name("  Juan   Pérez López"), "Juan");
+        assert_eq!(first_name("María"), "María");
+        assert_eq!(first_name(""), "");
+    }
+
+    #[test]
+    fn the_medic_filter_is_there() {
+        assert!(SELECT_LANDING.contains("(?2 IS NULL OR p.medic_id = ?2)"));
+    }
+}

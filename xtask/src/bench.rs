@@ -40,10 +40,11 @@ use crate::{Result, WASM_TARGET, cargo, host_binary, on_path, root, run, target_
 const ADMIN_TOKEN: &str = "bench-admin-token-0123456789abcdef";
 /// wasmtime-cli, the runtime's own reference server (`wasmtime serve`).
 const WASMTIME_VERSION: &str = "48.0.8";
-/// Only what `wasmtime serve` needs (a default-features build takes far longer to compile); no
-/// `profiling` (its call hook would slow the reference down).
+/// Only what `wasmtime serve` needs (a default-features build takes far longer to compile; `serve`
+/// does not build without `component-model-async`); no `profiling` (its call hook would slow the
+/// reference down).
 const WASMTIME_FEATURES: &str =
-    "run,serve,cranelift,cache,config,parallel-compilation,pooling-allocator,component-model";
+    "run,serve,component-model-async,cranelift,cache,config,parallel-compilation,pooling-allocator,component-model";
 /// PDF renders per measurement.
 const PDF_RENDERS: u32 = 1000;
 /// Searches of the scenarios: surnames, rotated over the medics.

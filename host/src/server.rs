@@ -193,12 +193,19 @@ async fn handle(
             (response, id)
         }
     };
-    eprintln!(
-        "receta: {method} {path} {} {:.1}ms {component}",
+    log_line(&format!(
+        "receta: {method} {path} {} {:.1}ms {component}\n",
         response.status().as_u16(),
         started.elapsed().as_secs_f64() * 1000.0,
-    );
+    ));
     response
+}
+
+/// Writes one line to stderr with a single `write`: `eprintln!` on the unbuffered stderr makes one
+/// system call per formatted piece (a dozen for the request line), each holding stderr's lock.
+fn log_line(line: &str) {
+    use std::io::Write;
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
 }
 
 /// Spin's `spin-*` request headers.

@@ -4,6 +4,10 @@
 //! - `test`             build everything, then run every test (unit and black-box)
 //! - `lint`             `cargo fmt --check` and clippy for the host and the wasm target
 //! - `build`            build the components (wasm32-wasip2) and the host, release mode
+//! - `bench`            build, then measure the host and the app and write `docs/bench.md`
+//!                      (`bench.rs`; not part of `test` or CI)
+
+mod bench;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -17,8 +21,9 @@ fn main() -> ExitCode {
         Some("build") => build(),
         Some("test") => build().and_then(|()| test()),
         Some("lint") => lint(),
+        Some("bench") => bench::bench(),
         _ => {
-            eprintln!("usage: cargo xtask <up [receta up flags…] | test | lint | build>");
+            eprintln!("usage: cargo xtask <up [receta up flags…] | test | lint | build | bench>");
             return ExitCode::from(2);
         }
     };
@@ -160,8 +165,8 @@ fn test() -> Result {
 }
 
 /// Crates without native unit tests: the black-box suite (run next, against the host) and the HTTP
-/// components, whose `wasi:http` export only links on wasm32.
-const NOT_NATIVE: &[&str] = &["receta-tests", "gateway", "probe"];
+/// components, whose `wasi:http` export only links on wasm32 (the test and bench fixtures too).
+const NOT_NATIVE: &[&str] = &["receta-tests", "gateway", "probe", "hello", "pdfbench"];
 
 /// Command-line tools the tests drive, and the Debian packages that provide them. `chromium` runs
 /// headless in the patient landing's browser test (`tests/api/landing_browser.rs`).
@@ -182,6 +187,11 @@ fn ensure_test_tools() -> Result {
         return Ok(());
     }
     eprintln!("xtask: installing {} with apt-get", missing.join(" "));
+    apt_install(&missing)
+}
+
+/// `apt-get update` then `apt-get install` of `packages` (with sudo unless root).
+fn apt_install(packages: &[&str]) -> Result {
     let sudo: &[&str] = if is_root() { &[] } else { &["sudo"] };
     let apt = |args: &[&str]| {
         let mut cmd = Command::new(sudo.first().copied().unwrap_or("apt-get"));
@@ -193,7 +203,7 @@ fn ensure_test_tools() -> Result {
     };
     apt(&["update", "-q"])?;
     let mut install = vec!["install", "-y", "-q", "--no-install-recommends"];
-    install.extend(&missing);
+    install.extend(packages);
     apt(&install)
 }
 

@@ -1,0 +1,165 @@
+//! `EXPLAIN QUERY PLAN` of the statements behind the benchmarked lists, searches and look-ups, on
+//! the bench's own database after seeding. The statements are copied from the components (the
+//! test below checks that each still appears in its source file, so a change there shows up here).
+
+use std::fmt::Write as _;
+
+use anyhow::{Context, Result};
+
+use crate::Flags;
+
+/// (what, source file, the statement in parts; each part appears verbatim in the source file).
+const STATEMENTS: &[(&str, &str, &[&str])] = &[
+    (
+        "auth: medic by token",
+        "components/auth/src/lib.rs",
+        &["SELECT id FROM medics WHERE token_hash = ? AND is_active = 1"],
+    ),
+    (
+        "rx list/search: count",
+        "components/prescriptions/src/read.rs",
+        &["SELECT COUNT(*) FROM prescriptions p WHERE ", RX_MATCHES],
+    ),
+    (
+        "rx list/search: page",
+        "components/prescriptions/src/read.rs",
+        &[
+            "SELECT ",
+            RX_COLUMNS,
+            " FROM prescriptions p WHERE ",
+            RX_MATCHES,
+            " ORDER BY p.id DESC LIMIT ?3 OFFSET ?4",
+        ],
+    ),
+    (
+        "rx: the medications of a page (3 ids)",
+        "components/prescriptions/src/read.rs",
+        &[
+            "SELECT ",
+            "id, prescription_id, presentation, instructions, qty, drug_upc, category, drug, \
+             cost, bought, bought_qty, order_id, qty_label",
+            " FROM medications WHERE prescription_id IN (",
+            "?, ?, ?",
+            ") ORDER BY prescription_id, position",
+        ],
+    ),
+    (
+        "rx detail by signature",
+        "components/prescriptions/src/read.rs",
+        &[
+            "SELECT ",
+            RX_COLUMNS,
+            " FROM prescriptions p WHERE ",
+            "p.signature = ?1 AND (?2 IS NULL OR p.medic_id = ?2)",
+        ],
+    ),
+    (
+        "rx PDF by signature",
+        "components/prescriptions/src/read.rs",
+        &[
+            "SELECT d.pdf FROM prescription_documents d JOIN prescriptions p ON p.id = d.prescription_id ",
+            "WHERE ",
+            "p.signature = ?1 AND (?2 IS NULL OR p.medic_id = ?2)",
+        ],
+    ),
+    (
+        "patients list/search",
+        "components/patients/src/records.rs",
+        &[
+            "SELECT id, uid, name, email, date_of_birth, external_patient_file, gender, curp, \
+             phone, address, state, zip_code, location FROM patients \
+             WHERE medic_id = ?1 AND (?2 IS NULL OR name LIKE ?2 ESCAPE '\\' OR email LIKE ?2 ESCAPE '\\') \
+             ORDER BY id LIMIT ?3 OFFSET ?4",
+        ],
+    ),
+    (
+        "patient by uid (rx create)",
+        "components/patients/src/records.rs",
+        &[
+            "SELECT id, uid, name, email, date_of_birth, external_patient_file, gender, curp, \
+             phone, address, state, zip_code, location FROM patients WHERE medic_id = ?1 AND uid = ?2",
+        ],
+    ),
+    (
+        "hospitals list: count",
+        "components/catalog/src/hospitals.rs",
+        &[
+            "SELECT COUNT(*) FROM hospitals h WHERE ",
+            "(?1 IS NULL OR EXISTS (SELECT 1 FROM memberships m \
+             WHERE m.hospital_id = h.id AND m.medic_id = ?1 AND m.is_deleted = 0))",
+        ],
+    ),
+];
+
+const RX_COLUMNS: &str = "p.id, p.signature, p.hospital_id, p.hospital_patron, p.hospital_location, p.clinic, \
+    p.medic_email, p.patient_uid, p.patient_name, p.patient_email, p.patient_phone, p.patient_date_of_birth, \
+    p.patient_gender, p.diagnosis, p.extras, p.created_at, p.sent, p.send_rx, p.show_diagnosis, p.rejected, \
+    p.bought, p.rx_status, p.sent_status, p.reason_of_rejected";
+
+const RX_MATCHES: &str = "p.medic_id = ?1 AND (?2 IS NULL OR p.patient_name LIKE ?2 ESCAPE '\\' \
+    OR p.patient_email LIKE ?2 ESCAPE '\\' OR p.diagnosis LIKE ?2 ESCAPE '\\')";
+
+pub fn run(flags: &Flags) -> Result<()> {
+    let path = flags.str("db")?;
+    let conn = rusqlite::Connection::open_with_flags(
+        path,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .with_context(|| format!("open {path}"))?;
+    let mut out = String::new();
+    for (what, _, parts) in STATEMENTS {
+        let sql = parts.concat();
+        let mut stmt = conn
+            .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+            .with_context(|| format!("{what}: {sql}"))?;
+        let rows = stmt.query_map([], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, String>(3)?,
+            ))
+        })?;
+        let mut depth: Vec<(i64, usize)> = Vec::new();
+        writeln!(out, "{what}:")?;
+        for row in rows {
+            let (id, parent, detail) = row?;
+            let level = depth
+                .iter()
+                .find(|(i, _)| *i == parent)
+                .map_or(0, |(_, l)| l + 1);
+            depth.push((id, level));
+            writeln!(out, "  {}{detail}", "  ".repeat(level))?;
+        }
+    }
+    print!("{out}");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A Rust source file as the strings it spells: line continuations joined, `\\` as `\`.
+    fn as_strings(source: &str) -> String {
+        let mut out = String::new();
+        let mut rest = source;
+        while let Some(i) = rest.find("\\\n") {
+            out.push_str(&rest[..i]);
+            rest = rest[i + 2..].trim_start();
+        }
+        out.push_str(rest);
+        out.replace("\\\\", "\\")
+    }
+
+    #[test]
+    fn statements_are_the_components() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        for (what, file, parts) in STATEMENTS {
+            let source = as_strings(&std::fs::read_to_string(root.join(file)).unwrap());
+            // The placeholders are generated (`IN (?, ?, …)`).
+            for part in parts.iter().filter(|p| p.contains(char::is_alphabetic)) {
+                assert!(source.contains(part), "{what}: {part:?} is not in {file}");
+            }
+        }
+    }
+}

@@ -1,0 +1,95 @@
+//! `receta-bench`: the native helpers `cargo xtask bench` drives (`xtask/src/bench.rs`). Each prints
+//! its result on stdout as `key=value` pairs, one line, for the xtask to parse.
+//!
+//! - `hyper-hello --listen ADDR`: the HTTP stack's own limit, a hyper "hello" server built like the
+//!   host's (tokio multi-thread, hyper HTTP/1.1 keep-alive, TCP_NODELAY, a task per connection);
+//!   prints `Serving http://ADDR` when ready.
+//! - `sqlite-tps --db FILE --seconds S`: durable SQLite transactions per second with the host's
+//!   pragmas, one small INSERT per `BEGIN IMMEDIATE … COMMIT`.
+//! - `pdf-native --renders N`: rxpdf's sample prescription rendered natively, median of N.
+//! - `seed-catalog …` / `seed-rx …`: realistic data created through the API (see `seed.rs`).
+//! - `explain --db FILE`: `EXPLAIN QUERY PLAN` of the list and search statements.
+
+mod client;
+mod explain;
+mod hello;
+mod pdf;
+mod seed;
+mod sqlite_tps;
+
+use std::collections::HashMap;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+
+const USAGE: &str = "usage: receta-bench <hyper-hello --listen ADDR | sqlite-tps --db FILE --seconds S | \
+pdf-native --renders N | seed-catalog … | seed-rx … | explain --db FILE>";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some(command) = args.first() else {
+        eprintln!("{USAGE}");
+        return ExitCode::from(2);
+    };
+    let result = Flags::parse(&args[1..]).and_then(|flags| match command.as_str() {
+        "hyper-hello" => hello::run(&flags),
+        "sqlite-tps" => sqlite_tps::run(&flags),
+        "pdf-native" => pdf::run(&flags),
+        "seed-catalog" => seed::catalog(&flags),
+        "seed-rx" => seed::prescriptions(&flags),
+        "explain" => explain::run(&flags),
+        other => bail!("unknown command {other:?}\n{USAGE}"),
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("receta-bench {command}: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `--name value` pairs.
+pub struct Flags(HashMap<String, String>);
+
+impl Flags {
+    fn parse(args: &[String]) -> Result<Flags> {
+        let mut map = HashMap::new();
+        let mut it = args.iter();
+        while let Some(flag) = it.next() {
+            let name = flag
+                .strip_prefix("--")
+                .with_context(|| format!("expected a --flag, got {flag:?}"))?;
+            let value = it
+                .next()
+                .with_context(|| format!("--{name} needs a value"))?;
+            map.insert(name.to_string(), value.clone());
+        }
+        Ok(Flags(map))
+    }
+
+    /// A required flag.
+    pub fn str(&self, name: &str) -> Result<&str> {
+        self.0
+            .get(name)
+            .map(String::as_str)
+            .with_context(|| format!("--{name} is required"))
+    }
+
+    /// A numeric flag with a default.
+    pub fn num<T: std::str::FromStr>(&self, name: &str, default: T) -> Result<T> {
+        match self.0.get(name) {
+            None => Ok(default),
+            Some(v) => v
+                .parse()
+                .map_err(|_| anyhow::anyhow!("--{name}: not a number: {v:?}")),
+        }
+    }
+}
+
+/// The median and the 99th percentile of some samples (sorted in place).
+pub fn median_p99<T: Ord + Copy>(samples: &mut [T]) -> (T, T) {
+    samples.sort_unstable();
+    let n = samples.len();
+    (samples[n / 2], samples[(n * 99 / 100).min(n - 1)])
+}

@@ -1,0 +1,159 @@
+//! The load generator: `wrk` (Debian), a separate process on loopback, fixed connections, a
+//! warm-up run, then measured runs of which the median (by requests/s) is reported.
+
+use std::path::Path;
+use std::process::Command;
+
+use super::Settings;
+use crate::Result;
+
+/// One wrk run.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Run {
+    pub rps: f64,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    pub requests: u64,
+    /// Non-2xx/3xx responses and socket errors.
+    pub errors: u64,
+}
+
+/// What to send: a URL, optional headers, optional Lua script.
+pub struct Load<'a> {
+    pub url: &'a str,
+    pub headers: &'a [(&'a str, &'a str)],
+    pub script: Option<&'a Path>,
+    pub conns: u32,
+}
+
+fn wrk(load: &Load, seconds: u32) -> Result<Run> {
+    let threads = load.conns.clamp(1, 2);
+    let mut cmd = Command::new("wrk");
+    cmd.args([
+        "-t",
+        &threads.to_string(),
+        "-c",
+        &load.conns.to_string(),
+        "-d",
+        &format!("{seconds}s"),
+        "--timeout",
+        "10s",
+        "--latency",
+    ]);
+    for (name, value) in load.headers {
+        cmd.args(["-H", &format!("{name}: {value}")]);
+    }
+    if let Some(script) = load.script {
+        cmd.arg("-s").arg(script);
+    }
+    cmd.arg(load.url);
+    let out = cmd
+        .output()
+        .map_err(|e| format!("cannot run wrk: {e}"))?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    if !out.status.success() {
+        return Err(format!(
+            "wrk failed ({}): {text}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    parse(&text).ok_or_else(|| format!("cannot read wrk's output:\n{text}"))
+}
+
+/// Parses `wrk --latency` output.
+pub fn parse(text: &str) -> Option<Run> {
+    let mut run = Run::default();
+    let mut in_distribution = false;
+    for line in text.lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        match words.as_slice() {
+            ["Latency", "Distribution", ..] => in_distribution = true,
+            ["50%", v] if in_distribution => run.p50_ms = duration_ms(v)?,
+            ["99%", v] if in_distribution => run.p99_ms = duration_ms(v)?,
+            ["Requests/sec:", v] => run.rps = v.parse().ok()?,
+            [n, "requests", "in", ..] => run.requests = n.parse().ok()?,
+            ["Non-2xx", "or", "3xx", "responses:", n] => run.errors += n.parse::<u64>().ok()?,
+            ["Socket", "errors:", rest @ ..] => {
+                // connect 0, read 0, write 0, timeout 0
+                for pair in rest.chunks(2) {
+                    if let [_, n] = pair {
+                        run.errors += n.trim_end_matches(',').parse::<u64>().ok()?;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    (run.rps > 0.0).then_some(run)
+}
+
+fn duration_ms(v: &str) -> Option<f64> {
+    let split = v.find(|c: char| c.is_ascii_alphabetic())?;
+    let (n, unit) = v.split_at(split);
+    let n: f64 = n.parse().ok()?;
+    Some(match unit {
+        "us" => n / 1000.0,
+        "ms" => n,
+        "s" => n * 1000.0,
+        "m" => n * 60_000.0,
+        _ => return None,
+    })
+}
+
+/// A warm-up run, then `settings.runs` measured runs; returns the median run (by requests/s) and
+/// every measured run's requests/s.
+pub fn measure(load: &Load, settings: &Settings) -> Result<(Run, Vec<f64>)> {
+    let warm = wrk(load, settings.warmup_seconds)?;
+    if warm.errors > 0 {
+        return Err(format!(
+            "{}: {} errors (non-2xx or socket) during the warm-up",
+            load.url, warm.errors
+        ));
+    }
+    let mut runs = Vec::new();
+    for _ in 0..settings.runs {
+        let run = wrk(load, settings.seconds)?;
+        if run.errors > 0 {
+            return Err(format!(
+                "{}: {} errors (non-2xx or socket) in a measured run",
+                load.url, run.errors
+            ));
+        }
+        runs.push(run);
+    }
+    runs.sort_by(|a, b| a.rps.total_cmp(&b.rps));
+    let all = runs.iter().map(|r| r.rps).collect();
+    Ok((runs[runs.len() / 2], all))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_wrk_latency_output() {
+        let text = "Running 5s test @ http://127.0.0.1:3000/
+  2 threads and 8 connections
+  Thread Stats   Avg      Stdev     Max   +/- Stdev
+    Latency   312.50us  100.20us   4.10ms   90.00%
+    Req/Sec    12.50k     1.00k   14.00k    70.00%
+  Latency Distribution
+     50%  290.00us
+     75%  350.00us
+     90%  420.00us
+     99%    1.20ms
+  124000 requests in 5.00s, 10.00MB read
+  Socket errors: connect 0, read 1, write 0, timeout 2
+  Non-2xx or 3xx responses: 4
+Requests/sec:  24800.12
+Transfer/sec:      2.00MB
+";
+        let run = parse(text).unwrap();
+        assert_eq!(run.rps, 24800.12);
+        assert!((run.p50_ms - 0.29).abs() < 1e-9);
+        assert!((run.p99_ms - 1.2).abs() < 1e-9);
+        assert_eq!(run.requests, 124000);
+        assert_eq!(run.errors, 7);
+    }
+}

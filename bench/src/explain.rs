@@ -101,11 +101,9 @@ const RX_MATCHES: &str = "p.medic_id = ?1 AND (?2 IS NULL OR p.patient_name LIKE
 
 pub fn run(flags: &Flags) -> Result<()> {
     let path = flags.str("db")?;
-    let conn = rusqlite::Connection::open_with_flags(
-        path,
-        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
-    )
-    .with_context(|| format!("open {path}"))?;
+    let conn =
+        rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .with_context(|| format!("open {path}"))?;
     let mut out = String::new();
     for (what, _, parts) in STATEMENTS {
         let sql = parts.concat();

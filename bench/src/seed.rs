@@ -31,23 +31,93 @@ struct Medic {
 }
 
 const FIRST_NAMES: &[&str] = &[
-    "José", "María", "Juan", "Guadalupe", "Luis", "Ana", "Carlos", "Sofía", "Jorge", "Fernanda",
-    "Miguel", "Valeria", "Alejandro", "Ximena", "Ricardo", "Camila", "Fernando", "Daniela",
-    "Eduardo", "Mariana", "Héctor", "Paola", "Raúl", "Andrea", "Arturo", "Lucía", "Sergio", "Regina",
+    "José",
+    "María",
+    "Juan",
+    "Guadalupe",
+    "Luis",
+    "Ana",
+    "Carlos",
+    "Sofía",
+    "Jorge",
+    "Fernanda",
+    "Miguel",
+    "Valeria",
+    "Alejandro",
+    "Ximena",
+    "Ricardo",
+    "Camila",
+    "Fernando",
+    "Daniela",
+    "Eduardo",
+    "Mariana",
+    "Héctor",
+    "Paola",
+    "Raúl",
+    "Andrea",
+    "Arturo",
+    "Lucía",
+    "Sergio",
+    "Regina",
 ];
 const SURNAMES: &[&str] = &[
-    "Hernández", "García", "Martínez", "López", "González", "Pérez", "Rodríguez", "Sánchez",
-    "Ramírez", "Cruz", "Flores", "Gómez", "Morales", "Vázquez", "Reyes", "Jiménez", "Torres",
-    "Díaz", "Gutiérrez", "Ruiz", "Mendoza", "Aguilar", "Ortiz", "Moreno", "Castillo", "Romero",
-    "Álvarez", "Méndez", "Chávez", "Rivera", "Juárez", "Ramos", "Domínguez", "Herrera", "Medina",
+    "Hernández",
+    "García",
+    "Martínez",
+    "López",
+    "González",
+    "Pérez",
+    "Rodríguez",
+    "Sánchez",
+    "Ramírez",
+    "Cruz",
+    "Flores",
+    "Gómez",
+    "Morales",
+    "Vázquez",
+    "Reyes",
+    "Jiménez",
+    "Torres",
+    "Díaz",
+    "Gutiérrez",
+    "Ruiz",
+    "Mendoza",
+    "Aguilar",
+    "Ortiz",
+    "Moreno",
+    "Castillo",
+    "Romero",
+    "Álvarez",
+    "Méndez",
+    "Chávez",
+    "Rivera",
+    "Juárez",
+    "Ramos",
+    "Domínguez",
+    "Herrera",
+    "Medina",
 ];
 const STATES: &[&str] = &[
-    "Ciudad de México", "Jalisco", "Nuevo León", "Puebla", "Estado de México", "Veracruz",
-    "Yucatán", "Querétaro", "Guanajuato", "Oaxaca",
+    "Ciudad de México",
+    "Jalisco",
+    "Nuevo León",
+    "Puebla",
+    "Estado de México",
+    "Veracruz",
+    "Yucatán",
+    "Querétaro",
+    "Guanajuato",
+    "Oaxaca",
 ];
 const SPECIALTIES: &[&str] = &[
-    "Medicina Interna", "Pediatría", "Medicina Familiar", "Ginecología y Obstetricia",
-    "Cardiología", "Dermatología", "Otorrinolaringología", "Neumología",
+    "Medicina Interna",
+    "Pediatría",
+    "Medicina Familiar",
+    "Ginecología y Obstetricia",
+    "Cardiología",
+    "Dermatología",
+    "Otorrinolaringología",
+    "Neumología",
 ];
 const DIAGNOSES: &[&str] = &[
     "Faringoamigdalitis bacteriana aguda",
@@ -72,7 +142,10 @@ const CATALOG: &[(&str, &str)] = &[
     ("2000000000039", "Ibuprofeno 400 mg, 10 tabletas"),
     ("2000000000053", "Naproxeno 250 mg, 30 tabletas"),
     ("2000000000107", "Amoxicilina 500 mg, 12 cápsulas"),
-    ("2000000000121", "Amoxicilina con ácido clavulánico 875 mg/125 mg, 10 tabletas"),
+    (
+        "2000000000121",
+        "Amoxicilina con ácido clavulánico 875 mg/125 mg, 10 tabletas",
+    ),
     ("2000000000145", "Azitromicina 500 mg, 3 tabletas"),
     ("2000000000152", "Ciprofloxacino 500 mg, 14 tabletas"),
     ("2000000000244", "Loratadina 10 mg, 20 tabletas"),
@@ -253,7 +326,12 @@ pub fn catalog(flags: &Flags) -> Result<()> {
             "zip_code": "03100",
         });
         let reply = c
-            .send("POST", "/api/v2/hospital/", Some(admin), Some(body.to_string().as_bytes()))?
+            .send(
+                "POST",
+                "/api/v2/hospital/",
+                Some(admin),
+                Some(body.to_string().as_bytes()),
+            )?
             .expect(201, "creating a hospital")?;
         id_of(&reply.json()?)
     })?;
@@ -275,7 +353,12 @@ pub fn catalog(flags: &Flags) -> Result<()> {
             "hospital": hospital,
         });
         let reply = c
-            .send("POST", "/api/v2/medics/", Some(admin), Some(body.to_string().as_bytes()))?
+            .send(
+                "POST",
+                "/api/v2/medics/",
+                Some(admin),
+                Some(body.to_string().as_bytes()),
+            )?
             .expect(201, "creating a medic")?;
         let json = reply.json()?;
         let token = json["token"]
@@ -290,7 +373,12 @@ pub fn catalog(flags: &Flags) -> Result<()> {
         let medic = &seeded[n % medics].1;
         let body = patient_body(n as u64);
         let reply = c
-            .send("POST", "/api/v2/patient/", Some(&medic.token), Some(body.to_string().as_bytes()))?
+            .send(
+                "POST",
+                "/api/v2/patient/",
+                Some(&medic.token),
+                Some(body.to_string().as_bytes()),
+            )?
             .expect(201, "creating a patient")?;
         let json = reply.json()?;
         Ok((
@@ -321,7 +409,9 @@ pub fn catalog(flags: &Flags) -> Result<()> {
 
 /// The top-level `id` of a created object.
 fn id_of(json: &Value) -> Result<i64> {
-    json["id"].as_i64().with_context(|| format!("no id in {json}"))
+    json["id"]
+        .as_i64()
+        .with_context(|| format!("no id in {json}"))
 }
 
 /// `medics.tsv`: `(token, hospital)` by medic index.
@@ -376,7 +466,12 @@ pub fn prescriptions(flags: &Flags) -> Result<()> {
         let (token, hospital) = &medics[medic];
         let body = prescription_body(k as u64, *hospital, uid);
         let reply = c
-            .send("POST", "/api/v2/rx-endpoint/", Some(token), Some(body.to_string().as_bytes()))?
+            .send(
+                "POST",
+                "/api/v2/rx-endpoint/",
+                Some(token),
+                Some(body.to_string().as_bytes()),
+            )?
             .expect(200, "creating a prescription")?;
         let json = reply.json()?;
         Ok((

@@ -43,12 +43,18 @@ const WASMTIME_VERSION: &str = "48.0.8";
 /// Only what `wasmtime serve` needs (a default-features build takes far longer to compile; `serve`
 /// does not build without `component-model-async`); no `profiling` (its call hook would slow the
 /// reference down).
-const WASMTIME_FEATURES: &str =
-    "run,serve,component-model-async,cranelift,cache,config,parallel-compilation,pooling-allocator,component-model";
+const WASMTIME_FEATURES: &str = "run,serve,component-model-async,cranelift,cache,config,parallel-compilation,pooling-allocator,component-model";
 /// PDF renders per measurement.
 const PDF_RENDERS: u32 = 1000;
 /// Searches of the scenarios: surnames, rotated over the medics.
-const SURNAMES: &[&str] = &["García", "Hernández", "López", "Martínez", "Pérez", "Sánchez"];
+const SURNAMES: &[&str] = &[
+    "García",
+    "Hernández",
+    "López",
+    "Martínez",
+    "Pérez",
+    "Sánchez",
+];
 
 /// How long and how often.
 pub struct Settings {
@@ -63,14 +69,20 @@ impl Settings {
     fn from_env() -> Result<Settings> {
         let num = |name: &str, default: u64| -> Result<u64> {
             match std::env::var(name) {
-                Ok(v) => v.parse().map_err(|_| format!("{name}: not a number: {v:?}")),
+                Ok(v) => v
+                    .parse()
+                    .map_err(|_| format!("{name}: not a number: {v:?}")),
                 Err(_) => Ok(default),
             }
         };
         let conns = match std::env::var("RECETA_BENCH_CONNS") {
             Ok(v) => v
                 .split(',')
-                .map(|c| c.trim().parse().map_err(|_| format!("RECETA_BENCH_CONNS: {v:?}")))
+                .map(|c| {
+                    c.trim()
+                        .parse()
+                        .map_err(|_| format!("RECETA_BENCH_CONNS: {v:?}"))
+                })
                 .collect::<Result<Vec<u32>>>()?,
             Err(_) => vec![2, 8],
         };
@@ -117,7 +129,14 @@ pub fn bench() -> Result {
     let mut notes = Vec::new();
     let mut ceilings = Ceilings::default();
 
-    peers(&settings, &dir, &wasmtime, &mut rows, &mut ceilings, &mut notes)?;
+    peers(
+        &settings,
+        &dir,
+        &wasmtime,
+        &mut rows,
+        &mut ceilings,
+        &mut notes,
+    )?;
     startup(&dir, &mut rows, &mut notes)?;
     app(&settings, &dir, &mut rows, &ceilings, &mut notes)?;
     sizes(&mut rows)?;
@@ -218,11 +237,7 @@ fn load_rows(
         let mut row = Row {
             name: name.to_string(),
             conns: Some(c),
-            result: format!(
-                "{} req/s{}",
-                thousands(median.rps),
-                spread(&all)
-            ),
+            result: format!("{} req/s{}", thousands(median.rps), spread(&all)),
             p50_ms: Some(median.p50_ms),
             p99_ms: Some(median.p99_ms),
             peak_rss_mib: Some(server.peak_mib()),
@@ -323,8 +338,7 @@ fn peers(
             if let Some(w) = at(&wasmtime_rps, c) {
                 let r = run.rps / w;
                 row.ratios.push((r, "of wasmtime serve".into()));
-                row.targets
-                    .push(target("≥ 1.2× wasmtime serve", r >= 1.2));
+                row.targets.push(target("≥ 1.2× wasmtime serve", r >= 1.2));
             }
             if c == min_conns {
                 row.targets.push(target(
@@ -836,7 +850,8 @@ fn app(
             if let Some(b) = at(&before, c) {
                 let r = run.rps / b;
                 row.ratios.push((r, "of the same at 1,000".into()));
-                row.targets.push(target("flat: ≥ 80% of the same at 1,000", r >= 0.8));
+                row.targets
+                    .push(target("flat: ≥ 80% of the same at 1,000", r >= 0.8));
             }
         }
     };
@@ -904,7 +919,10 @@ fn app(
             method: "POST",
             path: "/api/v2/rx-endpoint/".into(),
             token: seed.medics[i].0.clone(),
-            body: Some(rx_body(seed.medics[i].1, &seed.patients[i][i % seed.patients[i].len()])),
+            body: Some(rx_body(
+                seed.medics[i].1,
+                &seed.patients[i][i % seed.patients[i].len()],
+            )),
         })
         .collect();
     let create_rx = scripts::write(&scripts_dir, "rx-create", &new_rx)?;
@@ -921,7 +939,11 @@ fn app(
     )?;
     server.stop();
 
-    let plans = helper_text(&["explain", "--db", &state.join("sqlite_db.db").to_string_lossy()])?;
+    let plans = helper_text(&[
+        "explain",
+        "--db",
+        &state.join("sqlite_db.db").to_string_lossy(),
+    ])?;
     notes.push(format!(
         "EXPLAIN QUERY PLAN of the statements behind these rows, on the seeded database \
          (`receta-bench explain`):\n\n```text\n{}```",
@@ -971,7 +993,9 @@ fn sizes(rows: &mut Vec<Row>) -> Result {
         result: format!("{} KiB", thousands(total as f64 / 1024.0)),
         ..Row::default()
     });
-    let hello = std::fs::metadata(wasm("hello")).map_err(|e| e.to_string())?.len();
+    let hello = std::fs::metadata(wasm("hello"))
+        .map_err(|e| e.to_string())?
+        .len();
     rows.push(Row {
         name: "`hello.wasm` (the trivial component)".into(),
         result: format!("{} KiB", thousands(hello as f64 / 1024.0)),
@@ -990,8 +1014,11 @@ fn machine() -> String {
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("model name")?.split_once(':').map(|(_, v)| v.trim().to_string()))
+            s.lines().find_map(|l| {
+                l.strip_prefix("model name")?
+                    .split_once(':')
+                    .map(|(_, v)| v.trim().to_string())
+            })
         })
         .unwrap_or_else(|| "unknown CPU".into());
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
@@ -1070,7 +1097,13 @@ fn ensure_wasmtime_cli() -> Result<PathBuf> {
         root_dir.display()
     );
     run(cargo()
-        .args(["install", "wasmtime-cli", "--locked", "--version", WASMTIME_VERSION])
+        .args([
+            "install",
+            "wasmtime-cli",
+            "--locked",
+            "--version",
+            WASMTIME_VERSION,
+        ])
         .arg("--root")
         .arg(&root_dir)
         .args(["--no-default-features", "--features", WASMTIME_FEATURES])

@@ -47,9 +47,7 @@ fn wrk(load: &Load, seconds: u32) -> Result<Run> {
         cmd.arg("-s").arg(script);
     }
     cmd.arg(load.url);
-    let out = cmd
-        .output()
-        .map_err(|e| format!("cannot run wrk: {e}"))?;
+    let out = cmd.output().map_err(|e| format!("cannot run wrk: {e}"))?;
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     if !out.status.success() {
         return Err(format!(

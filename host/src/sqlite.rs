@@ -29,6 +29,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
+use rusqlite::config::DbConfig;
 use rusqlite::types::{Value as SqlValue, ValueRef};
 use wasmtime::component::Resource;
 
@@ -123,6 +124,11 @@ impl Database {
             .context("cannot set connection pragmas")?;
         conn.set_limit(rusqlite::limits::Limit::SQLITE_LIMIT_ATTACHED, 0)
             .context("cannot deny ATTACH")?;
+        // Plans never depend on bound values: without this, a statement whose plan looked at a
+        // parameter (any `LIMIT ?`, a `LIKE ?`) is prepared again on every execution from the
+        // statement cache, which was most of the host's time on a paginated list.
+        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)
+            .context("cannot enable the query planner stability guarantee")?;
         conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         Ok(conn)
     }
@@ -142,8 +148,20 @@ impl Database {
         if !conn.is_autocommit() && conn.execute_batch("ROLLBACK").is_err() {
             return; // dropped: a fresh one will be opened
         }
-        if conn.execute_batch("PRAGMA foreign_keys = ON").is_err() {
-            return;
+        // Only when the guest turned it off: `PRAGMA foreign_keys = ON` expires every prepared
+        // statement of the connection, so running it at each release emptied the statement
+        // cache (every statement of the next request was compiled again).
+        match conn.db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_FKEY) {
+            Ok(true) => {}
+            Ok(false) => {
+                if conn
+                    .set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_FKEY, true)
+                    .is_err()
+                {
+                    return;
+                }
+            }
+            Err(_) => return,
         }
         // SAFETY: the handle belongs to `conn`, which is alive and used by no one else here.
         unsafe { rusqlite::ffi::sqlite3_set_last_insert_rowid(conn.handle(), 0) };
@@ -437,6 +455,44 @@ mod tests {
         assert_eq!(conn.last_insert_rowid(), 0);
         let result = execute(&mut conn, "SELECT count(*) FROM t", vec![]).unwrap();
         assert!(matches!(result.rows[0].values[0], Value::Integer(0)));
+    }
+
+    #[test]
+    fn a_limit_parameter_does_not_prepare_again() {
+        let (_dir, dbs) = db();
+        let db = dbs.get("default").unwrap();
+        let mut conn = db.acquire().unwrap();
+        execute(&mut conn, "CREATE TABLE t (id INTEGER PRIMARY KEY, x)", vec![]).unwrap();
+        let sql = "SELECT id FROM t WHERE x = ?1 ORDER BY id LIMIT ?2 OFFSET ?3";
+        for limit in [20, 10, 20] {
+            let params = vec![Value::Integer(1), Value::Integer(limit), Value::Integer(0)];
+            execute(&mut conn, sql, params).unwrap();
+        }
+        let stmt = conn.prepare_cached(sql).unwrap();
+        assert_eq!(stmt.get_status(rusqlite::StatementStatus::RePrepare), 0);
+    }
+
+    #[test]
+    fn the_statement_cache_survives_release() {
+        let (_dir, dbs) = db();
+        let db = dbs.get("default").unwrap();
+        let mut conn = db.acquire().unwrap();
+        execute(&mut conn, "CREATE TABLE t (x)", vec![]).unwrap();
+        let sql = "SELECT x FROM t WHERE x = ?";
+        for _ in 0..3 {
+            execute(&mut conn, sql, vec![Value::Integer(1)]).unwrap();
+            db.release(conn);
+            conn = db.acquire().unwrap();
+        }
+        let stmt = conn.prepare_cached(sql).unwrap();
+        assert_eq!(stmt.get_status(rusqlite::StatementStatus::RePrepare), 0);
+        drop(stmt);
+        // A guest that turned foreign keys off gets them back on.
+        execute(&mut conn, "PRAGMA foreign_keys = OFF", vec![]).unwrap();
+        db.release(conn);
+        let mut conn = db.acquire().unwrap();
+        let on = execute(&mut conn, "PRAGMA foreign_keys", vec![]).unwrap();
+        assert!(matches!(on.rows[0].values[0], Value::Integer(1)));
     }
 
     #[test]

@@ -135,10 +135,15 @@ impl Database {
 
     /// A connection from the pool, or a new one.
     pub fn acquire(&self) -> Result<rusqlite::Connection> {
-        if let Some(conn) = self.idle.lock().expect("pool lock").pop() {
+        if let Some(conn) = self.idle() {
             return Ok(conn);
         }
         self.connect()
+    }
+
+    /// An idle connection from the pool, if there is one.
+    fn idle(&self) -> Option<rusqlite::Connection> {
+        self.idle.lock().expect("pool lock").pop()
     }
 
     /// Returns a connection to the pool in the state a fresh one has: any transaction its user
@@ -269,7 +274,12 @@ impl sqlite::HostConnection for HostState {
         let Some(db) = self.sqlite.databases.get(&database).cloned() else {
             return Ok(Err(Error::NoSuchDatabase));
         };
-        let conn = match blocking(|| db.acquire()) {
+        // Opening a new connection touches the file; taking an idle one does not.
+        let acquired = match db.idle() {
+            Some(conn) => Ok(conn),
+            None => blocking(|| db.acquire()),
+        };
+        let conn = match acquired {
             Ok(conn) => conn,
             Err(e) => return Ok(Err(Error::Io(format!("{e:#}")))),
         };
@@ -290,7 +300,11 @@ impl sqlite::HostConnection for HostState {
         let Some(conn) = conn.conn.as_mut() else {
             return Ok(Err(Error::InvalidConnection));
         };
-        Ok(blocking(|| execute(conn, &statement, parameters)))
+        if may_wait(conn, &statement) {
+            Ok(blocking(|| execute(conn, &statement, parameters)))
+        } else {
+            Ok(execute(conn, &statement, parameters))
+        }
     }
 
     async fn last_insert_rowid(
@@ -312,9 +326,27 @@ impl sqlite::HostConnection for HostState {
 
     async fn drop(&mut self, connection: Resource<Connection>) -> wasmtime::Result<()> {
         let conn = self.table.delete(connection)?;
-        blocking(move || drop(conn));
+        // Releasing rolls back what the guest left open (that may wait); otherwise it is cheap.
+        if conn.conn.as_ref().is_some_and(|c| !c.is_autocommit()) {
+            blocking(move || drop(conn));
+        } else {
+            drop(conn);
+        }
         Ok(())
     }
+}
+
+/// Whether running `statement` may wait (for the write lock, `busy_timeout`) or do heavy I/O
+/// (a commit, a checkpoint), so it must leave the async worker thread (`blocking`). A read-only
+/// statement outside a transaction never waits in WAL mode and takes microseconds: it runs inline,
+/// like the guest's own code, since handing the worker to another thread (`block_in_place`)
+/// around every statement cost more than most statements.
+fn may_wait(conn: &rusqlite::Connection, statement: &str) -> bool {
+    let statement = upgrade_begin(statement).unwrap_or(statement);
+    let read_only = conn
+        .prepare_cached(statement)
+        .is_ok_and(|stmt| stmt.readonly());
+    !(read_only && conn.is_autocommit())
 }
 
 /// Runs blocking SQLite work without stalling the async runtime's other tasks.
@@ -455,6 +487,24 @@ mod tests {
         assert_eq!(conn.last_insert_rowid(), 0);
         let result = execute(&mut conn, "SELECT count(*) FROM t", vec![]).unwrap();
         assert!(matches!(result.rows[0].values[0], Value::Integer(0)));
+    }
+
+    #[test]
+    fn only_reads_outside_transactions_run_inline() {
+        let (_dir, dbs) = db();
+        let db = dbs.get("default").unwrap();
+        let mut conn = db.acquire().unwrap();
+        execute(&mut conn, "CREATE TABLE t (x)", vec![]).unwrap();
+        assert!(!may_wait(&conn, "SELECT x FROM t WHERE x = ?"));
+        assert!(may_wait(&conn, "INSERT INTO t VALUES (1)"));
+        assert!(may_wait(&conn, "BEGIN"), "BEGIN runs as BEGIN IMMEDIATE");
+        assert!(may_wait(&conn, "BEGIN IMMEDIATE"));
+        assert!(may_wait(&conn, "not sql at all"));
+        execute(&mut conn, "BEGIN", vec![]).unwrap();
+        assert!(may_wait(&conn, "SELECT x FROM t"), "inside a transaction");
+        assert!(may_wait(&conn, "COMMIT"));
+        execute(&mut conn, "COMMIT", vec![]).unwrap();
+        assert!(!may_wait(&conn, "SELECT x FROM t"));
     }
 
     #[test]

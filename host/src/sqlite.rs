@@ -512,7 +512,12 @@ mod tests {
         let (_dir, dbs) = db();
         let db = dbs.get("default").unwrap();
         let mut conn = db.acquire().unwrap();
-        execute(&mut conn, "CREATE TABLE t (id INTEGER PRIMARY KEY, x)", vec![]).unwrap();
+        execute(
+            &mut conn,
+            "CREATE TABLE t (id INTEGER PRIMARY KEY, x)",
+            vec![],
+        )
+        .unwrap();
         let sql = "SELECT id FROM t WHERE x = ?1 ORDER BY id LIMIT ?2 OFFSET ?3";
         for limit in [20, 10, 20] {
             let params = vec![Value::Integer(1), Value::Integer(limit), Value::Integer(0)];

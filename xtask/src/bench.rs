@@ -46,6 +46,8 @@ const WASMTIME_VERSION: &str = "48.0.8";
 const WASMTIME_FEATURES: &str = "run,serve,component-model-async,cranelift,cache,config,parallel-compilation,pooling-allocator,component-model";
 /// PDF renders per measurement.
 const PDF_RENDERS: u32 = 1000;
+/// A path no route serves: the app's cheapest request (the gateway's 404).
+const FLOOR_PATH: &str = "/nothing";
 /// Searches of the scenarios: surnames, rotated over the medics.
 const SURNAMES: &[&str] = &[
     "García",
@@ -230,6 +232,9 @@ fn load_rows(
                 headers,
                 script,
                 conns: c,
+                pid: Some(server.pid()),
+                // The floor row's path has no route: the gateway answers 404.
+                expect_4xx: path == FLOOR_PATH,
             },
             settings,
         )
@@ -240,6 +245,7 @@ fn load_rows(
             result: format!("{} req/s{}", thousands(median.rps), spread(&all)),
             p50_ms: Some(median.p50_ms),
             p99_ms: Some(median.p99_ms),
+            cpu_us: median.cpu_us,
             peak_rss_mib: Some(server.peak_mib()),
             ..Row::default()
         };
@@ -588,13 +594,12 @@ impl Seed {
             .collect()
     }
 
-    /// GETs of `n` signatures spread over all of them.
+    /// GETs of `n` signatures spread over all of them (and so over every medic: signature k is
+    /// medic k % 100's, and the stride is prime).
     fn per_signature(&self, n: usize, path: impl Fn(&str) -> String) -> Vec<Req> {
-        let step = (self.signatures.len() / n.max(1)).max(1);
-        self.signatures
-            .iter()
-            .step_by(step)
-            .take(n)
+        let len = self.signatures.len().max(1);
+        (0..n.min(len))
+            .map(|i| &self.signatures[(i * 7919 + 13) % len])
             .map(|(m, s)| Req {
                 method: "GET",
                 path: path(s),
@@ -742,6 +747,17 @@ fn app(
         }
     };
 
+    load_rows(
+        settings,
+        &server,
+        "GET /nothing: the gateway's 404 (the floor: every component of the composition instantiated, no SQL)",
+        FLOOR_PATH,
+        &[],
+        None,
+        &conns,
+        vs_hello(None),
+        rows,
+    )?;
     load_rows(
         settings,
         &server,
@@ -1063,12 +1079,17 @@ fn document(
         load_after,
     );
     doc.push_str(&report::markdown(rows));
-    doc.push_str("\n## Notes\n\n");
+    doc.push_str("\n## Notes on this run\n\n");
     for note in notes {
         let _ = writeln!(doc, "- {note}\n");
     }
+    doc.push('\n');
+    doc.push_str(FINDINGS);
     doc
 }
+
+/// What profiling found and what was changed because of it (kept by hand, `bench/findings.md`).
+const FINDINGS: &str = include_str!("bench/findings.md");
 
 /// Installs `wrk` with apt-get when it is missing.
 fn ensure_wrk() -> Result {

@@ -236,7 +236,7 @@ fn prescription_body(k: u64, hospital: i64, uid: &str) -> Value {
         .map(|i| {
             let m = mix(r.wrapping_add(i as u64));
             let instructions = pick(INSTRUCTIONS, m >> 8);
-            if m % 3 == 0 {
+            if m.is_multiple_of(3) {
                 json!({"presentation": pick(FREE_TEXT, m >> 16), "instructions": instructions, "qty": 1})
             } else {
                 let (upc, presentation) = CATALOG[((m >> 16) % CATALOG.len() as u64) as usize];
@@ -279,7 +279,7 @@ fn parallel<T: Send>(
                         }
                         let value = job(&mut client, i)?;
                         results.lock().expect("results")[i] = Some(value);
-                        if (i + 1) % 5000 == 0 {
+                        if (i + 1).is_multiple_of(5000) {
                             eprintln!(
                                 "receta-bench: {what}: {} of {count} ({:.0}/s)",
                                 i + 1,

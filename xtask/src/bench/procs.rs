@@ -60,12 +60,13 @@ impl Server {
                 if let Some(out) = out.as_mut() {
                     let _ = writeln!(out, "{line}");
                 }
-                if !sent && line.contains("Serving") {
-                    if let Some(i) = line.find("http://") {
-                        let url = line[i..].split_whitespace().next().unwrap_or("");
-                        let _ = tx.send(url.trim_end_matches('/').to_string());
-                        sent = true;
-                    }
+                if !sent
+                    && line.contains("Serving")
+                    && let Some(i) = line.find("http://")
+                {
+                    let url = line[i..].split_whitespace().next().unwrap_or("");
+                    let _ = tx.send(url.trim_end_matches('/').to_string());
+                    sent = true;
                 }
             }
         });

@@ -110,7 +110,9 @@ pub fn run(flags: &Flags) -> Result<()> {
         let mut stmt = conn
             .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
             .with_context(|| format!("{what}: {sql}"))?;
-        let rows = stmt.query_map([], |r| {
+        // The plan does not depend on the values; rusqlite wants every parameter bound.
+        let nulls = vec![rusqlite::types::Value::Null; stmt.parameter_count()];
+        let rows = stmt.query_map(rusqlite::params_from_iter(nulls), |r| {
             Ok((
                 r.get::<_, i64>(0)?,
                 r.get::<_, i64>(1)?,

@@ -29,6 +29,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
+use rusqlite::config::DbConfig;
 use rusqlite::types::{Value as SqlValue, ValueRef};
 use wasmtime::component::Resource;
 
@@ -123,16 +124,26 @@ impl Database {
             .context("cannot set connection pragmas")?;
         conn.set_limit(rusqlite::limits::Limit::SQLITE_LIMIT_ATTACHED, 0)
             .context("cannot deny ATTACH")?;
+        // Plans never depend on bound values: without this, a statement whose plan looked at a
+        // parameter (any `LIMIT ?`, a `LIKE ?`) is prepared again on every execution from the
+        // statement cache, which was most of the host's time on a paginated list.
+        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)
+            .context("cannot enable the query planner stability guarantee")?;
         conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         Ok(conn)
     }
 
     /// A connection from the pool, or a new one.
     pub fn acquire(&self) -> Result<rusqlite::Connection> {
-        if let Some(conn) = self.idle.lock().expect("pool lock").pop() {
+        if let Some(conn) = self.idle() {
             return Ok(conn);
         }
         self.connect()
+    }
+
+    /// An idle connection from the pool, if there is one.
+    fn idle(&self) -> Option<rusqlite::Connection> {
+        self.idle.lock().expect("pool lock").pop()
     }
 
     /// Returns a connection to the pool in the state a fresh one has: any transaction its user
@@ -142,8 +153,20 @@ impl Database {
         if !conn.is_autocommit() && conn.execute_batch("ROLLBACK").is_err() {
             return; // dropped: a fresh one will be opened
         }
-        if conn.execute_batch("PRAGMA foreign_keys = ON").is_err() {
-            return;
+        // Only when the guest turned it off: `PRAGMA foreign_keys = ON` expires every prepared
+        // statement of the connection, so running it at each release emptied the statement
+        // cache (every statement of the next request was compiled again).
+        match conn.db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_FKEY) {
+            Ok(true) => {}
+            Ok(false) => {
+                if conn
+                    .set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_FKEY, true)
+                    .is_err()
+                {
+                    return;
+                }
+            }
+            Err(_) => return,
         }
         // SAFETY: the handle belongs to `conn`, which is alive and used by no one else here.
         unsafe { rusqlite::ffi::sqlite3_set_last_insert_rowid(conn.handle(), 0) };
@@ -251,7 +274,12 @@ impl sqlite::HostConnection for HostState {
         let Some(db) = self.sqlite.databases.get(&database).cloned() else {
             return Ok(Err(Error::NoSuchDatabase));
         };
-        let conn = match blocking(|| db.acquire()) {
+        // Opening a new connection touches the file; taking an idle one does not.
+        let acquired = match db.idle() {
+            Some(conn) => Ok(conn),
+            None => blocking(|| db.acquire()),
+        };
+        let conn = match acquired {
             Ok(conn) => conn,
             Err(e) => return Ok(Err(Error::Io(format!("{e:#}")))),
         };
@@ -272,7 +300,11 @@ impl sqlite::HostConnection for HostState {
         let Some(conn) = conn.conn.as_mut() else {
             return Ok(Err(Error::InvalidConnection));
         };
-        Ok(blocking(|| execute(conn, &statement, parameters)))
+        if may_wait(conn, &statement) {
+            Ok(blocking(|| execute(conn, &statement, parameters)))
+        } else {
+            Ok(execute(conn, &statement, parameters))
+        }
     }
 
     async fn last_insert_rowid(
@@ -294,9 +326,27 @@ impl sqlite::HostConnection for HostState {
 
     async fn drop(&mut self, connection: Resource<Connection>) -> wasmtime::Result<()> {
         let conn = self.table.delete(connection)?;
-        blocking(move || drop(conn));
+        // Releasing rolls back what the guest left open (that may wait); otherwise it is cheap.
+        if conn.conn.as_ref().is_some_and(|c| !c.is_autocommit()) {
+            blocking(move || drop(conn));
+        } else {
+            drop(conn);
+        }
         Ok(())
     }
+}
+
+/// Whether running `statement` may wait (for the write lock, `busy_timeout`) or do heavy I/O
+/// (a commit, a checkpoint), so it must leave the async worker thread (`blocking`). A read-only
+/// statement outside a transaction never waits in WAL mode and takes microseconds: it runs inline,
+/// like the guest's own code, since handing the worker to another thread (`block_in_place`)
+/// around every statement cost more than most statements.
+fn may_wait(conn: &rusqlite::Connection, statement: &str) -> bool {
+    let statement = upgrade_begin(statement).unwrap_or(statement);
+    let read_only = conn
+        .prepare_cached(statement)
+        .is_ok_and(|stmt| stmt.readonly());
+    !(read_only && conn.is_autocommit())
 }
 
 /// Runs blocking SQLite work without stalling the async runtime's other tasks.
@@ -437,6 +487,67 @@ mod tests {
         assert_eq!(conn.last_insert_rowid(), 0);
         let result = execute(&mut conn, "SELECT count(*) FROM t", vec![]).unwrap();
         assert!(matches!(result.rows[0].values[0], Value::Integer(0)));
+    }
+
+    #[test]
+    fn only_reads_outside_transactions_run_inline() {
+        let (_dir, dbs) = db();
+        let db = dbs.get("default").unwrap();
+        let mut conn = db.acquire().unwrap();
+        execute(&mut conn, "CREATE TABLE t (x)", vec![]).unwrap();
+        assert!(!may_wait(&conn, "SELECT x FROM t WHERE x = ?"));
+        assert!(may_wait(&conn, "INSERT INTO t VALUES (1)"));
+        assert!(may_wait(&conn, "BEGIN"), "BEGIN runs as BEGIN IMMEDIATE");
+        assert!(may_wait(&conn, "BEGIN IMMEDIATE"));
+        assert!(may_wait(&conn, "not sql at all"));
+        execute(&mut conn, "BEGIN", vec![]).unwrap();
+        assert!(may_wait(&conn, "SELECT x FROM t"), "inside a transaction");
+        assert!(may_wait(&conn, "COMMIT"));
+        execute(&mut conn, "COMMIT", vec![]).unwrap();
+        assert!(!may_wait(&conn, "SELECT x FROM t"));
+    }
+
+    #[test]
+    fn a_limit_parameter_does_not_prepare_again() {
+        let (_dir, dbs) = db();
+        let db = dbs.get("default").unwrap();
+        let mut conn = db.acquire().unwrap();
+        execute(
+            &mut conn,
+            "CREATE TABLE t (id INTEGER PRIMARY KEY, x)",
+            vec![],
+        )
+        .unwrap();
+        let sql = "SELECT id FROM t WHERE x = ?1 ORDER BY id LIMIT ?2 OFFSET ?3";
+        for limit in [20, 10, 20] {
+            let params = vec![Value::Integer(1), Value::Integer(limit), Value::Integer(0)];
+            execute(&mut conn, sql, params).unwrap();
+        }
+        let stmt = conn.prepare_cached(sql).unwrap();
+        assert_eq!(stmt.get_status(rusqlite::StatementStatus::RePrepare), 0);
+    }
+
+    #[test]
+    fn the_statement_cache_survives_release() {
+        let (_dir, dbs) = db();
+        let db = dbs.get("default").unwrap();
+        let mut conn = db.acquire().unwrap();
+        execute(&mut conn, "CREATE TABLE t (x)", vec![]).unwrap();
+        let sql = "SELECT x FROM t WHERE x = ?";
+        for _ in 0..3 {
+            execute(&mut conn, sql, vec![Value::Integer(1)]).unwrap();
+            db.release(conn);
+            conn = db.acquire().unwrap();
+        }
+        let stmt = conn.prepare_cached(sql).unwrap();
+        assert_eq!(stmt.get_status(rusqlite::StatementStatus::RePrepare), 0);
+        drop(stmt);
+        // A guest that turned foreign keys off gets them back on.
+        execute(&mut conn, "PRAGMA foreign_keys = OFF", vec![]).unwrap();
+        db.release(conn);
+        let mut conn = db.acquire().unwrap();
+        let on = execute(&mut conn, "PRAGMA foreign_keys", vec![]).unwrap();
+        assert!(matches!(on.rows[0].values[0], Value::Integer(1)));
     }
 
     #[test]

@@ -4,8 +4,7 @@
 //! - `test`             build everything, then run every test (unit and black-box)
 //! - `lint`             `cargo fmt --check` and clippy for the host and the wasm target
 //! - `build`            build the components (wasm32-wasip2) and the host, release mode
-//! - `bench`            build, then measure the host and the app and write `docs/bench.md`
-//!   (`bench.rs`; not part of `test` or CI)
+//! - `bench`            build, then measure the host and the app, write `docs/bench.md` (`bench.rs`)
 
 mod bench;
 

@@ -6,6 +6,7 @@ pub mod db;
 pub mod error;
 pub mod fields;
 pub mod gtin;
+pub mod html;
 pub mod image;
 pub mod multipart;
 pub mod page;

@@ -26,7 +26,33 @@ pub struct Date {
     pub day: u8,
 }
 
+/// Month names in Spanish, January first.
+const MONTHS: [&str; 12] = [
+    "enero",
+    "febrero",
+    "marzo",
+    "abril",
+    "mayo",
+    "junio",
+    "julio",
+    "agosto",
+    "septiembre",
+    "octubre",
+    "noviembre",
+    "diciembre",
+];
+
 impl Date {
+    /// The date as written in Spanish: `22 de noviembre de 2026`.
+    pub fn spanish_long(&self) -> String {
+        format!(
+            "{} de {} de {}",
+            self.day,
+            MONTHS[self.month as usize - 1],
+            self.year
+        )
+    }
+
     /// Parses exactly `YYYY-MM-DD` and checks that the day exists (leap years included).
     pub fn parse(s: &str) -> Option<Date> {
         let b = s.as_bytes();
@@ -85,6 +111,18 @@ mod tests {
         assert!(Date::parse("1990-01-01T00:00").is_none());
         assert!(Date::parse("+990-01-01").is_none());
         assert!(Date::parse("").is_none());
+    }
+
+    #[test]
+    fn spanish_long_names_the_month() {
+        assert_eq!(
+            Date::parse("2026-11-02").unwrap().spanish_long(),
+            "2 de noviembre de 2026"
+        );
+        assert_eq!(
+            Date::parse("1990-01-31").unwrap().spanish_long(),
+            "31 de enero de 1990"
+        );
     }
 
     #[test]

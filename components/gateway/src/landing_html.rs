@@ -14,6 +14,7 @@ use sha2::{Digest, Sha256};
 use crate::bindings::campaigns::Campaign;
 use crate::bindings::prescriptions::LandingRx;
 use crate::campaigns::is_http_url;
+use common::html::escape;
 
 /// The page's only style sheet. Its hash is in the CSP; change it freely, the hash follows.
 pub const CSS: &str = "\
@@ -75,47 +76,11 @@ pub fn content_security_policy() -> String {
     )
 }
 
-/// Escapes text for HTML element content and quoted attribute values.
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-const MONTHS: [&str; 12] = [
-    "enero",
-    "febrero",
-    "marzo",
-    "abril",
-    "mayo",
-    "junio",
-    "julio",
-    "agosto",
-    "septiembre",
-    "octubre",
-    "noviembre",
-    "diciembre",
-];
-
 /// `2026-11-22T…` → `22 de noviembre de 2026` (the date printed on the PDF: the UTC day of issue).
 pub fn spanish_date(timestamp: &str) -> String {
     let date = timestamp.get(..10).unwrap_or(timestamp);
     match common::time::Date::parse(date) {
-        Some(d) => format!(
-            "{} de {} de {}",
-            d.day,
-            MONTHS[d.month as usize - 1],
-            d.year
-        ),
+        Some(d) => d.spanish_long(),
         None => date.to_string(),
     }
 }
@@ -382,15 +347,6 @@ mod tests {
             is_active: true,
             created_at: String::new(),
         }
-    }
-
-    #[test]
-    fn escapes_the_five_characters() {
-        assert_eq!(
-            escape(r#"<script>alert("x&'y")</script>"#),
-            "&lt;script&gt;alert(&quot;x&amp;&#39;y&quot;)&lt;/script&gt;"
-        );
-        assert_eq!(escape("Ñandú 10 mg"), "Ñandú 10 mg");
     }
 
     #[test]

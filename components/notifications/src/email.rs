@@ -5,6 +5,7 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
+use common::html::escape;
 use serde_json::{Value, json};
 
 /// What an email says and where it goes.
@@ -78,22 +79,6 @@ pub fn relay_body(e: &Email) -> Value {
         "html": html,
         "attachments": attachments,
     })
-}
-
-/// Text for HTML content and attribute values.
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -2,30 +2,10 @@
 
 use common::time::Date;
 
-const MONTHS: [&str; 12] = [
-    "enero",
-    "febrero",
-    "marzo",
-    "abril",
-    "mayo",
-    "junio",
-    "julio",
-    "agosto",
-    "septiembre",
-    "octubre",
-    "noviembre",
-    "diciembre",
-];
-
 /// `2026-11-22` → `22 de noviembre de 2026`; anything that is not a date is shown as given.
 pub fn long_date(iso: &str) -> String {
     match Date::parse(iso.trim()) {
-        Some(d) => format!(
-            "{} de {} de {}",
-            d.day,
-            MONTHS[d.month as usize - 1],
-            d.year
-        ),
+        Some(d) => d.spanish_long(),
         None => iso.trim().to_string(),
     }
 }

@@ -1,0 +1,31 @@
+//! HTML text escaping, shared by the landing page and the email body.
+
+/// Escapes text for HTML element content and quoted attribute values.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::escape;
+
+    #[test]
+    fn escapes_markup_and_quotes_keeps_the_rest() {
+        assert_eq!(
+            escape(r#"<script>alert('x') & "y"</script>"#),
+            "&lt;script&gt;alert(&#39;x&#39;) &amp; &quot;y&quot;&lt;/script&gt;"
+        );
+        assert_eq!(escape("Ñandú 東京"), "Ñandú 東京");
+    }
+}

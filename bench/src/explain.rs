@@ -81,6 +81,26 @@ const STATEMENTS: &[(&str, &str, &[&str])] = &[
         ],
     ),
     (
+        "outbox: one prescription's due rows (delivered after every create)",
+        "components/notifications/src/outbox.rs",
+        &[
+            "SELECT EXISTS (SELECT 1 FROM outbox WHERE ",
+            "prescription_id = ?3 AND +status = 'pending' \
+             AND next_attempt_at <= ?1 AND (lease_until IS NULL OR lease_until < ?1) \
+             AND (?2 OR kind <> 'email')",
+        ],
+    ),
+    (
+        "outbox: any due row (the cron worker, every 5 s)",
+        "components/notifications/src/outbox.rs",
+        &[
+            "SELECT EXISTS (SELECT 1 FROM outbox WHERE ",
+            "status = 'pending' AND next_attempt_at <= ?1 \
+             AND (lease_until IS NULL OR lease_until < ?1) \
+             AND (?2 OR kind <> 'email') AND (?3 IS NULL OR prescription_id = ?3)",
+        ],
+    ),
+    (
         "hospitals list: count",
         "components/catalog/src/hospitals.rs",
         &[

@@ -5,9 +5,10 @@
 //! hospital (`hospital` in the create body), and each medic's patients. Writes `DIR/medics.tsv`
 //! (`index id token hospital`) and `DIR/patients.tsv` (`medic_index uid name`).
 //!
-//! `seed-rx --url U --out DIR --total N [--threads 4]`: prescriptions until `DIR/signatures.tsv`
-//! (`medic_index signature`, appended) holds N. Prescription k belongs to medic `k % medics` and to
-//! that medic's patient `(k / medics) % patients_per_medic`, and has 1 to 5 medications (drugs of
+//! `seed-rx --url U --out DIR --total N [--medics M] [--threads 4]`: prescriptions until
+//! `DIR/signatures.tsv` (`medic_index signature`, appended) holds N. Prescription k belongs to medic
+//! `k % M` (M: every medic unless given, so the others keep what they have) and to that medic's
+//! patient `(k / M) % patients_per_medic`, and has 1 to 5 medications (drugs of
 //! the seed catalog with their UPC, or free text). The patients have email addresses, so every
 //! prescription also queues an outbox row.
 
@@ -446,9 +447,11 @@ pub fn prescriptions(flags: &Flags) -> Result<()> {
     let url = flags.str("url")?;
     let out = Path::new(flags.str("out")?);
     let total: usize = flags.num("total", 1000)?;
+    let active: usize = flags.num("medics", usize::MAX)?;
     let threads: usize = flags.num("threads", 4)?;
     let medics = read_medics(out)?;
     let patients = read_patients(out, medics.len())?;
+    let active = active.clamp(1, medics.len());
     let path = out.join("signatures.tsv");
     let existing = std::fs::read_to_string(&path)
         .map(|t| t.lines().count())
@@ -460,9 +463,9 @@ pub fn prescriptions(flags: &Flags) -> Result<()> {
     let started = Instant::now();
     let signatures = parallel(url, threads, total - existing, "prescriptions", |c, i| {
         let k = existing + i;
-        let medic = k % medics.len();
+        let medic = k % active;
         let own = &patients[medic];
-        let uid = &own[(k / medics.len()) % own.len()];
+        let uid = &own[(k / active) % own.len()];
         let (token, hospital) = &medics[medic];
         let body = prescription_body(k as u64, *hospital, uid);
         let reply = c

@@ -46,6 +46,9 @@ const WASMTIME_VERSION: &str = "48.0.8";
 const WASMTIME_FEATURES: &str = "run,serve,component-model-async,cranelift,cache,config,parallel-compilation,pooling-allocator,component-model";
 /// PDF renders per measurement.
 const PDF_RENDERS: u32 = 1000;
+/// Medics seeded, and how many of them keep the 10 prescriptions of the first stage.
+const MEDICS: usize = 100;
+const LIGHT: usize = 10;
 /// A path no route serves: the app's cheapest request (the gateway's 404).
 const FLOOR_PATH: &str = "/nothing";
 /// Searches of the scenarios: surnames, rotated over the medics.
@@ -582,9 +585,13 @@ impl Seed {
         })
     }
 
-    /// One GET per medic, `path(i)` for medic i.
-    fn per_medic(&self, path: impl Fn(usize) -> String) -> Vec<Req> {
-        (0..self.medics.len())
+    /// One GET per medic of `medics`, `path(i)` for medic i.
+    fn per_medic(
+        &self,
+        medics: std::ops::Range<usize>,
+        path: impl Fn(usize) -> String,
+    ) -> Vec<Req> {
+        medics
             .map(|i| Req {
                 method: "GET",
                 path: path(i),
@@ -610,7 +617,8 @@ impl Seed {
     }
 }
 
-fn seed_rx(url: &str, dir: &Path, total: usize, notes: &mut Vec<String>) -> Result {
+/// Prescriptions up to `total`, the new ones spread over the first `active` medics.
+fn seed_rx(url: &str, dir: &Path, total: usize, active: usize, notes: &mut Vec<String>) -> Result {
     eprintln!("xtask bench: seeding prescriptions up to {total}");
     let kv = helper(&[
         "seed-rx",
@@ -620,11 +628,14 @@ fn seed_rx(url: &str, dir: &Path, total: usize, notes: &mut Vec<String>) -> Resu
         &dir.to_string_lossy(),
         "--total",
         &total.to_string(),
+        "--medics",
+        &active.to_string(),
         "--threads",
         "4",
     ])?;
     notes.push(format!(
-        "Seeding: {} prescriptions created through the API (4 connections) in {:.0} s, {:.0}/s.",
+        "Seeding: {} prescriptions (for {active} medics) created through the API (4 connections) \
+         in {:.0} s, {:.0}/s.",
         thousands(value(&kv, "created")?),
         value(&kv, "seconds")?,
         value(&kv, "rate")?
@@ -665,7 +676,7 @@ fn app(
         "--hospitals",
         "10",
         "--medics",
-        "100",
+        &MEDICS.to_string(),
         "--patients",
         "10000",
         "--threads",
@@ -684,18 +695,24 @@ fn app(
     let conns = settings.conns.clone();
     let first = 1000.min(settings.prescriptions);
 
-    // Stage 1: lists and searches at 1,000 prescriptions.
-    seed_rx(&server.url, &seed_dir, first, notes)?;
+    // Stage 1: lists and searches at 1,000 prescriptions, 10 per medic. The last LIGHT medics get
+    // no more afterwards: their lists measure the table's growth alone, while the other medics'
+    // lists also grow with their own history.
+    let light = MEDICS - LIGHT..MEDICS;
+    let heavy = 0..MEDICS - LIGHT;
+    seed_rx(&server.url, &seed_dir, first, MEDICS, notes)?;
     let seed = Seed::read(&seed_dir)?;
     let flat_list = scripts::write(
         &scripts_dir,
         "rx-list-10",
-        &seed.per_medic(|_| "/api/v2/rx-endpoint/?limit=10".into()),
+        &seed.per_medic(light.clone(), |_| "/api/v2/rx-endpoint/?limit=10".into()),
     )?;
     let flat_search = scripts::write(
         &scripts_dir,
         "rx-search-all-10",
-        &seed.per_medic(|_| "/api/v2/rx-endpoint/?search=correo.mx&limit=10".into()),
+        &seed.per_medic(light.clone(), |_| {
+            "/api/v2/rx-endpoint/?search=correo.mx&limit=10".into()
+        }),
     )?;
     let flat_rows = |name: &str| format!("{name} at {} prescriptions", thousands(first as f64));
     rows.push(Row::section(&format!(
@@ -705,7 +722,7 @@ fn app(
     let list_1k = load_rows(
         settings,
         &server,
-        &flat_rows("GET /api/v2/rx-endpoint/?limit=10 (10 per medic)"),
+        &flat_rows("GET /api/v2/rx-endpoint/?limit=10, medics with 10 prescriptions,"),
         "/",
         &[],
         Some(&flat_list),
@@ -716,7 +733,9 @@ fn app(
     let search_1k = load_rows(
         settings,
         &server,
-        &flat_rows("GET /api/v2/rx-endpoint/?search=correo.mx&limit=10 (matches all)"),
+        &flat_rows(
+            "GET /api/v2/rx-endpoint/?search=correo.mx&limit=10 (matches all 10), medics with 10 prescriptions,",
+        ),
         "/",
         &[],
         Some(&flat_search),
@@ -726,7 +745,13 @@ fn app(
     )?;
 
     // Stage 2: everything at the full size.
-    seed_rx(&server.url, &seed_dir, settings.prescriptions, notes)?;
+    seed_rx(
+        &server.url,
+        &seed_dir,
+        settings.prescriptions,
+        heavy.len(),
+        notes,
+    )?;
     let seed = Seed::read(&seed_dir)?;
     let full = thousands(seed.signatures.len() as f64);
     rows.push(Row::section(&format!(
@@ -772,7 +797,7 @@ fn app(
     let list = scripts::write(
         &scripts_dir,
         "rx-list",
-        &seed.per_medic(|_| "/api/v2/rx-endpoint/".into()),
+        &seed.per_medic(heavy.clone(), |_| "/api/v2/rx-endpoint/".into()),
     )?;
     load_rows(
         settings,
@@ -820,7 +845,7 @@ fn app(
     let search = scripts::write(
         &scripts_dir,
         "rx-search",
-        &seed.per_medic(|i| {
+        &seed.per_medic(heavy.clone(), |i| {
             format!(
                 "/api/v2/rx-endpoint/?search={}",
                 scripts::encode(SURNAMES[i % SURNAMES.len()])
@@ -841,7 +866,7 @@ fn app(
     let patients = scripts::write(
         &scripts_dir,
         "patient-search",
-        &seed.per_medic(|i| {
+        &seed.per_medic(0..MEDICS, |i| {
             format!(
                 "/api/v2/patient/?search={}",
                 scripts::encode(SURNAMES[i % SURNAMES.len()])
@@ -874,7 +899,9 @@ fn app(
     load_rows(
         settings,
         &server,
-        &format!("GET /api/v2/rx-endpoint/?limit=10 at {full} prescriptions"),
+        &format!(
+            "GET /api/v2/rx-endpoint/?limit=10, the same medics (10 prescriptions each), at {full}"
+        ),
         "/",
         &[],
         Some(&flat_list),
@@ -882,15 +909,47 @@ fn app(
         flat(list_1k),
         rows,
     )?;
-    load_rows(
+    let search_light = load_rows(
         settings,
         &server,
-        &format!("GET /api/v2/rx-endpoint/?search=correo.mx&limit=10 (matches all) at {full}"),
+        &format!(
+            "GET /api/v2/rx-endpoint/?search=correo.mx&limit=10 (matches all 10), the same medics, at {full}"
+        ),
         "/",
         &[],
         Some(&flat_search),
         &conns,
         flat(search_1k),
+        rows,
+    )?;
+    // A search's cost grows with the medic's own prescriptions: `LIKE '%…%'` cannot use an index,
+    // so it reads every one of them (through `prescriptions_by_medic`, never the whole table).
+    let heavy_search = scripts::write(
+        &scripts_dir,
+        "rx-search-all-10-heavy",
+        &seed.per_medic(heavy.clone(), |_| {
+            "/api/v2/rx-endpoint/?search=correo.mx&limit=10".into()
+        }),
+    )?;
+    let per_heavy = (seed.signatures.len() - first) / heavy.len() + first / MEDICS;
+    load_rows(
+        settings,
+        &server,
+        &format!(
+            "GET /api/v2/rx-endpoint/?search=correo.mx&limit=10 (matches all), medics with ~{per_heavy} prescriptions, at {full}"
+        ),
+        "/",
+        &[],
+        Some(&heavy_search),
+        &conns,
+        |c, run, row| {
+            if let Some(b) = at(&search_light, c) {
+                row.ratios.push((
+                    run.rps / b,
+                    "of the same for medics with 10, same table".into(),
+                ));
+            }
+        },
         rows,
     )?;
 

@@ -91,6 +91,15 @@ const STATEMENTS: &[(&str, &str, &[&str])] = &[
         ],
     ),
     (
+        "outbox: any due webhook row (the cron worker, every 5 s, no email relay configured)",
+        "components/notifications/src/outbox.rs",
+        &[
+            "SELECT EXISTS (SELECT 1 FROM outbox WHERE ",
+            "kind = 'webhook' AND status = 'pending' AND next_attempt_at <= ?1 \
+             AND (lease_until IS NULL OR lease_until < ?1) AND NOT ?2 AND ?3 IS NULL",
+        ],
+    ),
+    (
         "outbox: any due row (the cron worker, every 5 s)",
         "components/notifications/src/outbox.rs",
         &[

@@ -14,9 +14,10 @@
 //! - Connections are pooled per label and reused across requests; a connection comes back to the
 //!   pool only after any open transaction is rolled back.
 //! - Every connection has `busy_timeout` = 5 s and `foreign_keys = ON`, and the database runs in
-//!   WAL mode with `synchronous = NORMAL`: a transaction that committed survives a crash of the
-//!   process (kill -9); only an OS crash or power loss may lose the last commits. Readers never
-//!   block the writer.
+//!   WAL mode with `synchronous = FULL`: every commit is flushed to disk (one `fsync` of the WAL)
+//!   before it returns, so a transaction that committed (a prescription that answered 200)
+//!   survives a crash of the process and of the machine, as with Spin's own SQLite (rollback
+//!   journal, SQLite's default `FULL`). Readers never block the writer.
 //! - A plain `BEGIN` (or `BEGIN DEFERRED` / `BEGIN TRANSACTION`) runs as `BEGIN IMMEDIATE`, so a
 //!   transaction takes the write lock up front and waits (`busy_timeout`) instead of failing with
 //!   "database is locked" when two requests write concurrently. Guests meant to also run on Spin
@@ -120,7 +121,7 @@ impl Database {
         };
         conn.busy_timeout(BUSY_TIMEOUT)
             .context("cannot set busy_timeout")?;
-        conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;")
+        conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL;")
             .context("cannot set connection pragmas")?;
         conn.set_limit(rusqlite::limits::Limit::SQLITE_LIMIT_ATTACHED, 0)
             .context("cannot deny ATTACH")?;

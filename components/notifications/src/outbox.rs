@@ -32,25 +32,37 @@ const DUE_FOR_PRESCRIPTION: &str = "prescription_id = ?3 AND +status = 'pending'
     AND next_attempt_at <= ?1 AND (lease_until IS NULL OR lease_until < ?1) \
     AND (?2 OR kind <> 'email')";
 
-/// The due-rows condition for every row, or for one prescription's.
-fn due(only: Option<i64>) -> &'static str {
-    match only {
-        Some(_) => DUE_FOR_PRESCRIPTION,
-        None => DUE,
+/// [`DUE`] for every webhook row, when no email relay is configured (`?2` false, `?3` NULL):
+/// found through `outbox_due_by_kind` (migration 0007). With [`DUE`]'s `kind <> 'email'` SQLite
+/// walks every pending email row, and without a relay those stay pending: the cron worker's check
+/// grew with the backlog (50,000 pending emails in `cargo xtask bench`).
+const DUE_WEBHOOKS: &str = "kind = 'webhook' AND status = 'pending' AND next_attempt_at <= ?1 \
+    AND (lease_until IS NULL OR lease_until < ?1) AND NOT ?2 AND ?3 IS NULL";
+
+/// The due-rows condition: for one prescription's rows, for the webhooks alone (no relay), or
+/// for every row. Each takes the same parameters `?1`-`?3`.
+fn due(emails: bool, only: Option<i64>) -> &'static str {
+    match (emails, only) {
+        (_, Some(_)) => DUE_FOR_PRESCRIPTION,
+        (false, None) => DUE_WEBHOOKS,
+        (true, None) => DUE,
     }
 }
 
-fn any_due_sql(only: Option<i64>) -> String {
-    format!("SELECT EXISTS (SELECT 1 FROM outbox WHERE {})", due(only))
+fn any_due_sql(emails: bool, only: Option<i64>) -> String {
+    format!(
+        "SELECT EXISTS (SELECT 1 FROM outbox WHERE {})",
+        due(emails, only)
+    )
 }
 
 /// One statement, so two workers never lease the same row: `?4` lease end, `?5` limit.
-fn lease_sql(only: Option<i64>) -> String {
+fn lease_sql(emails: bool, only: Option<i64>) -> String {
     format!(
         "UPDATE outbox SET lease_until = ?4, attempts = attempts + 1, updated_at = ?1 \
          WHERE id IN (SELECT id FROM outbox WHERE {} ORDER BY next_attempt_at, id LIMIT ?5) \
          RETURNING id, kind, prescription_id, target, payload, attempts, lease_until",
-        due(only)
+        due(emails, only)
     )
 }
 
@@ -153,7 +165,7 @@ pub struct AttemptRecord {
 /// Whether any row is due (a read, so an idle worker never takes the write lock).
 pub fn any_due(db: &Db, now: SystemTime, emails: bool, only: Option<i64>) -> Result<bool, Error> {
     let due = db.scalar_i64(
-        &any_due_sql(only),
+        &any_due_sql(emails, only),
         &[text(&iso8601(now)), boolean(emails), opt_int(only)],
     )?;
     Ok(due != 0)
@@ -169,7 +181,7 @@ pub fn lease(
     only: Option<i64>,
 ) -> Result<Vec<Leased>, Error> {
     let rows = db.query(
-        &lease_sql(only),
+        &lease_sql(emails, only),
         &[
             text(&iso8601(now)),
             boolean(emails),
@@ -361,14 +373,17 @@ mod tests {
 
     #[test]
     fn both_due_conditions_take_the_same_parameters() {
-        for only in [None, Some(7)] {
-            let sql = due(only);
-            for p in ["?1", "?2", "?3"] {
-                assert!(sql.contains(p), "{sql} lacks {p}");
+        for emails in [false, true] {
+            for only in [None, Some(7)] {
+                let sql = due(emails, only);
+                for p in ["?1", "?2", "?3"] {
+                    assert!(sql.contains(p), "{sql} lacks {p}");
+                }
+                assert!(lease_sql(emails, only).contains(sql));
+                assert!(any_due_sql(emails, only).contains(sql));
             }
-            assert!(lease_sql(only).contains(sql));
-            assert!(any_due_sql(only).contains(sql));
         }
-        assert!(due(Some(7)).starts_with("prescription_id = ?3 AND +status"));
+        assert!(due(true, Some(7)).starts_with("prescription_id = ?3 AND +status"));
+        assert!(due(false, None).starts_with("kind = 'webhook' AND status"));
     }
 }

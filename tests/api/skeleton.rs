@@ -130,6 +130,28 @@ fn unknown_hospital_is_404_with_message() {
 }
 
 #[test]
+fn a_known_path_with_another_method_is_405_with_allow() {
+    let app = spawn_app();
+    for (method, path, allow) in [
+        ("PUT", "/api/v2/hospital/", "GET, POST"),
+        ("DELETE", "/api/v2/hospital/7/", "GET, PATCH"),
+        ("GET", "/api/v2/medics", "POST"),
+        ("POST", "/rx/abc", "GET"),
+    ] {
+        let resp = app.request(method, path, Some(ADMIN_TOKEN), None);
+        assert_eq!(resp.status, 405, "{method} {path}");
+        assert_eq!(resp.header("allow"), Some(allow), "{method} {path}");
+        assert_eq!(
+            resp.json(),
+            json!({"message": format!("Method \"{method}\" not allowed.")})
+        );
+    }
+    let resp = app.request("PUT", "/api/v2/nothing/", Some(ADMIN_TOKEN), None);
+    assert_eq!(resp.status, 404);
+    assert_eq!(resp.json(), json!({"message": "Not found."}));
+}
+
+#[test]
 fn bad_or_missing_token_is_401_invalid_token() {
     let app = spawn_app();
     let invalid = json!({"message": "Invalid Token"});

@@ -1052,7 +1052,14 @@ fn rx_body(hospital: i64, uid: &str) -> String {
 fn sizes(rows: &mut Vec<Row>) -> Result {
     rows.push(Row::section("Component sizes (release, wasm32-wasip2)"));
     let mut total = 0;
-    for name in ["gateway", "auth", "catalog", "patients", "prescriptions"] {
+    for name in [
+        "gateway",
+        "auth",
+        "catalog",
+        "patients",
+        "prescriptions",
+        "notifications",
+    ] {
         let bytes = std::fs::metadata(wasm(name))
             .map_err(|e| format!("{name}.wasm: {e}"))?
             .len();
@@ -1064,8 +1071,16 @@ fn sizes(rows: &mut Vec<Row>) -> Result {
         });
     }
     rows.push(Row {
-        name: "the app (the five, composed at load)".into(),
+        name: "the HTTP app (the gateway and its five dependencies, composed at load)".into(),
         result: format!("{} KiB", thousands(total as f64 / 1024.0)),
+        ..Row::default()
+    });
+    let worker = std::fs::metadata(wasm("outbox_worker"))
+        .map_err(|e| format!("outbox_worker.wasm: {e}"))?
+        .len();
+    rows.push(Row {
+        name: "`outbox_worker.wasm` (the cron trigger, composed with `notifications`)".into(),
+        result: format!("{} KiB", thousands(worker as f64 / 1024.0)),
         ..Row::default()
     });
     let hello = std::fs::metadata(wasm("hello"))

@@ -35,53 +35,118 @@ async fn handle(incoming: IncomingRequest, out: ResponseOutparam) {
     }
 }
 
-/// Every route of the API. Paths match with or without their trailing slash.
+/// Runs the route of the request's method and path. A path served only under other methods is
+/// `405` with `Allow`; a path no route serves, `404`.
 fn route(req: &Request) -> Result<Response, Error> {
+    let segments = req.segments();
+    if let Some(handler) = handler(req, req.method(), &segments) {
+        return handler();
+    }
+    let allowed: Vec<&str> = METHODS
+        .iter()
+        .filter(|(method, _)| handler(req, method.clone(), &segments).is_some())
+        .map(|(_, name)| *name)
+        .collect();
+    if allowed.is_empty() {
+        return Err(Error::not_found());
+    }
+    let message = format!("Method \"{}\" not allowed.", method_name(&req.method()));
+    Ok(Response::message(405, &message).with_header("allow", allowed.join(", ")))
+}
+
+/// The methods routes are written for, with their names for `Allow`.
+const METHODS: [(Method, &str); 4] = [
+    (Method::Get, "GET"),
+    (Method::Post, "POST"),
+    (Method::Patch, "PATCH"),
+    (Method::Delete, "DELETE"),
+];
+
+fn method_name(method: &Method) -> &str {
+    match method {
+        Method::Get => "GET",
+        Method::Head => "HEAD",
+        Method::Post => "POST",
+        Method::Put => "PUT",
+        Method::Delete => "DELETE",
+        Method::Connect => "CONNECT",
+        Method::Options => "OPTIONS",
+        Method::Trace => "TRACE",
+        Method::Patch => "PATCH",
+        Method::Other(name) => name,
+    }
+}
+
+/// A route's handler, matched but not yet run.
+type Handler<'a> = Box<dyn FnOnce() -> Result<Response, Error> + 'a>;
+
+fn run<'a>(handler: impl FnOnce() -> Result<Response, Error> + 'a) -> Option<Handler<'a>> {
+    Some(Box::new(handler))
+}
+
+/// Every route of the API. Paths match with or without their trailing slash.
+fn handler<'a>(req: &'a Request, method: Method, segments: &'a [&'a str]) -> Option<Handler<'a>> {
     use Method::*;
-    match (req.method(), req.segments().as_slice()) {
-        (Get, ["api", "v2", "hospital"]) => hospitals::list(req),
-        (Post, ["api", "v2", "hospital"]) => hospitals::create(req),
-        (Get, ["api", "v2", "hospital", id]) => hospitals::get(req, id),
-        (Patch, ["api", "v2", "hospital", id]) => hospitals::update(req, id),
-        (Post, ["api", "v2", "medics"]) => medics::create(req),
-        (Get, ["api", "v2", "search", "medics"]) => medics::search(req),
-        (Get, ["api", "v2", "management", "memberships"]) => memberships::list(req),
-        (Post, ["api", "v2", "management", "memberships"]) => memberships::create(req),
-        (Patch, ["api", "v2", "management", "memberships", id]) => memberships::update(req, id),
-        (Delete, ["api", "v2", "management", "memberships", id]) => memberships::delete(req, id),
-        (Get, ["api", "v2", "memberships", hospital]) => memberships::of_hospital(req, hospital),
-        (Get, ["api", "v2", "locations"]) => locations::list(req),
-        (Patch, ["api", "v2", "locations", "update"]) => locations::update(req),
-        (Get, ["api", "v2", "patient"]) => patients::list(req),
-        (Post, ["api", "v2", "patient"]) => patients::create(req),
-        (Get, ["api", "v2", "patient", key]) => patients::get(req, key),
-        (Patch, ["api", "v2", "patient", key]) => patients::update(req, key),
-        (Get, ["api", "v2", "rx-endpoint"]) => prescriptions::list(req),
-        (Post, ["api", "v2", "rx-endpoint"]) => prescriptions::create(req),
-        (Get, ["api", "v2", "rx-endpoint", key]) => prescriptions::detail(req, key),
-        (Get, ["api", "v2", "rx", "pdf", signature]) => prescriptions::pdf(req, signature),
-        (Post, ["api", "v2", "rx", "resend", signature]) => notifications::resend(req, signature),
-        (Get, ["api", "v2", "webhooks"]) => notifications::list_webhooks(req),
-        (Post, ["api", "v2", "webhooks"]) => notifications::create_webhook(req),
-        (Get, ["api", "v2", "webhooks", id]) => notifications::get_webhook(req, id),
-        (Delete, ["api", "v2", "webhooks", id]) => notifications::delete_webhook(req, id),
-        (Get, ["api", "v2", "deliveries"]) => notifications::list_deliveries(req),
-        (Post, ["api", "v2", "deliveries", "run"]) => notifications::run_worker(req),
-        (Get, ["api", "v2", "deliveries", id]) => notifications::get_delivery(req, id),
-        (Post, ["api", "v2", "deliveries", id, "replay"]) => notifications::replay(req, id),
-        (Get, ["api", "v2", "drugs"]) => drugs::search(req),
-        (Post, ["api", "v2", "drugs"]) => drugs::load(req),
-        (Get, ["api", "v2", "rx", "patient-landing", signature]) => landing::json(req, signature),
-        (Get, ["api", "v2", "campaigns"]) => campaigns::list(req),
-        (Post, ["api", "v2", "campaigns"]) => campaigns::create(req),
-        (Get, ["api", "v2", "campaigns", id]) => campaigns::get(req, id),
-        (Patch, ["api", "v2", "campaigns", id]) => campaigns::update(req, id),
-        (Delete, ["api", "v2", "campaigns", id]) => campaigns::delete(req, id),
-        (Get, ["media", "hospitals", id, file]) => media::hospital_image(id, file),
+    match (method, segments) {
+        (Get, ["api", "v2", "hospital"]) => run(move || hospitals::list(req)),
+        (Post, ["api", "v2", "hospital"]) => run(move || hospitals::create(req)),
+        (Get, ["api", "v2", "hospital", id]) => run(move || hospitals::get(req, id)),
+        (Patch, ["api", "v2", "hospital", id]) => run(move || hospitals::update(req, id)),
+        (Post, ["api", "v2", "medics"]) => run(move || medics::create(req)),
+        (Get, ["api", "v2", "search", "medics"]) => run(move || medics::search(req)),
+        (Get, ["api", "v2", "management", "memberships"]) => run(move || memberships::list(req)),
+        (Post, ["api", "v2", "management", "memberships"]) => run(move || memberships::create(req)),
+        (Patch, ["api", "v2", "management", "memberships", id]) => {
+            run(move || memberships::update(req, id))
+        }
+        (Delete, ["api", "v2", "management", "memberships", id]) => {
+            run(move || memberships::delete(req, id))
+        }
+        (Get, ["api", "v2", "memberships", hospital]) => {
+            run(move || memberships::of_hospital(req, hospital))
+        }
+        (Get, ["api", "v2", "locations"]) => run(move || locations::list(req)),
+        (Patch, ["api", "v2", "locations", "update"]) => run(move || locations::update(req)),
+        (Get, ["api", "v2", "patient"]) => run(move || patients::list(req)),
+        (Post, ["api", "v2", "patient"]) => run(move || patients::create(req)),
+        (Get, ["api", "v2", "patient", key]) => run(move || patients::get(req, key)),
+        (Patch, ["api", "v2", "patient", key]) => run(move || patients::update(req, key)),
+        (Get, ["api", "v2", "rx-endpoint"]) => run(move || prescriptions::list(req)),
+        (Post, ["api", "v2", "rx-endpoint"]) => run(move || prescriptions::create(req)),
+        (Get, ["api", "v2", "rx-endpoint", key]) => run(move || prescriptions::detail(req, key)),
+        (Get, ["api", "v2", "rx", "pdf", signature]) => {
+            run(move || prescriptions::pdf(req, signature))
+        }
+        (Post, ["api", "v2", "rx", "resend", signature]) => {
+            run(move || notifications::resend(req, signature))
+        }
+        (Get, ["api", "v2", "webhooks"]) => run(move || notifications::list_webhooks(req)),
+        (Post, ["api", "v2", "webhooks"]) => run(move || notifications::create_webhook(req)),
+        (Get, ["api", "v2", "webhooks", id]) => run(move || notifications::get_webhook(req, id)),
+        (Delete, ["api", "v2", "webhooks", id]) => {
+            run(move || notifications::delete_webhook(req, id))
+        }
+        (Get, ["api", "v2", "deliveries"]) => run(move || notifications::list_deliveries(req)),
+        (Post, ["api", "v2", "deliveries", "run"]) => run(move || notifications::run_worker(req)),
+        (Get, ["api", "v2", "deliveries", id]) => run(move || notifications::get_delivery(req, id)),
+        (Post, ["api", "v2", "deliveries", id, "replay"]) => {
+            run(move || notifications::replay(req, id))
+        }
+        (Get, ["api", "v2", "drugs"]) => run(move || drugs::search(req)),
+        (Post, ["api", "v2", "drugs"]) => run(move || drugs::load(req)),
+        (Get, ["api", "v2", "rx", "patient-landing", signature]) => {
+            run(move || landing::json(req, signature))
+        }
+        (Get, ["api", "v2", "campaigns"]) => run(move || campaigns::list(req)),
+        (Post, ["api", "v2", "campaigns"]) => run(move || campaigns::create(req)),
+        (Get, ["api", "v2", "campaigns", id]) => run(move || campaigns::get(req, id)),
+        (Patch, ["api", "v2", "campaigns", id]) => run(move || campaigns::update(req, id)),
+        (Delete, ["api", "v2", "campaigns", id]) => run(move || campaigns::delete(req, id)),
+        (Get, ["media", "hospitals", id, file]) => run(move || media::hospital_image(id, file)),
         // The patient's page (`cta_link`) and its PDF: no token, the signature is the capability.
-        (Get, ["rx", signature]) => landing::page(signature),
-        (Get, ["rx", signature, "pdf"]) => landing::pdf(signature),
-        (Get, ["rx", ..]) => Ok(landing::not_found()),
-        _ => Err(Error::not_found()),
+        (Get, ["rx", signature]) => run(move || landing::page(signature)),
+        (Get, ["rx", signature, "pdf"]) => run(move || landing::pdf(signature)),
+        (Get, ["rx", ..]) => run(move || Ok(landing::not_found())),
+        _ => None,
     }
 }

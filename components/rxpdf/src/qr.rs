@@ -103,95 +103,127 @@ const FORMAT_SIDE: [(i32, i32); 15] = [
     (-1, 8),
 ];
 
-/// Rows of at most 64 modules: bit `x` of `rows[y]` is the module at column `x`, row `y`.
+/// Rows of at most 64 modules: bit `x` of `rows[y]` is the module at column `x`, row `y`. The
+/// same for columns: bit `y` of `cols[x]`.
 type Rows = [u64; 64];
 
-/// The unmasked symbol as rows of bits: the dark modules, and the modules a mask inverts (data and
-/// error correction, and any module left empty, as `Module::mask` treats them).
-fn unmasked_rows(canvas: &Canvas, n: usize) -> (Rows, Rows) {
-    let (mut dark, mut maskable) = ([0u64; 64], [0u64; 64]);
-    for y in 0..n {
-        let (mut d, mut m) = (0u64, 0u64);
-        for x in 0..n {
-            let bit = 1u64 << x;
-            match canvas.get(x as i16, y as i16) {
-                Module::Empty => m |= bit,
-                Module::Unmasked(c) => {
-                    m |= bit;
-                    if c == Color::Dark {
-                        d |= bit;
-                    }
-                }
-                Module::Masked(c) => {
-                    if c == Color::Dark {
-                        d |= bit;
-                    }
-                }
-            }
+/// A symbol of at most 64 modules both ways: by rows and by columns, so that the vertical rules
+/// are counted like the horizontal ones.
+#[derive(Clone, Copy)]
+struct Bits {
+    rows: Rows,
+    cols: Rows,
+}
+
+impl Bits {
+    fn set(&mut self, x: usize, y: usize, on: bool) {
+        if on {
+            self.rows[y] |= 1 << x;
+            self.cols[x] |= 1 << y;
+        } else {
+            self.rows[y] &= !(1 << x);
+            self.cols[x] &= !(1 << y);
         }
-        dark[y] = d;
-        maskable[y] = m;
+    }
+}
+
+/// Whether mask pattern `mask` (an index into [`MASKS`]) inverts the module at (`x`, `y`): the
+/// crate's mask functions.
+const fn inverts(mask: usize, x: usize, y: usize) -> bool {
+    match mask {
+        0 => (x + y) % 2 == 0,
+        1 => y % 2 == 0,
+        2 => x % 3 == 0,
+        3 => (x + y) % 3 == 0,
+        4 => (y / 2 + x / 3) % 2 == 0,
+        5 => (x * y) % 2 + (x * y) % 3 == 0,
+        6 => ((x * y) % 2 + (x * y) % 3) % 2 == 0,
+        _ => ((x + y) % 2 + (x * y) % 3) % 2 == 0,
+    }
+}
+
+/// Every mask pattern repeats every 12 modules both ways: `MASK_ROWS[mask][y % 12]` is row `y`
+/// of a mask, `MASK_COLS[mask][x % 12]` column `x`.
+const MASK_ROWS: [[u64; 12]; 8] = mask_lines(true);
+const MASK_COLS: [[u64; 12]; 8] = mask_lines(false);
+
+const fn mask_lines(rows: bool) -> [[u64; 12]; 8] {
+    let mut table = [[0u64; 12]; 8];
+    let mut mask = 0;
+    while mask < 8 {
+        let mut line = 0;
+        while line < 12 {
+            let mut k = 0;
+            while k < 64 {
+                let (x, y) = if rows { (k, line) } else { (line, k) };
+                if inverts(mask, x, y) {
+                    table[mask][line] |= 1 << k;
+                }
+                k += 1;
+            }
+            line += 1;
+        }
+        mask += 1;
+    }
+    table
+}
+
+/// The unmasked symbol as bits: the dark modules, and the modules a mask inverts (data and error
+/// correction, and any module left empty, as `Module::mask` treats them).
+fn unmasked_bits(canvas: &Canvas, n: usize) -> (Bits, Bits) {
+    let empty = Bits {
+        rows: [0; 64],
+        cols: [0; 64],
+    };
+    let (mut dark, mut maskable) = (empty, empty);
+    for y in 0..n {
+        for x in 0..n {
+            let (d, m) = match canvas.get(x as i16, y as i16) {
+                Module::Empty => (false, true),
+                Module::Unmasked(c) => (c == Color::Dark, true),
+                Module::Masked(c) => (c == Color::Dark, false),
+            };
+            dark.set(x, y, d);
+            maskable.set(x, y, m);
+        }
     }
     (dark, maskable)
 }
 
-/// Row `y` of mask pattern `mask` (an index into [`MASKS`]): the columns it inverts.
-fn mask_row(mask: usize, y: usize, n: usize) -> u64 {
-    let mut row = 0u64;
-    for x in 0..n {
-        let invert = match mask {
-            0 => (x + y) % 2 == 0,
-            1 => y % 2 == 0,
-            2 => x % 3 == 0,
-            3 => (x + y) % 3 == 0,
-            4 => (y / 2 + x / 3) % 2 == 0,
-            5 => (x * y) % 2 + (x * y) % 3 == 0,
-            6 => ((x * y) % 2 + (x * y) % 3) % 2 == 0,
-            _ => ((x + y) % 2 + (x * y) % 3) % 2 == 0,
-        };
-        row |= u64::from(invert) << x;
-    }
-    row
-}
-
 /// The symbol with mask `mask` applied and its format information drawn, as
 /// `Canvas::apply_mask` leaves it.
-fn masked_rows(dark: &Rows, maskable: &Rows, mask: usize, n: usize) -> Rows {
-    let mut rows = [0u64; 64];
-    for y in 0..n {
-        rows[y] = dark[y] ^ (maskable[y] & mask_row(mask, y, n));
+fn masked_bits(dark: &Bits, maskable: &Bits, mask: usize, n: usize) -> Bits {
+    let mut bits = *dark;
+    for i in 0..n {
+        bits.rows[i] ^= maskable.rows[i] & MASK_ROWS[mask][i % 12];
+        bits.cols[i] ^= maskable.cols[i] & MASK_COLS[mask][i % 12];
     }
     let at = |v: i32| if v < 0 { v + n as i32 } else { v } as usize;
     for (i, (&(x1, y1), &(x2, y2))) in FORMAT_MAIN.iter().zip(&FORMAT_SIDE).enumerate() {
         let on = (FORMAT_INFO_M[mask] >> (14 - i)) & 1 == 1;
-        for (x, y) in [(at(x1), at(y1)), (at(x2), at(y2))] {
-            if on {
-                rows[y] |= 1 << x;
-            } else {
-                rows[y] &= !(1 << x);
-            }
-        }
+        bits.set(at(x1), at(y1), on);
+        bits.set(at(x2), at(y2), on);
     }
     // The dark module next to the bottom-left finder was drawn with the functional patterns and
     // is not maskable: it is already dark.
-    rows
+    bits
 }
 
-/// The eight masks scored on rows of bits; the rows of the best one as booleans.
+/// The eight masks scored on bits; the rows of the best one as booleans.
 fn encode_narrow(canvas: &Canvas, n: usize) -> Vec<bool> {
-    let (dark, maskable) = unmasked_rows(canvas, n);
-    let mut best: Option<(i32, Rows)> = None;
+    let (dark, maskable) = unmasked_bits(canvas, n);
+    let mut best: Option<(i32, Bits)> = None;
     for mask in 0..MASKS.len() {
-        let rows = masked_rows(&dark, &maskable, mask, n);
-        let score = penalty_rows(&rows, n);
+        let bits = masked_bits(&dark, &maskable, mask, n);
+        let score = penalty_bits(&bits, n);
         // The first of equal scores wins, as with `Iterator::min_by_key`.
         if best.as_ref().is_none_or(|(s, _)| score < *s) {
-            best = Some((score, rows));
+            best = Some((score, bits));
         }
     }
-    let (_, rows) = best.expect("eight masks");
+    let (_, bits) = best.expect("eight masks");
     let mut out = Vec::with_capacity(n * n);
-    for row in &rows[..n] {
+    for row in &bits.rows[..n] {
         out.extend((0..n).map(|x| row >> x & 1 == 1));
     }
     out
@@ -202,17 +234,9 @@ fn low(k: usize) -> u64 {
     if k >= 64 { !0 } else { (1u64 << k) - 1 }
 }
 
-/// [`penalty`] on rows of bits (`n` ≤ 64).
-fn penalty_rows(rows: &Rows, n: usize) -> i32 {
-    let mut cols = [0u64; 64];
-    for (y, &row) in rows[..n].iter().enumerate() {
-        let mut r = row;
-        while r != 0 {
-            let x = r.trailing_zeros() as usize;
-            cols[x] |= 1 << y;
-            r &= r - 1;
-        }
-    }
+/// [`penalty`] on bits (`n` ≤ 64).
+fn penalty_bits(bits: &Bits, n: usize) -> i32 {
+    let (rows, cols) = (&bits.rows, &bits.cols);
     let pairs = low(n - 1);
     let mut score = 0i32;
     for lines in [&rows[..n], &cols[..n]] {
@@ -378,7 +402,7 @@ mod tests {
     }
 
     #[test]
-    fn rows_of_bits_mask_and_score_as_the_crate() {
+    fn bits_mask_and_score_as_the_crate() {
         let mut narrow = 0;
         for input in many_inputs() {
             let (canvas, n) = canvas_of(&input);
@@ -386,7 +410,7 @@ mod tests {
                 continue;
             }
             narrow += 1;
-            let (dark, maskable) = unmasked_rows(&canvas, n);
+            let (dark, maskable) = unmasked_bits(&canvas, n);
             for (i, &mask) in MASKS.iter().enumerate() {
                 let mut reference = canvas.clone();
                 reference.apply_mask(mask);
@@ -395,17 +419,18 @@ mod tests {
                     .into_iter()
                     .map(|c| c == Color::Dark)
                     .collect();
-                let rows = masked_rows(&dark, &maskable, i, n);
-                let got: Vec<bool> = rows[..n]
+                let bits = masked_bits(&dark, &maskable, i, n);
+                let by_rows: Vec<bool> = bits.rows[..n]
                     .iter()
                     .flat_map(|r| (0..n).map(move |x| r >> x & 1 == 1))
                     .collect();
-                assert_eq!(got, expected, "{input} mask {i}");
-                assert_eq!(
-                    penalty_rows(&rows, n),
-                    penalty(&expected, n),
-                    "{input} mask {i}"
-                );
+                assert_eq!(by_rows, expected, "{input} mask {i}");
+                let by_cols: Vec<bool> = (0..n)
+                    .flat_map(|y| (0..n).map(move |x| bits.cols[x] >> y & 1 == 1))
+                    .collect();
+                assert_eq!(by_cols, expected, "{input} mask {i}");
+                let score = penalty_bits(&bits, n);
+                assert_eq!(score, penalty(&expected, n), "{input} mask {i}");
             }
         }
         assert!(narrow > 50, "{narrow}");

@@ -8,43 +8,47 @@
 
 use crate::layout::Rgb;
 
-/// A number ready to write: at most three decimals, no exponent, no trailing zeros.
+/// A number ready to write, followed by a space: at most three decimals, no exponent, no
+/// trailing zeros. Kept left-aligned in a fixed buffer, so that writing it is one copy of 16 bytes
+/// (then the vector is cut back to its length).
 #[derive(Clone, Copy)]
 pub struct Num {
-    buf: [u8; 24],
-    start: u8,
+    buf: [u8; 16],
+    len: u8,
 }
 
 impl Num {
     pub fn new(v: f32) -> Num {
-        let scaled = (f64::from(v) * 1000.0).round();
-        // Not a real page coordinate: written as 0 rather than as something invalid.
-        let scaled = if scaled.is_finite() {
-            scaled.clamp(-1e15, 1e15) as i64
+        let scaled = f64::from(v) * 1000.0;
+        // Rounded half away from zero; `as` saturates and takes NaN to 0. Beyond a billion points
+        // it is no page coordinate: clamped so that it fits.
+        let scaled = if scaled >= 0.0 {
+            (scaled + 0.5) as i64
         } else {
-            0
+            (scaled - 0.5) as i64
         };
-        let mut buf = [0u8; 24];
-        let mut i = buf.len();
+        let scaled = scaled.clamp(-999_999_999_999, 999_999_999_999);
+        let mut digits = [0u8; 16];
+        let mut i = digits.len();
         let abs = scaled.unsigned_abs();
-        let (mut int, mut frac) = (abs / 1000, abs % 1000);
+        let (mut int, mut frac) = (abs / 1000, (abs % 1000) as u32);
         if frac != 0 {
-            let mut digits = 3;
+            let mut places = 3;
             while frac % 10 == 0 {
                 frac /= 10;
-                digits -= 1;
+                places -= 1;
             }
-            for _ in 0..digits {
+            for _ in 0..places {
                 i -= 1;
-                buf[i] = b'0' + (frac % 10) as u8;
+                digits[i] = b'0' + (frac % 10) as u8;
                 frac /= 10;
             }
             i -= 1;
-            buf[i] = b'.';
+            digits[i] = b'.';
         }
         loop {
             i -= 1;
-            buf[i] = b'0' + (int % 10) as u8;
+            digits[i] = b'0' + (int % 10) as u8;
             int /= 10;
             if int == 0 {
                 break;
@@ -52,16 +56,27 @@ impl Num {
         }
         if scaled < 0 {
             i -= 1;
-            buf[i] = b'-';
+            digits[i] = b'-';
         }
+        let len = digits.len() - i;
+        let mut buf = [b' '; 16];
+        buf[..len].copy_from_slice(&digits[i..]);
         Num {
             buf,
-            start: i as u8,
+            len: len as u8 + 1,
         }
     }
 
-    pub fn as_bytes(&self) -> &[u8] {
-        &self.buf[usize::from(self.start)..]
+    /// The number and the space after it.
+    #[cfg(test)]
+    fn as_bytes(&self) -> &[u8] {
+        &self.buf[..usize::from(self.len)]
+    }
+
+    fn write(&self, out: &mut Vec<u8>) {
+        let end = out.len() + usize::from(self.len);
+        out.extend_from_slice(&self.buf);
+        out.truncate(end);
     }
 }
 
@@ -83,19 +98,11 @@ impl Content {
         }
     }
 
-    fn num(&mut self, v: f32) {
-        self.buf.extend_from_slice(Num::new(v).as_bytes());
-    }
-
     /// Numbers separated by spaces, then ` op` and a line break.
     fn op(&mut self, operands: &[f32], op: &[u8]) {
-        for (i, &v) in operands.iter().enumerate() {
-            if i > 0 {
-                self.buf.push(b' ');
-            }
-            self.num(v);
+        for &v in operands {
+            Num::new(v).write(&mut self.buf);
         }
-        self.buf.push(b' ');
         self.buf.extend_from_slice(op);
         self.buf.push(b'\n');
     }
@@ -116,8 +123,7 @@ impl Content {
     /// A rectangle of numbers formatted beforehand.
     pub fn rect_nums(&mut self, nums: [&Num; 4]) {
         for num in nums {
-            self.buf.extend_from_slice(num.as_bytes());
-            self.buf.push(b' ');
+            num.write(&mut self.buf);
         }
         self.buf.extend_from_slice(b"re\n");
     }
@@ -176,7 +182,9 @@ mod tests {
     use super::*;
 
     fn num(v: f32) -> String {
-        String::from_utf8(Num::new(v).as_bytes().to_vec()).unwrap()
+        let bytes = Num::new(v).as_bytes().to_vec();
+        assert_eq!(bytes.last(), Some(&b' '));
+        String::from_utf8(bytes).unwrap().trim_end().to_string()
     }
 
     #[test]
@@ -194,8 +202,11 @@ mod tests {
         assert_eq!(num(-0.0004), "0");
         assert_eq!(num(1.0006), "1.001");
         assert_eq!(num(99.9999), "100");
-        assert_eq!(num(1e20), "1000000000000");
+        assert_eq!(num(1e20), "999999999.999");
+        assert_eq!(num(-1e20), "-999999999.999");
+        assert_eq!(num(-123.4567), "-123.457");
         assert_eq!(num(f32::NAN), "0");
+        assert_eq!(num(f32::INFINITY), "999999999.999");
     }
 
     #[test]

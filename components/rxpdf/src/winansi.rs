@@ -105,6 +105,12 @@ pub fn encode(text: &str) -> Vec<u8> {
     out.extend_from_slice(&bytes[..plain]);
     let mut chars = text[plain..].chars().peekable();
     while let Some(mut c) = chars.next() {
+        let mark_follows = chars.peek().is_some_and(|&m| is_combining(m));
+        // Latin-1 is its own WinAnsi byte, but for the soft hyphen (invisible).
+        if !mark_follows && matches!(c, ' '..='~' | '\u{A0}'..='\u{AC}' | '\u{AE}'..='\u{FF}') {
+            out.push(c as u32 as u8);
+            continue;
+        }
         if is_invisible(c) {
             continue;
         }

@@ -5,8 +5,9 @@
 //! background fills and rules. A row is never split; a block of rows that should stay together (a
 //! medication, a heading with its first line) moves to the next page whole when it fits on one.
 
-use pdf_writer::{Content, Name, Str};
+use pdf_writer::Name;
 
+use crate::content::{Content, Num};
 use crate::jpeg::{self, JpegInfo};
 use crate::metrics::{Font, wrap};
 use crate::winansi::encode;
@@ -249,7 +250,13 @@ impl Layout<'_> {
     }
 
     fn new_page(&mut self, kind: PageKind) {
-        self.pages.push(Content::new());
+        // The first page holds the most (the QR code, the parties); later ones mostly text.
+        let capacity = if self.pages.is_empty() {
+            16 * 1024
+        } else {
+            4 * 1024
+        };
+        self.pages.push(Content::with_capacity(capacity));
         let top = self.g.height - self.g.margin;
         let rows = match kind {
             PageKind::Continuation => self.continuation_header.clone(),
@@ -327,7 +334,7 @@ impl Layout<'_> {
                 draw_row(&mut content, y, row);
                 y -= row.height;
             }
-            out.push(content.finish().to_vec());
+            out.push(content.finish());
         }
         out
     }
@@ -354,10 +361,7 @@ impl Layout<'_> {
             } else {
                 g.right() - w
             };
-            c.save_state();
-            c.transform([w, 0.0, 0.0, h, x, top - h]);
-            c.x_object(IMAGE_NAMES[logo.slot]);
-            c.restore_state();
+            c.image(IMAGE_NAMES[logo.slot].0, [w, 0.0, 0.0, h, x, top - h]);
         }
     }
 
@@ -1175,12 +1179,14 @@ fn shorten(lines: &mut Vec<Vec<u8>>, max: usize, style: Style, width: f32) {
 /// Draws a row whose top is at `top`: fills, then rules, then text.
 fn draw_row(c: &mut Content, top: f32, row: &Row) {
     for &(x, w, color) in &row.fills {
-        c.set_fill_rgb(color.0, color.1, color.2);
-        c.rect(x, top - row.height, w, row.height).fill_nonzero();
+        c.fill_rgb(color);
+        c.rect(x, top - row.height, w, row.height);
+        c.fill();
     }
     for &(x, w, color, thickness) in &row.rules {
-        c.set_fill_rgb(color.0, color.1, color.2);
-        c.rect(x, top - row.height, w, thickness).fill_nonzero();
+        c.fill_rgb(color);
+        c.rect(x, top - row.height, w, thickness);
+        c.fill();
     }
     for span in &row.spans {
         draw_text(
@@ -1197,12 +1203,8 @@ fn draw_text(c: &mut Content, x: f32, y: f32, style: Style, text: &[u8]) {
     if text.is_empty() {
         return;
     }
-    c.set_fill_rgb(style.color.0, style.color.1, style.color.2);
-    c.begin_text();
-    c.set_font(font_name(style.font), style.size);
-    c.next_line(x, y);
-    c.show(Str(text));
-    c.end_text();
+    c.fill_rgb(style.color);
+    c.text(font_name(style.font).0, style.size, x, y, text);
 }
 
 /// A text span at `x` on the row's baseline.
@@ -1219,32 +1221,36 @@ fn span(x: f32, style: Style, text: Vec<u8>) -> Span {
 /// of 4 modules each side. Runs of dark modules in a row are one rectangle.
 fn draw_qr(c: &mut Content, x: f32, y: f32, size: f32, n: usize, modules: &[bool]) {
     let module = size / (n + 8) as f32;
-    c.set_fill_rgb(1.0, 1.0, 1.0);
-    c.rect(x, y, size, size).fill_nonzero();
-    c.set_fill_rgb(BLACK.0, BLACK.1, BLACK.2);
-    for r in 0..n {
+    c.fill_rgb((1.0, 1.0, 1.0));
+    c.rect(x, y, size, size);
+    c.fill();
+    c.fill_rgb(BLACK);
+    // Every rectangle starts at one of n columns, lies on one of n rows and spans 1 to n modules:
+    // those numbers are formatted once.
+    let starts: Vec<Num> = (0..n)
+        .map(|col| Num::new(x + (col + 4) as f32 * module))
+        .collect();
+    // A hair wider and taller, so that adjacent modules leave no seam.
+    let widths: Vec<Num> = (1..=n)
+        .map(|len| Num::new(len as f32 * module + 0.02))
+        .collect();
+    let height = Num::new(module + 0.04);
+    for (r, row) in modules.chunks_exact(n).enumerate() {
+        let y0 = Num::new(y + size - (r + 5) as f32 * module - 0.02);
         let mut col = 0;
         while col < n {
-            if !modules[r * n + col] {
+            if !row[col] {
                 col += 1;
                 continue;
             }
             let start = col;
-            while col < n && modules[r * n + col] {
+            while col < n && row[col] {
                 col += 1;
             }
-            let x0 = x + (start + 4) as f32 * module;
-            let y0 = y + size - (r + 5) as f32 * module;
-            // A hair wider and taller, so that adjacent modules leave no seam.
-            c.rect(
-                x0,
-                y0 - 0.02,
-                (col - start) as f32 * module + 0.02,
-                module + 0.04,
-            );
+            c.rect_nums([&starts[start], &y0, &widths[col - start - 1], &height]);
         }
     }
-    c.fill_nonzero();
+    c.fill();
 }
 
 /// The QR code of the link (error correction M): its width in modules and the dark modules, row

@@ -16,6 +16,7 @@
 //! Text uses the standard Type 1 fonts Helvetica, Helvetica-Bold and Courier with
 //! WinAnsiEncoding, so it can be extracted (copied) and Spanish comes out right.
 
+mod content;
 mod es;
 mod jpeg;
 mod layout;

@@ -15,27 +15,46 @@ pub enum Font {
 impl Font {
     /// Width of one WinAnsi byte, in thousandths of the font size.
     pub fn glyph_width(self, byte: u8) -> u16 {
-        let table = match self {
-            Font::Regular => &HELVETICA,
-            Font::Bold => &HELVETICA_BOLD,
-            Font::Mono => return 600,
-        };
-        match byte {
-            32..=255 => match table[byte as usize - 32] {
-                // Undefined codes never get written (the encoder does not produce them).
-                0 => table[(b'?' - 32) as usize],
-                w => w,
-            },
-            _ => 0,
+        match self {
+            Font::Regular => HELVETICA_WIDTHS[usize::from(byte)],
+            Font::Bold => HELVETICA_BOLD_WIDTHS[usize::from(byte)],
+            Font::Mono => 600,
         }
+    }
+
+    /// Width of WinAnsi text, in thousandths of the font size.
+    pub fn units(self, text: &[u8]) -> u32 {
+        let table = match self {
+            Font::Regular => &HELVETICA_WIDTHS,
+            Font::Bold => &HELVETICA_BOLD_WIDTHS,
+            Font::Mono => return 600 * text.len() as u32,
+        };
+        text.iter().map(|&b| u32::from(table[usize::from(b)])).sum()
     }
 
     /// Width of WinAnsi text at `size` points.
     pub fn width(self, text: &[u8], size: f32) -> f32 {
-        let units: u32 = text.iter().map(|&b| u32::from(self.glyph_width(b))).sum();
-        units as f32 * size / 1000.0
+        self.units(text) as f32 * size / 1000.0
     }
 }
+
+/// A table of widths for every byte: 0 below 32, and undefined codes, which never get written
+/// (the encoder does not produce them), as wide as `?`.
+const fn widths(table: &[u16; 224]) -> [u16; 256] {
+    let mut all = [0u16; 256];
+    let mut b = 32;
+    while b < 256 {
+        all[b] = match table[b - 32] {
+            0 => table[(b'?' - 32) as usize],
+            w => w,
+        };
+        b += 1;
+    }
+    all
+}
+
+static HELVETICA_WIDTHS: [u16; 256] = widths(&HELVETICA);
+static HELVETICA_BOLD_WIDTHS: [u16; 256] = widths(&HELVETICA_BOLD);
 
 /// Breaks WinAnsi text into lines no wider than `width` points (the first line no wider than
 /// `first_width`, for text that follows a label on the same line). Lines break between words;
@@ -44,7 +63,9 @@ impl Font {
 pub fn wrap(text: &[u8], font: Font, size: f32, first_width: f32, width: f32) -> Vec<Vec<u8>> {
     let space = font.width(b" ", size);
     let mut lines: Vec<Vec<u8>> = Vec::new();
-    let mut line: Vec<u8> = Vec::new();
+    // Room for a whole line up front: lines are seldom longer than this.
+    let capacity = text.len().min(160);
+    let mut line: Vec<u8> = Vec::with_capacity(capacity);
     let mut line_w = 0.0f32;
     let avail = |lines: &Vec<Vec<u8>>| if lines.is_empty() { first_width } else { width };
     for word in text.split(|&b| b == b' ').filter(|w| !w.is_empty()) {
@@ -56,7 +77,7 @@ pub fn wrap(text: &[u8], font: Font, size: f32, first_width: f32, width: f32) ->
             continue;
         }
         if !line.is_empty() {
-            lines.push(std::mem::take(&mut line));
+            lines.push(std::mem::replace(&mut line, Vec::with_capacity(capacity)));
             line_w = 0.0;
         }
         if word_w <= avail(&lines) {
@@ -66,9 +87,9 @@ pub fn wrap(text: &[u8], font: Font, size: f32, first_width: f32, width: f32) ->
         }
         // A word longer than the line: as many characters as fit on each line, at least one.
         for &b in word {
-            let w = font.width(&[b], size);
+            let w = f32::from(font.glyph_width(b)) * size / 1000.0;
             if !line.is_empty() && line_w + w > avail(&lines) {
-                lines.push(std::mem::take(&mut line));
+                lines.push(std::mem::replace(&mut line, Vec::with_capacity(capacity)));
                 line_w = 0.0;
             }
             line.push(b);
@@ -125,6 +146,9 @@ mod tests {
         assert_eq!(Font::Regular.glyph_width(0xBF), 611); // ¿
         assert_eq!(Font::Regular.glyph_width(0x80), 556); // €
         assert_eq!(Font::Mono.glyph_width(b'f'), 600);
+        assert_eq!(Font::Regular.glyph_width(0x81), 556); // undefined: as wide as `?`
+        assert_eq!(Font::Regular.glyph_width(b'\n'), 0);
+        assert_eq!(Font::Mono.units(b"abc"), 1800);
         // "Hola" = 722 + 556 + 222 + 556 at 10 pt.
         assert!((Font::Regular.width(b"Hola", 10.0) - 20.56).abs() < 1e-4);
     }

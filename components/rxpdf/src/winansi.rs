@@ -90,8 +90,27 @@ fn compose(base: char, mark: char) -> Option<char> {
 /// Encodes one line or paragraph of text (no line breaks expected; a `\n` or tab becomes a space).
 pub fn encode(text: &str) -> Vec<u8> {
     let mut out = Vec::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
+    // Printable ASCII is its own WinAnsi byte. The last such character before anything else is
+    // left to the loop below, since a combining mark after it composes with it.
+    let bytes = text.as_bytes();
+    let ascii = bytes
+        .iter()
+        .position(|b| !matches!(b, b' '..=b'~'))
+        .unwrap_or(bytes.len());
+    if ascii == bytes.len() {
+        out.extend_from_slice(bytes);
+        return out;
+    }
+    let plain = ascii.saturating_sub(1);
+    out.extend_from_slice(&bytes[..plain]);
+    let mut chars = text[plain..].chars().peekable();
     while let Some(mut c) = chars.next() {
+        let mark_follows = chars.peek().is_some_and(|&m| is_combining(m));
+        // Latin-1 is its own WinAnsi byte, but for the soft hyphen (invisible).
+        if !mark_follows && matches!(c, ' '..='~' | '\u{A0}'..='\u{AC}' | '\u{AE}'..='\u{FF}') {
+            out.push(c as u32 as u8);
+            continue;
+        }
         if is_invisible(c) {
             continue;
         }
@@ -160,6 +179,19 @@ mod tests {
         assert_eq!(decode(&encode("pingu\u{0308}ino")), "pingüino");
         // A mark with no composed form in WinAnsi stays visible.
         assert_eq!(encode("x\u{0301}"), b"x?");
+    }
+
+    #[test]
+    fn ascii_then_anything() {
+        assert_eq!(encode(""), b"");
+        assert_eq!(encode("plain ASCII ~ text"), b"plain ASCII ~ text");
+        assert_eq!(encode("e\u{0301}"), vec![0xE9]);
+        assert_eq!(encode("Jose\u{0301}"), b"Jos\xE9");
+        assert_eq!(encode("ab\u{0301}"), b"ab?");
+        assert_eq!(encode("\u{0301}"), b"?");
+        assert_eq!(encode("\nab"), b" ab");
+        assert_eq!(encode("ab\tc"), b"ab c");
+        assert_eq!(encode("año ñ"), b"a\xF1o \xF1");
     }
 
     #[test]

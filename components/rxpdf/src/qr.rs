@@ -45,13 +45,7 @@ pub fn encode(data: &[u8]) -> Option<(usize, Vec<bool>)> {
     }
     let mut best: Option<(i32, Vec<bool>)> = None;
     for mask in MASKS {
-        let mut masked = canvas.clone();
-        masked.apply_mask(mask);
-        let dark: Vec<bool> = masked
-            .into_colors()
-            .into_iter()
-            .map(|c| c == Color::Dark)
-            .collect();
+        let dark = masked_by_the_crate(&canvas, mask);
         let score = penalty(&dark, n);
         // The first of equal scores wins, as with `Iterator::min_by_key`.
         if best.as_ref().is_none_or(|(s, _)| score < *s) {
@@ -59,6 +53,17 @@ pub fn encode(data: &[u8]) -> Option<(usize, Vec<bool>)> {
         }
     }
     best.map(|(_, dark)| (n, dark))
+}
+
+/// The symbol with `mask` applied by the crate, dark modules row by row.
+fn masked_by_the_crate(canvas: &Canvas, mask: MaskPattern) -> Vec<bool> {
+    let mut masked = canvas.clone();
+    masked.apply_mask(mask);
+    masked
+        .into_colors()
+        .into_iter()
+        .map(|c| c == Color::Dark)
+        .collect()
 }
 
 /// The format information of level M with each mask, 15 bits (the crate's `FORMAT_INFOS_QR`:
@@ -412,13 +417,7 @@ mod tests {
             narrow += 1;
             let (dark, maskable) = unmasked_bits(&canvas, n);
             for (i, &mask) in MASKS.iter().enumerate() {
-                let mut reference = canvas.clone();
-                reference.apply_mask(mask);
-                let expected: Vec<bool> = reference
-                    .into_colors()
-                    .into_iter()
-                    .map(|c| c == Color::Dark)
-                    .collect();
+                let expected = masked_by_the_crate(&canvas, mask);
                 let bits = masked_bits(&dark, &maskable, i, n);
                 let by_rows: Vec<bool> = bits.rows[..n]
                     .iter()

@@ -156,8 +156,8 @@ pub fn list(req: &Request) -> Result<Response, Error> {
     let caller = admin_caller(req)?;
     let page = req.page()?;
     let found = campaigns::list_campaigns(caller, page)?;
-    let results = found.results.iter().map(to_json).collect();
-    Ok(Response::page(req, &page, found.count, results))
+    let results: Vec<Value> = found.results.iter().map(to_json).collect();
+    Ok(Response::page(req, &page, found.count, &results))
 }
 
 /// `GET /api/v2/campaigns/<id>/` → 200 Campaign; 404 `{message}`.

@@ -1,7 +1,7 @@
 //! `/api/v2/drugs/`: the service's drug catalog. The API admin loads it (a JSON array of
 //! `{upc, name, category}`, added or replaced by UPC, all or nothing); anyone with a token searches it.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use common::fields::Fields;
 use common::types::{Error, FieldError, Principal};
@@ -44,8 +44,7 @@ pub fn search(req: &Request) -> Result<Response, Error> {
     let page = req.page()?;
     let search = search_param(req)?;
     let found = prescriptions::search_drugs(search.as_deref(), page)?;
-    let results = found.results.iter().map(|d| json!(d)).collect();
-    Ok(Response::page(req, &page, found.count, results))
+    Ok(Response::page(req, &page, found.count, &found.results))
 }
 
 /// The drugs of a load, or one 400 on `drugs` naming every bad item.
@@ -105,6 +104,7 @@ fn parse(items: Vec<Value>) -> Result<Vec<Drug>, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn parses_and_defaults_the_category() {

@@ -53,7 +53,10 @@ pub fn create(req: &Request) -> Result<Response, Error> {
     };
     fields.finish()?;
     let hospital = catalog::create_hospital(caller, &input)?;
-    Ok(Response::json(201, &to_json(hospital)))
+    Ok(Response::json(
+        201,
+        &with_urls(hospital, &media::base_url()),
+    ))
 }
 
 /// `GET /api/v2/hospital/` → 200 paginated Hospital list.
@@ -61,17 +64,23 @@ pub fn list(req: &Request) -> Result<Response, Error> {
     let caller = req.caller()?;
     let page = req.page()?;
     let found = catalog::list_hospitals(caller, page)?;
-    let results = found.results.into_iter().map(to_json).collect();
-    Ok(Response::page(req, &page, found.count, results))
+    let base_url = media::base_url();
+    let results: Vec<Hospital> = found
+        .results
+        .into_iter()
+        .map(|h| with_urls(h, &base_url))
+        .collect();
+    Ok(Response::page(req, &page, found.count, &results))
 }
 
 /// `GET /api/v2/hospital/<id>` → 200 Hospital, 404 `{message}`.
 pub fn get(req: &Request, id: &str) -> Result<Response, Error> {
     let caller = req.caller()?;
     let id = path_id(id)?;
+    let hospital = catalog::get_hospital(caller, id)?;
     Ok(Response::json(
         200,
-        &to_json(catalog::get_hospital(caller, id)?),
+        &with_urls(hospital, &media::base_url()),
     ))
 }
 
@@ -111,19 +120,21 @@ pub fn update(req: &Request, id: &str) -> Result<Response, Error> {
     };
     fields.finish()?;
     let hospital = catalog::update_hospital(caller, id, &patch)?;
-    Ok(Response::json(200, &to_json(hospital)))
+    Ok(Response::json(
+        200,
+        &with_urls(hospital, &media::base_url()),
+    ))
 }
 
-/// The API shape: image paths become absolute URLs.
-fn to_json(hospital: Hospital) -> Value {
-    let mut value = serde_json::to_value(&hospital).expect("records serialize");
-    for key in ["picture", "university_logo"] {
-        if let Some(Value::String(path)) = value.get(key) {
-            let url = media::url(path);
-            value[key] = Value::String(url);
-        }
+/// The API shape: the record with its image paths made absolute URLs.
+fn with_urls(mut hospital: Hospital, base_url: &str) -> Hospital {
+    for path in [&mut hospital.picture, &mut hospital.university_logo]
+        .into_iter()
+        .flatten()
+    {
+        *path = media::url(base_url, path);
     }
-    value
+    hospital
 }
 
 /// `page_size`: 0 (Letter) or 1 (Half Letter); `true`/`false` are accepted for 0/1.

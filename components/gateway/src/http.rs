@@ -221,11 +221,28 @@ impl Response {
     }
 
     /// The paginated shape `{count, next, previous, results}`.
-    pub fn page(req: &Request, page: &PageRequest, count: u64, results: Vec<Value>) -> Response {
+    pub fn page(
+        req: &Request,
+        page: &PageRequest,
+        count: u64,
+        results: &[impl Serialize],
+    ) -> Response {
+        #[derive(Serialize)]
+        struct Page<'a, T> {
+            count: u64,
+            next: Option<String>,
+            previous: Option<String>,
+            results: &'a [T],
+        }
         let (next, previous) = req.query().links(&req.absolute_path(), page, count);
         Response::json(
             200,
-            &json!({ "count": count, "next": next, "previous": previous, "results": results }),
+            &Page {
+                count,
+                next,
+                previous,
+                results,
+            },
         )
     }
 

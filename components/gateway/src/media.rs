@@ -19,8 +19,8 @@ pub fn hospital_image(id: &str, file: &str) -> Result<Response, Error> {
 }
 
 /// The absolute URL of a media path returned by a domain component.
-pub fn url(path: &str) -> String {
-    format!("{}/media/{path}", base_url())
+pub fn url(base_url: &str, path: &str) -> String {
+    format!("{base_url}/media/{path}")
 }
 
 /// The public origin (`base_url` variable), without a trailing slash.

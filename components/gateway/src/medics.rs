@@ -103,6 +103,6 @@ pub fn search(req: &Request) -> Result<Response, Error> {
         .results
         .into_iter()
         .map(|m| json!({ "id": m.id, "email": m.email }))
-        .collect();
-    Ok(Response::page(req, &page, found.count, results))
+        .collect::<Vec<_>>();
+    Ok(Response::page(req, &page, found.count, &results))
 }

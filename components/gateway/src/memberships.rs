@@ -75,8 +75,8 @@ pub fn list(req: &Request) -> Result<Response, Error> {
     catalog::authorize_manager(caller)?;
     let page = req.page()?;
     let found = catalog::list_memberships(caller, page)?;
-    let results = found.results.into_iter().map(to_json).collect();
-    Ok(Response::page(req, &page, found.count, results))
+    let results: Vec<Value> = found.results.into_iter().map(to_json).collect();
+    Ok(Response::page(req, &page, found.count, &results))
 }
 
 /// `GET /api/v2/memberships/<hospital_id>/` → 200 array of Membership; 404 when the hospital does

@@ -132,8 +132,8 @@ pub fn list_webhooks(req: &Request) -> Result<Response, Error> {
     admin(req)?;
     let page = req.page()?;
     let found = notifications::list_webhooks(page)?;
-    let results = found.results.into_iter().map(webhook_json).collect();
-    Ok(Response::page(req, &page, found.count, results))
+    let results: Vec<Value> = found.results.into_iter().map(webhook_json).collect();
+    Ok(Response::page(req, &page, found.count, &results))
 }
 
 /// `GET /api/v2/webhooks/<id>/` (API admin) → 200 Webhook; 404.
@@ -205,8 +205,8 @@ pub fn list_deliveries(req: &Request) -> Result<Response, Error> {
             }
             v
         })
-        .collect();
-    Ok(Response::page(req, &page, found.count, results))
+        .collect::<Vec<_>>();
+    Ok(Response::page(req, &page, found.count, &results))
 }
 
 /// `GET /api/v2/deliveries/<id>/` (API admin) → 200 delivery with every attempt (`history`); 404.

@@ -10,6 +10,7 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
+use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use common::fields::Fields;
@@ -19,8 +20,8 @@ use crate::bindings::catalog::{self, ImageKind};
 use crate::bindings::notifications;
 use crate::bindings::patients::{self, PatientKey};
 use crate::bindings::prescriptions::{
-    self, HospitalSnapshot, IssueRequest, MedicSnapshot, NewMedication, PatientSnapshot,
-    Prescription,
+    self, HospitalSnapshot, IssueRequest, MedicSnapshot, Medication, NewMedication,
+    PatientSnapshot, Prescription, RxHospital, RxPatient, RxStatus,
 };
 use crate::http::{Request, Response};
 use crate::media;
@@ -149,7 +150,7 @@ pub fn create(req: &Request) -> Result<Response, Error> {
     let issued = prescriptions::issue(&request)?;
     let queued = !request.webhooks.is_empty() || issued.status.sent_status.0 == "pending";
     let id = issued.id;
-    let response = Response::json(200, &create_shape(issued, &base_url));
+    let response = Response::json(200, &create_shape(&issued, &base_url));
     Ok(if queued {
         response.then(crate::notifications::deliver_after(id))
     } else {
@@ -165,12 +166,12 @@ pub fn list(req: &Request) -> Result<Response, Error> {
     let search = search_param(req)?;
     let found = prescriptions::list_prescriptions(medic, search.as_deref(), page)?;
     let base_url = media::base_url();
-    let results = found
+    let results: Vec<_> = found
         .results
-        .into_iter()
+        .iter()
         .map(|rx| detail_shape(rx, &base_url))
         .collect();
-    Ok(Response::page(req, &page, found.count, results))
+    Ok(Response::page(req, &page, found.count, &results))
 }
 
 /// `GET /api/v2/rx-endpoint/<id>` → 200 paginated list with one result (the medic's own);
@@ -189,16 +190,13 @@ pub fn detail(req: &Request, key: &str) -> Result<Response, Error> {
             req,
             &one,
             1,
-            vec![detail_shape(found, &media::base_url())],
+            &[detail_shape(&found, &media::base_url())],
         ));
     }
-    let caller = req.caller()?;
+    let found = prescriptions::get_by_signature(req.caller()?, key)?;
     Ok(Response::json(
         200,
-        &detail_shape(
-            prescriptions::get_by_signature(caller, key)?,
-            &media::base_url(),
-        ),
+        &detail_shape(&found, &media::base_url()),
     ))
 }
 
@@ -207,47 +205,126 @@ pub fn detail(req: &Request, key: &str) -> Result<Response, Error> {
 pub fn pdf(req: &Request, signature: &str) -> Result<Response, Error> {
     let caller = req.caller()?;
     match prescriptions::get_pdf(caller, signature) {
-        Ok(bytes) => Ok(Response::json(200, &json!({ "pdf": BASE64.encode(bytes) }))),
+        // `{"pdf": "<base64>"}` written straight into the body: base64 needs no JSON escaping.
+        Ok(bytes) => {
+            let mut body = String::with_capacity(bytes.len().div_ceil(3) * 4 + 12);
+            body.push_str(r#"{"pdf":""#);
+            BASE64.encode_string(bytes, &mut body);
+            body.push_str(r#""}"#);
+            Ok(Response::bytes(200, "application/json", body.into_bytes()))
+        }
         Err(Error::NotFound(message)) => Ok(Response::json(404, &json!({ "error": message }))),
         Err(other) => Err(other),
     }
 }
 
 /// The create response (spec 2.4): `hospital` as its id, `patient` as `{uid, name, email}`, no status.
-pub fn create_shape(rx: Prescription, base_url: &str) -> Value {
-    let mut v = detail_shape(rx, base_url);
-    let hospital_id = v["hospital"]["id"].clone();
-    v["hospital"] = hospital_id;
-    let patient = &v["patient"];
-    v["patient"] =
-        json!({ "uid": patient["uid"], "name": patient["name"], "email": patient["email"] });
-    if let Some(map) = v.as_object_mut() {
-        map.remove("status");
-        map.remove("reason_of_rejected");
-    }
+pub fn create_shape<'a>(rx: &'a Prescription, base_url: &str) -> RxJson<'a, i64, PatientRef<'a>> {
+    let patient = PatientRef {
+        uid: &rx.patient.uid,
+        name: &rx.patient.name,
+        email: &rx.patient.email,
+    };
+    let mut v = shape(rx, base_url, rx.hospital.id, patient);
+    v.status = None;
+    v.reason_of_rejected = None;
     v
 }
 
 /// The list and detail shape: `hospital` `{id, patron, location}`, `patient` with phone, date of
 /// birth and gender, `status` as `[code, label]` pairs, `created_at` as `YYYY-MM-DD`, `cta_link`.
-pub fn detail_shape(rx: Prescription, base_url: &str) -> Value {
-    let cta_link = format!("{base_url}/rx/{}", rx.signature);
-    let clinic = rx
-        .clinic
-        .as_deref()
-        .and_then(|c| serde_json::from_str(c).ok())
-        .unwrap_or(Value::Null);
-    let created_on = rx
-        .created_at
-        .get(..10)
-        .unwrap_or(&rx.created_at)
-        .to_string();
-    let mut v = serde_json::to_value(&rx).expect("records serialize");
-    v["clinic"] = clinic;
-    v["created_at"] = Value::String(created_on);
-    v["cta_link"] = Value::String(cta_link);
-    v["additional_data"] = json!({});
-    v
+pub fn detail_shape<'a>(
+    rx: &'a Prescription,
+    base_url: &str,
+) -> RxJson<'a, &'a RxHospital, &'a RxPatient> {
+    shape(rx, base_url, &rx.hospital, &rx.patient)
+}
+
+/// A prescription as the API writes it, borrowed from the record and serialized directly.
+#[derive(Serialize)]
+pub struct RxJson<'a, H, P> {
+    id: i64,
+    signature: &'a str,
+    hospital: H,
+    /// The stored JSON text, parsed (null when absent).
+    clinic: Value,
+    medic: &'a str,
+    patient: P,
+    diagnosis: &'a str,
+    medications: &'a [Medication],
+    extras: &'a str,
+    created_at: &'a str,
+    sent: Option<bool>,
+    send_rx: bool,
+    show_diagnosis: bool,
+    rejected: bool,
+    bought: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    status: Option<&'a RxStatus>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason_of_rejected: Option<&'a str>,
+    cta_link: String,
+    additional_data: Map<String, Value>,
+}
+
+/// The create response's `patient`.
+#[derive(Serialize)]
+pub struct PatientRef<'a> {
+    uid: &'a str,
+    name: &'a str,
+    email: &'a str,
+}
+
+fn shape<'a, H, P>(
+    rx: &'a Prescription,
+    base_url: &str,
+    hospital: H,
+    patient: P,
+) -> RxJson<'a, H, P> {
+    // No `..`: a field added to the record must be placed here too.
+    let Prescription {
+        id,
+        signature,
+        hospital: _,
+        clinic,
+        medic,
+        patient: _,
+        diagnosis,
+        medications,
+        extras,
+        created_at,
+        sent,
+        send_rx,
+        show_diagnosis,
+        rejected,
+        bought,
+        status,
+        reason_of_rejected,
+    } = rx;
+    RxJson {
+        id: *id,
+        signature,
+        hospital,
+        clinic: clinic
+            .as_deref()
+            .and_then(|c| serde_json::from_str(c).ok())
+            .unwrap_or(Value::Null),
+        medic,
+        patient,
+        diagnosis,
+        medications,
+        extras,
+        created_at: created_at.get(..10).unwrap_or(created_at),
+        sent: *sent,
+        send_rx: *send_rx,
+        show_diagnosis: *show_diagnosis,
+        rejected: *rejected,
+        bought: *bought,
+        status: Some(status),
+        reason_of_rejected: Some(reason_of_rejected),
+        cta_link: format!("{base_url}/rx/{signature}"),
+        additional_data: Map::new(),
+    }
 }
 
 /// `patient`: `{"uid": "..."}` (a bare uid string is accepted too). Required.

@@ -362,6 +362,11 @@ fn blocking<T>(f: impl FnOnce() -> T) -> T {
 
 /// `BEGIN`, `BEGIN DEFERRED`, `BEGIN TRANSACTION`, ... → `BEGIN IMMEDIATE` (see the module docs).
 fn upgrade_begin(statement: &str) -> Option<&'static str> {
+    // Every statement passes here: most are not a BEGIN, and are let through without allocating.
+    let first = statement.trim_start().get(..5)?;
+    if !first.eq_ignore_ascii_case("begin") {
+        return None;
+    }
     let words: Vec<String> = statement
         .trim()
         .trim_end_matches(';')
@@ -557,5 +562,8 @@ mod tests {
         assert_eq!(upgrade_begin("BEGIN TRANSACTION"), Some("BEGIN IMMEDIATE"));
         assert_eq!(upgrade_begin("BEGIN EXCLUSIVE"), None);
         assert_eq!(upgrade_begin("BEGIN IMMEDIATE"), None);
+        assert_eq!(upgrade_begin("SELECT 1"), None);
+        assert_eq!(upgrade_begin("beginning"), None);
+        assert_eq!(upgrade_begin("é"), None);
     }
 }

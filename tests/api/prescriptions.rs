@@ -493,7 +493,8 @@ fn an_issued_prescription_does_not_change_when_its_patient_does() {
             s.medic.token(),
             Some(&json!({"diagnosis": "x"})),
         );
-        assert_eq!(resp.status, 404, "{method}");
+        assert_eq!(resp.status, 405, "{method}");
+        assert_eq!(resp.header("allow"), Some("GET"), "{method}");
     }
 }
 

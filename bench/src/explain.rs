@@ -88,6 +88,7 @@ const STATEMENTS: &[(&str, &str, &[&str])] = &[
             "prescription_id = ?3 AND +status = 'pending' \
              AND next_attempt_at <= ?1 AND (lease_until IS NULL OR lease_until < ?1) \
              AND (?2 OR kind <> 'email')",
+            ")",
         ],
     ),
     (
@@ -97,6 +98,7 @@ const STATEMENTS: &[(&str, &str, &[&str])] = &[
             "SELECT EXISTS (SELECT 1 FROM outbox WHERE ",
             "kind = 'webhook' AND status = 'pending' AND next_attempt_at <= ?1 \
              AND (lease_until IS NULL OR lease_until < ?1) AND NOT ?2 AND ?3 IS NULL",
+            ")",
         ],
     ),
     (
@@ -107,6 +109,7 @@ const STATEMENTS: &[(&str, &str, &[&str])] = &[
             "status = 'pending' AND next_attempt_at <= ?1 \
              AND (lease_until IS NULL OR lease_until < ?1) \
              AND (?2 OR kind <> 'email') AND (?3 IS NULL OR prescription_id = ?3)",
+            ")",
         ],
     ),
     (
@@ -189,6 +192,26 @@ mod tests {
             for part in parts.iter().filter(|p| p.contains(char::is_alphabetic)) {
                 assert!(source.contains(part), "{what}: {part:?} is not in {file}");
             }
+        }
+    }
+
+    #[test]
+    fn every_statement_prepares_on_the_migrated_schema() {
+        let migrations = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../migrations");
+        let mut files: Vec<_> = std::fs::read_dir(&migrations)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "sql"))
+            .collect();
+        files.sort();
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        for file in files {
+            conn.execute_batch(&std::fs::read_to_string(&file).unwrap())
+                .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        }
+        for (what, _, parts) in STATEMENTS {
+            conn.prepare(&format!("EXPLAIN QUERY PLAN {}", parts.concat()))
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
         }
     }
 }

@@ -7,9 +7,6 @@
 #[path = "../../rxpdf/tests/support/mod.rs"]
 mod support;
 
-use std::hint::black_box;
-use std::time::Instant;
-
 use spin_sdk::http::{Request, Response};
 use spin_sdk::http_component;
 
@@ -27,19 +24,7 @@ fn handle(req: Request) -> Response {
         .and_then(|n| n.parse().ok())
         .unwrap_or(DEFAULT_RENDERS)
         .clamp(1, MAX_RENDERS);
-    let doc = support::sample();
-    let bytes = rxpdf::render(&doc).len();
-    for _ in 0..renders / 10 {
-        black_box(rxpdf::render(black_box(&doc)));
-    }
-    let mut times: Vec<u128> = (0..renders)
-        .map(|_| {
-            let start = Instant::now();
-            black_box(rxpdf::render(black_box(&doc)));
-            start.elapsed().as_nanos()
-        })
-        .collect();
-    times.sort_unstable();
+    let (bytes, times) = support::render_times(&support::sample(), renders);
     let median = times[renders / 2];
     let p99 = times[(renders * 99 / 100).min(renders - 1)];
     Response::builder()

@@ -4,24 +4,13 @@
 #[path = "../tests/support/mod.rs"]
 mod support;
 
-use std::hint::black_box;
-use std::time::{Duration, Instant};
-
-fn measure(doc: &rxpdf::RxDocument, renders: usize) -> (Duration, Duration, usize) {
-    let size = rxpdf::render(doc).len();
-    for _ in 0..renders / 10 {
-        black_box(rxpdf::render(black_box(doc)));
-    }
-    let mut times: Vec<Duration> = (0..renders)
-        .map(|_| {
-            let start = Instant::now();
-            black_box(rxpdf::render(black_box(doc)));
-            start.elapsed()
-        })
-        .collect();
-    times.sort();
+/// Median and p99 render time in milliseconds, and the PDF's size.
+fn measure(doc: &rxpdf::RxDocument, renders: usize) -> (f64, f64, usize) {
+    let renders = renders.max(1);
+    let (size, times) = support::render_times(doc, renders);
+    let ms = |ns: u128| ns as f64 / 1e6;
     let p99 = times[(renders * 99 / 100).min(renders - 1)];
-    (times[renders / 2], p99, size)
+    (ms(times[renders / 2]), ms(p99), size)
 }
 
 fn main() {
@@ -44,8 +33,7 @@ fn main() {
         let (median, p99, size) = measure(doc, renders);
         println!(
             "| {name} | {renders} | {:.3} ms | {:.3} ms | {size} |",
-            median.as_secs_f64() * 1e3,
-            p99.as_secs_f64() * 1e3
+            median, p99
         );
     }
 }

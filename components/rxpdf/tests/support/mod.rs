@@ -1,7 +1,9 @@
 //! Shared by the integration tests and the examples: JPEG logos drawn in code, a realistic
-//! prescription, and the Debian tools (poppler-utils, zbar-tools) that read the PDF back.
+//! prescription, the Debian tools (poppler-utils, zbar-tools) that read the PDF back, and the
+//! render-timing loop of the benches (the example, `receta-bench pdf-native`, `pdfbench`).
 #![allow(dead_code)]
 
+use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -297,4 +299,22 @@ pub fn word_right_edges(pdf: &Path) -> Vec<(String, f64)> {
             Some((word, x_max))
         })
         .collect()
+}
+
+/// Renders `doc` `renders / 10` times unmeasured, then `renders` times timed: the PDF's size and
+/// the times in nanoseconds, sorted.
+pub fn render_times(doc: &RxDocument, renders: usize) -> (usize, Vec<u128>) {
+    let bytes = rxpdf::render(doc).len();
+    for _ in 0..renders / 10 {
+        black_box(rxpdf::render(black_box(doc)));
+    }
+    let mut times: Vec<u128> = (0..renders)
+        .map(|_| {
+            let start = std::time::Instant::now();
+            black_box(rxpdf::render(black_box(doc)));
+            start.elapsed().as_nanos()
+        })
+        .collect();
+    times.sort_unstable();
+    (bytes, times)
 }

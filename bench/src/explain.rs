@@ -123,7 +123,7 @@ const STATEMENTS: &[(&str, &str, &[&str])] = &[
     ),
 ];
 
-const RX_COLUMNS: &str = "p.id, p.signature, p.hospital_id, p.hospital_patron, p.hospital_location, p.clinic, \
+const RX_COLUMNS: &str = "p.id, p.medic_id, p.signature, p.hospital_id, p.hospital_patron, p.hospital_location, p.clinic, \
     p.medic_email, p.patient_uid, p.patient_name, p.patient_email, p.patient_phone, p.patient_date_of_birth, \
     p.patient_gender, p.diagnosis, p.extras, p.created_at, p.sent, p.send_rx, p.show_diagnosis, p.rejected, \
     p.bought, p.rx_status, p.sent_status, p.reason_of_rejected";

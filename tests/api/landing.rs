@@ -136,9 +136,13 @@ fn landing_json_has_the_spec_shape() {
             "medic",
             "medications",
             "raw_size",
+            "reason_of_rejected",
+            "rx_status",
             "signature"
         ]
     );
+    assert_eq!(rx["rx_status"], json!(["available", "Disponible"]));
+    assert_eq!(rx["reason_of_rejected"], "");
     assert_eq!(rx["signature"], issued.signature());
     assert_eq!(rx["medic"], json!({"name": MEDIC_NAME}));
     // raw_size: the bytes of the stored PDF, the same bytes the PDF endpoint serves.

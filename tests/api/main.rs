@@ -14,6 +14,7 @@ mod memberships;
 mod notifications;
 mod outbound;
 mod patients;
+mod pharmacies;
 mod prescriptions;
 mod skeleton;
 mod webhooks;

@@ -260,7 +260,7 @@ fn detail_by_signature_is_one_object_and_by_id_a_page_of_one() {
     );
     assert_eq!(
         detail["status"],
-        json!({"rx_status": ["available", "available"], "sent_status": ["pending", "pending send"]})
+        json!({"rx_status": ["available", "Disponible"], "sent_status": ["pending", "pending send"]})
     );
     assert_eq!(detail["reason_of_rejected"], "");
     assert_eq!(detail["sent"], Value::Null);
@@ -356,7 +356,7 @@ fn send_rx_false_stays_unsent_with_its_own_code() {
     );
     assert_eq!(
         detail["status"]["rx_status"],
-        json!(["available", "available"])
+        json!(["available", "Disponible"])
     );
     assert_eq!(detail["sent"], Value::Null);
 }

@@ -3,7 +3,7 @@
 mod credentials;
 
 use common::db::{Db, text};
-use common::types::{Error, Principal};
+use common::types::Error;
 
 mod bindings {
     wit_bindgen::generate!({
@@ -13,15 +13,18 @@ mod bindings {
     });
 }
 
-use bindings::exports::receta::erx::auth::{Guest, MintedToken};
+use bindings::exports::receta::erx::auth::{Caller, Guest, MintedToken};
 
 /// A medic whose token hash matches and who is active.
 const MEDIC_BY_TOKEN_HASH: &str = "SELECT id FROM medics WHERE token_hash = ? AND is_active = 1";
+/// A pharmacy whose token hash matches and who is active (`is_active` false revokes the token).
+const PHARMACY_BY_TOKEN_HASH: &str =
+    "SELECT id FROM pharmacies WHERE token_hash = ? AND is_active = 1";
 
 struct Auth;
 
 impl Guest for Auth {
-    fn authenticate(authorization: Option<String>) -> Result<Principal, Error> {
+    fn authenticate(authorization: Option<String>) -> Result<Caller, Error> {
         let token = authorization
             .as_deref()
             .and_then(credentials::token_from_header)
@@ -29,12 +32,15 @@ impl Guest for Auth {
         // No admin token configured means no admin access, never a default.
         let admin = spin_sdk::variables::get("admin_token").unwrap_or_default();
         if credentials::is_admin_token(token, &admin) {
-            return Ok(Principal::Admin);
+            return Ok(Caller::Admin);
         }
         let db = Db::open()?;
-        let hash = credentials::token_hash(token);
-        db.query_opt(MEDIC_BY_TOKEN_HASH, &[text(&hash)], |r| r.i64("id"))?
-            .map(Principal::Medic)
+        let hash = [text(&credentials::token_hash(token))];
+        if let Some(id) = db.query_opt(MEDIC_BY_TOKEN_HASH, &hash, |r| r.i64("id"))? {
+            return Ok(Caller::Medic(id));
+        }
+        db.query_opt(PHARMACY_BY_TOKEN_HASH, &hash, |r| r.i64("id"))?
+            .map(Caller::Pharmacy)
             .ok_or(Error::Unauthorized)
     }
 

@@ -4,6 +4,7 @@
 pub mod canonical;
 pub mod db;
 pub mod error;
+pub mod events;
 pub mod fields;
 pub mod gtin;
 pub mod html;

@@ -13,6 +13,11 @@ pub fn iso8601(t: SystemTime) -> String {
     humantime::format_rfc3339_micros(t).to_string()
 }
 
+/// The time of a stored timestamp (`iso8601`'s format); `None` for anything else.
+pub fn parse_iso8601(s: &str) -> Option<SystemTime> {
+    humantime::parse_rfc3339(s).ok()
+}
+
 /// Today's UTC date, `YYYY-MM-DD`.
 pub fn today() -> String {
     now_iso8601()[..10].to_string()
@@ -100,6 +105,13 @@ impl std::fmt::Display for Date {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stored_timestamps_parse_back() {
+        let t = SystemTime::UNIX_EPOCH + std::time::Duration::from_micros(1_795_000_000_123_456);
+        assert_eq!(parse_iso8601(&iso8601(t)), Some(t));
+        assert_eq!(parse_iso8601("yesterday"), None);
+    }
 
     #[test]
     fn parses_real_dates_only() {

@@ -8,4 +8,6 @@ wit_bindgen::generate!({
     additional_derives: [serde::Serialize],
 });
 
-pub use receta::erx::{auth, campaigns, catalog, notifications, patients, prescriptions};
+pub use receta::erx::{
+    auth, campaigns, catalog, notifications, patients, pharmacies, prescriptions,
+};

@@ -10,12 +10,15 @@ use common::fields::Fields;
 use common::page::Query;
 use common::types::{Error, PageRequest, Principal};
 
-use crate::bindings::auth;
+use crate::bindings::auth::{self, Caller};
 
 /// Largest JSON body accepted (decisions: 1 MiB).
 pub const MAX_JSON_BODY: usize = 1 << 20;
 /// Largest multipart body accepted (decisions: 5 MiB).
 pub const MAX_MULTIPART_BODY: usize = 5 << 20;
+
+const PHARMACY_TOKEN_ELSEWHERE: &str = "A pharmacy token is good only on the pharmacy calls (/api/v2/pharmacy/rx/, /api/v1/prescriptions/).";
+const PHARMACY_CALL_ONLY: &str = "Only a pharmacy's token may make the pharmacy calls.";
 
 /// A request, body read in full.
 pub struct Request {
@@ -121,9 +124,38 @@ impl Request {
         format!("{}://{}{}", self.scheme, self.authority, self.path)
     }
 
-    /// The caller, from `Authorization: Token <token>`.
+    /// The caller of an admin or medic call, from `Authorization: Token <token>`: 401 without a
+    /// valid token, 403 for a pharmacy's token (good only on the pharmacy calls).
     pub fn caller(&self) -> Result<Principal, Error> {
-        auth::authenticate(self.header("authorization"))
+        match auth::authenticate(self.header("authorization"))? {
+            Caller::Admin => Ok(Principal::Admin),
+            Caller::Medic(id) => Ok(Principal::Medic(id)),
+            Caller::Pharmacy(_) => Err(Error::forbidden(PHARMACY_TOKEN_ELSEWHERE)),
+        }
+    }
+
+    /// Lets only the API admin through: 401 without a valid token, 403 (saying `why`) for anyone else.
+    pub fn admin(&self, why: &str) -> Result<(), Error> {
+        match self.caller()? {
+            Principal::Admin => Ok(()),
+            Principal::Medic(_) => Err(Error::forbidden(why)),
+        }
+    }
+
+    /// The medic of a medic call: 401 without a valid token, 403 (saying `why`) for anyone else.
+    pub fn medic(&self, why: &str) -> Result<i64, Error> {
+        match self.caller()? {
+            Principal::Medic(id) => Ok(id),
+            Principal::Admin => Err(Error::forbidden(why)),
+        }
+    }
+
+    /// The pharmacy of a pharmacy call: 401 without a valid token, 403 for an admin's or a medic's.
+    pub fn pharmacy(&self) -> Result<i64, Error> {
+        match auth::authenticate(self.header("authorization"))? {
+            Caller::Pharmacy(id) => Ok(id),
+            Caller::Admin | Caller::Medic(_) => Err(Error::forbidden(PHARMACY_CALL_ONLY)),
+        }
     }
 
     /// The JSON body as fields (400 for malformed JSON or a body over 1 MiB → 413 is decided earlier).
@@ -159,6 +191,11 @@ pub struct Response {
 }
 
 impl Response {
+    /// The HTTP status.
+    pub fn status(&self) -> u16 {
+        self.status
+    }
+
     /// A JSON response.
     pub fn json(status: u16, body: &impl Serialize) -> Response {
         Response {
@@ -260,6 +297,12 @@ impl Response {
             Error::Unauthorized => Response::message(401, "Invalid Token"),
             Error::Forbidden(message) => Response::message(403, &message),
             Error::NotFound(message) => Response::message(404, &message),
+            Error::Conflict(message) => Response::message(409, &message),
+            Error::TooManyRequests(seconds) => Response::message(
+                429,
+                &format!("Too many requests: try again in {seconds} s."),
+            )
+            .with_header("retry-after", seconds.to_string()),
             Error::Internal(detail) => {
                 eprintln!("internal error: {detail}");
                 Response::message(500, "Internal server error.")

@@ -1,8 +1,8 @@
 //! The patient landing, three ways (spec 4.4, 2.8; decisions `cta_link`, `raw_size`, "Who sees what"):
 //!
 //! - `GET /api/v2/rx/patient-landing/<signature>/` (token: the issuing medic or the API admin, anyone
-//!   else 404): `{rx: {signature, raw_size, created_at, medications, medic: {name}}, campaigns,
-//!   default_campaign}`.
+//!   else 404): `{rx: {signature, raw_size, created_at, medications, medic: {name}, rx_status,
+//!   reason_of_rejected}, campaigns, default_campaign}` (`rx_status` `[code, Spanish label]`).
 //! - `GET /rx/<signature>` (no token: the unguessable signature is the capability): the HTML page
 //!   `cta_link` points to, or a friendly 404 page.
 //! - `GET /rx/<signature>/pdf` (no token, same capability): the stored PDF as a download.
@@ -53,6 +53,8 @@ fn landing_body(rx: LandingRx, active: &[Campaign]) -> Value {
             "created_at": rx.created_at,
             "medications": medications,
             "medic": { "name": rx.medic_name },
+            "rx_status": rx.rx_status,
+            "reason_of_rejected": rx.reason_of_rejected,
         },
         "campaigns": active.iter().map(landing_json).collect::<Vec<_>>(),
         "default_campaign": default_campaign,

@@ -122,6 +122,34 @@ fn head(title: &str) -> String {
 const FOOTER: &str = "<footer>\n<p>Este enlace es personal: quien lo tenga puede ver y descargar tu receta. \
     No lo publiques ni lo compartas.</p>\n<p>Receta electrónica emitida con Receta.</p>\n</footer>\n";
 
+/// What the patient should know about the prescription's state, in Spanish; `None` while nothing
+/// has happened to it.
+fn state_note(code: &str, reason: &str) -> Option<String> {
+    let with_reason = |text: &str| {
+        if reason.trim().is_empty() {
+            text.to_string()
+        } else {
+            format!("{text} Motivo: {reason}")
+        }
+    };
+    match code {
+        "partially_dispensed" => Some(
+            "Una farmacia ya surtió parte de esta receta; puedes surtir lo que falta.".to_string(),
+        ),
+        "dispensed" => Some("Esta receta ya fue surtida por completo.".to_string()),
+        "rejected" => Some(with_reason(
+            "Una farmacia rechazó esta receta; ya no puede surtirse.",
+        )),
+        // The reason already reads as the medic's ("Cancelada por el médico: …").
+        "cancelled" => Some(if reason.trim().is_empty() {
+            "Tu médico canceló esta receta; ya no puede surtirse.".to_string()
+        } else {
+            format!("Tu médico canceló esta receta; ya no puede surtirse. {reason}")
+        }),
+        _ => None,
+    }
+}
+
 /// The landing page of a prescription: the medic, the date, the medications, the PDF download, and
 /// the pharmacy campaigns (`default` first and marked as recommended).
 pub fn page(rx: &LandingRx, campaigns: &[Campaign]) -> String {
@@ -155,10 +183,20 @@ pub fn page(rx: &LandingRx, campaigns: &[Campaign]) -> String {
         ));
     }
     html.push_str(&format!(
-        "<div><dt>Fecha</dt><dd><time datetime=\"{}\">{}</time></dd></div>\n</dl>\n",
+        "<div><dt>Fecha</dt><dd><time datetime=\"{}\">{}</time></dd></div>\n",
         escape(date),
         escape(&spanish_date(&rx.created_at))
     ));
+    html.push_str(&format!(
+        "<div><dt>Estado</dt><dd id=\"estado\">{}</dd></div>\n</dl>\n",
+        escape(&rx.rx_status.1)
+    ));
+    if let Some(note) = state_note(&rx.rx_status.0, &rx.reason_of_rejected) {
+        html.push_str(&format!(
+            "<p class=\"note\" id=\"aviso\">{}</p>\n",
+            escape(&note)
+        ));
+    }
     let signature = escape(&rx.signature);
     html.push_str(&format!(
         "<a class=\"btn\" id=\"descargar\" href=\"/rx/{signature}/pdf\" download=\"{}\">Descargar receta\
@@ -182,6 +220,12 @@ pub fn page(rx: &LandingRx, campaigns: &[Campaign]) -> String {
             "<p class=\"qty\"><span class=\"label\">Cantidad</span>{}</p>\n",
             escape(&m.qty_label)
         ));
+        if m.bought_qty > 0 {
+            html.push_str(&format!(
+                "<p class=\"qty\"><span class=\"label\">Surtido</span>{} de {}</p>\n",
+                m.bought_qty, m.qty
+            ));
+        }
         html.push_str(&format!(
             "<p class=\"how\"><span class=\"label\">Indicaciones</span>{}</p>\n</li>\n",
             escape(&m.instructions)
@@ -323,7 +367,30 @@ mod tests {
             hospital_name: "Clínica Roma".into(),
             patient_first_name: "Juan".into(),
             medications: vec![medication("Paracetamol 500 mg", "1 cada 8 horas")],
+            rx_status: ("available".into(), "Disponible".into()),
+            reason_of_rejected: String::new(),
         }
+    }
+
+    #[test]
+    fn the_page_shows_the_state() {
+        let html = page(&rx(), &[]);
+        assert!(html.contains("<dd id=\"estado\">Disponible</dd>"), "{html}");
+        assert!(!html.contains("id=\"aviso\""));
+        let mut r = rx();
+        r.rx_status = ("cancelled".into(), "Cancelada".into());
+        r.reason_of_rejected = "Cancelada por el médico: dosis <equivocada>".into();
+        r.medications[0].bought_qty = 0;
+        let html = page(&r, &[]);
+        assert!(html.contains("<dd id=\"estado\">Cancelada</dd>"), "{html}");
+        assert!(html.contains("Tu médico canceló esta receta"), "{html}");
+        assert!(html.contains("dosis &lt;equivocada&gt;"), "{html}");
+        let mut r = rx();
+        r.rx_status = ("partially_dispensed".into(), "Surtida parcialmente".into());
+        r.medications[0].qty = 3;
+        r.medications[0].bought_qty = 1;
+        let html = page(&r, &[]);
+        assert!(html.contains("Surtido</span>1 de 3"), "{html}");
     }
 
     fn campaign(cta: &str, site: &str) -> Campaign {

@@ -14,6 +14,8 @@ mod medics;
 mod memberships;
 mod notifications;
 mod patients;
+mod pharmacies;
+mod pharmacy;
 mod prescriptions;
 
 use spin_sdk::http::{IncomingRequest, Method, ResponseOutparam};
@@ -114,6 +116,12 @@ fn handler<'a>(req: &'a Request, method: Method, segments: &'a [&'a str]) -> Opt
         (Get, ["api", "v2", "rx-endpoint"]) => run(move || prescriptions::list(req)),
         (Post, ["api", "v2", "rx-endpoint"]) => run(move || prescriptions::create(req)),
         (Get, ["api", "v2", "rx-endpoint", key]) => run(move || prescriptions::detail(req, key)),
+        (Post, ["api", "v2", "rx-endpoint", signature, "cancel"]) => {
+            run(move || prescriptions::cancel(req, signature))
+        }
+        (Get, ["api", "v2", "rx-endpoint", signature, "dispenses"]) => {
+            run(move || prescriptions::events(req, signature))
+        }
         (Get, ["api", "v2", "rx", "pdf", signature]) => {
             run(move || prescriptions::pdf(req, signature))
         }
@@ -142,6 +150,21 @@ fn handler<'a>(req: &'a Request, method: Method, segments: &'a [&'a str]) -> Opt
         (Get, ["api", "v2", "campaigns", id]) => run(move || campaigns::get(req, id)),
         (Patch, ["api", "v2", "campaigns", id]) => run(move || campaigns::update(req, id)),
         (Delete, ["api", "v2", "campaigns", id]) => run(move || campaigns::delete(req, id)),
+        (Get, ["api", "v2", "pharmacies"]) => run(move || pharmacies::list(req)),
+        (Post, ["api", "v2", "pharmacies"]) => run(move || pharmacies::create(req)),
+        (Get, ["api", "v2", "pharmacies", id]) => run(move || pharmacies::get(req, id)),
+        (Patch, ["api", "v2", "pharmacies", id]) => run(move || pharmacies::update(req, id)),
+        (Get, ["api", "v2", "pharmacies", id, "calls"]) => run(move || pharmacies::calls(req, id)),
+        // The pharmacy calls (a pharmacy's token only), on the original pharmacy API's paths.
+        (Get, ["api", "v2", "pharmacy", "rx", signature]) => {
+            run(move || pharmacy::lookup(req, signature))
+        }
+        (Post, ["api", "v1", "prescriptions", "burn", signature]) => {
+            run(move || pharmacy::burn(req, signature))
+        }
+        (Post, ["api", "v1", "prescriptions", "reject", signature]) => {
+            run(move || pharmacy::reject(req, signature))
+        }
         (Get, ["media", "hospitals", id, file]) => run(move || media::hospital_image(id, file)),
         // The patient's page (`cta_link`) and its PDF: no token, the signature is the capability.
         (Get, ["rx", signature]) => run(move || landing::page(signature)),

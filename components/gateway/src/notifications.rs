@@ -8,7 +8,7 @@
 use serde_json::{Value, json};
 
 use common::fields::{Fields, is_valid_email};
-use common::types::{Error, PageRequest, Principal};
+use common::types::{Error, PageRequest, Principal, RxEvent};
 
 use crate::bindings::catalog;
 use crate::bindings::notifications::{
@@ -102,16 +102,18 @@ pub fn resend(req: &Request, signature: &str) -> Result<Response, Error> {
     Ok(Response::message(200, &message).then(deliver_after(rx.id)))
 }
 
-/// `POST /api/v2/webhooks/` `{url, hospitals: [ids], medics: [ids or emails]}` (API admin) → 201
-/// Webhook with its `secret` (shown only here). 400 when a hospital or medic does not exist, when
-/// neither list names anything, or when the URL does not answer a test POST with 2xx (or the
-/// manifest does not allow its host).
+/// `POST /api/v2/webhooks/` `{url, hospitals: [ids], medics: [ids or emails], events?}` (API admin)
+/// → 201 Webhook with its `secret` (shown only here). `events` (default `["prescription.created"]`)
+/// chooses what it receives. 400 when a hospital or medic does not exist, when neither list names
+/// anything, for an unknown or empty `events`, or when the URL does not answer a test POST with 2xx
+/// (or the manifest does not allow its host).
 pub fn create_webhook(req: &Request) -> Result<Response, Error> {
     admin(req)?;
     let mut f = req.json_fields()?;
     let url = f.required_str("url", URL_UNDER).trim().to_string();
     let hospitals = hospitals(&mut f);
     let medics = medics(&mut f);
+    let events = events(&mut f);
     if !f.has_errors() && hospitals.is_empty() && medics.is_empty() {
         f.error(
             "hospitals",
@@ -123,6 +125,7 @@ pub fn create_webhook(req: &Request) -> Result<Response, Error> {
         url,
         hospitals,
         medics,
+        events,
     })?;
     Ok(Response::json(201, &webhook_json(created)))
 }
@@ -317,6 +320,39 @@ fn list(f: &mut Fields, field: &str) -> Option<Vec<Value>> {
     }
 }
 
+/// `events`: a non-empty list of event names (`common::events`); absent or null means
+/// `["prescription.created"]`, so a registration that never heard of events behaves as before.
+fn events(f: &mut Fields) -> Vec<RxEvent> {
+    let items = match f.raw("events") {
+        None | Some(Value::Null) => return vec![RxEvent::Created],
+        Some(Value::Array(items)) if items.is_empty() => {
+            f.error("events", "This list may not be empty.");
+            return Vec::new();
+        }
+        Some(Value::Array(items)) => items.clone(),
+        Some(_) => {
+            f.error("events", "Expected a list.");
+            return Vec::new();
+        }
+    };
+    let allowed = || common::events::ALL.map(common::events::name).join(", ");
+    let mut events = Vec::with_capacity(items.len());
+    for item in items {
+        match item.as_str().and_then(common::events::parse) {
+            Some(e) if !events.contains(&e) => events.push(e),
+            Some(_) => {}
+            None => f.error(
+                "events",
+                format!(
+                    "{item} is not a valid choice. Allowed values: {}.",
+                    allowed()
+                ),
+            ),
+        }
+    }
+    events
+}
+
 /// The id of the medic with this email (ASCII case-insensitive), if any.
 fn medic_by_email(email: &str) -> Option<i64> {
     if !is_valid_email(email) {
@@ -347,6 +383,7 @@ fn webhook_json(w: Webhook) -> Value {
         "url": w.url,
         "hospitals": w.hospitals,
         "medics": medics,
+        "events": w.events.iter().map(|e| common::events::name(*e)).collect::<Vec<_>>(),
         "created_at": w.created_at,
         "active": w.active,
         "disabled_at": w.disabled_at,

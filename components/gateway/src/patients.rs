@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use common::fields::Fields;
 use common::time::Date;
-use common::types::{Error, Principal};
+use common::types::Error;
 
 use crate::bindings::patients::{self, NewPatient, PatientKey, PatientPatch};
 use crate::http::{Request, Response};
@@ -30,10 +30,7 @@ const BAD_GENDER: &str =
 
 /// The calling medic's id: 401 without a valid token, 403 for the API admin.
 pub fn medic_caller(req: &Request) -> Result<i64, Error> {
-    match req.caller()? {
-        Principal::Medic(id) => Ok(id),
-        Principal::Admin => Err(Error::forbidden(MEDIC_ONLY)),
-    }
+    req.medic(MEDIC_ONLY)
 }
 
 /// The `search` query parameter: `None` when absent or empty, 400 when too long.

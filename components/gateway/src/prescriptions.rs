@@ -14,14 +14,15 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use common::fields::Fields;
-use common::types::{Error, FieldError, PageRequest};
+use common::types::{Error, FieldError, PageRequest, Principal, RxEvent};
 
 use crate::bindings::catalog::{self, ImageKind};
 use crate::bindings::notifications;
 use crate::bindings::patients::{self, PatientKey};
 use crate::bindings::prescriptions::{
-    self, HospitalSnapshot, IssueRequest, MedicSnapshot, Medication, NewMedication,
-    PatientSnapshot, Prescription, RxHospital, RxPatient, RxStatus,
+    self, HospitalSnapshot, IssueRequest, LifecycleEvent, LifecycleKind, MedicSnapshot, Medication,
+    NewMedication, PatientSnapshot, PharmacyRef, Prescription, RxHospital, RxPatient, RxStatus,
+    StateChange,
 };
 use crate::http::{Request, Response};
 use crate::media;
@@ -99,7 +100,7 @@ pub fn create(req: &Request) -> Result<Response, Error> {
             None
         }
     };
-    let webhooks = notifications::plan(medic_id, hospital.id)?;
+    let webhooks = notifications::plan(medic_id, hospital.id, RxEvent::Created)?;
     let base_url = media::base_url();
     let request = IssueRequest {
         medic: MedicSnapshot {
@@ -218,14 +219,113 @@ pub fn pdf(req: &Request, signature: &str) -> Result<Response, Error> {
     }
 }
 
+/// `POST /api/v2/rx-endpoint/<signature>/cancel/` `{reason}` (the issuing medic; another medic or
+/// an unknown signature: 404) → 200 the prescription in the detail shape, `cancelled`. 409 once
+/// anything was dispensed, after a rejection, or a second time.
+pub fn cancel(req: &Request, signature: &str) -> Result<Response, Error> {
+    let medic = req.medic("Only the medic who issued a prescription may cancel it.")?;
+    let rx = prescriptions::get_by_signature(Principal::Medic(medic), signature)?;
+    let mut f = req.json_fields()?;
+    let reason = f.required_str("reason", Some(1024)).trim().to_string();
+    f.finish()?;
+    let webhooks = notifications::plan(medic, rx.hospital.id, RxEvent::Cancelled)?;
+    let queued = !webhooks.is_empty();
+    let change = StateChange {
+        signature: signature.to_string(),
+        reason,
+        webhooks,
+    };
+    let cancelled = prescriptions::cancel(medic, &change).map_err(|e| match e {
+        Error::NotFound(_) => Error::not_found(),
+        other => other,
+    })?;
+    let response = Response::json(200, &detail_shape(&cancelled, &media::base_url()));
+    Ok(if queued {
+        response.then(crate::notifications::deliver_after(cancelled.id))
+    } else {
+        response
+    })
+}
+
+/// `GET /api/v2/rx-endpoint/<signature>/dispenses/?limit&offset` (the issuing medic or the API
+/// admin; anyone else 404) → 200 paginated: every dispense, rejection and cancellation, oldest
+/// first, `{id, kind, pharmacy: {id, name} | null, sales_code, reason, medications: [{id,
+/// bought_qty}], created_at}`.
+pub fn events(req: &Request, signature: &str) -> Result<Response, Error> {
+    let caller = req.caller()?;
+    let page = req.page()?;
+    let all = prescriptions::list_events(caller, signature)?;
+    let results: Vec<EventJson> = all
+        .iter()
+        .skip(page.offset as usize)
+        .take(page.limit as usize)
+        .map(EventJson::from)
+        .collect();
+    Ok(Response::page(req, &page, all.len() as u64, &results))
+}
+
+/// One event of a prescription's life after issue, as the API shows it.
+#[derive(Serialize)]
+struct EventJson<'a> {
+    id: i64,
+    /// `dispense`, `rejection` or `cancellation`.
+    kind: &'static str,
+    pharmacy: Option<&'a PharmacyRef>,
+    sales_code: &'a str,
+    reason: &'a str,
+    medications: Vec<SoldJson>,
+    created_at: &'a str,
+}
+
+/// Units of one medication sold in a dispense.
+#[derive(Serialize)]
+struct SoldJson {
+    id: i64,
+    bought_qty: u32,
+}
+
+impl<'a> From<&'a LifecycleEvent> for EventJson<'a> {
+    fn from(e: &'a LifecycleEvent) -> Self {
+        EventJson {
+            id: e.id,
+            kind: match e.kind {
+                LifecycleKind::Dispense => "dispense",
+                LifecycleKind::Rejection => "rejection",
+                LifecycleKind::Cancellation => "cancellation",
+            },
+            pharmacy: e.pharmacy.as_ref(),
+            sales_code: &e.sales_code,
+            reason: &e.reason,
+            medications: e
+                .items
+                .iter()
+                .map(|i| SoldJson {
+                    id: i.medication,
+                    bought_qty: i.qty,
+                })
+                .collect(),
+            created_at: &e.created_at,
+        }
+    }
+}
+
 /// The create response (spec 2.4): `hospital` as its id, `patient` as `{uid, name, email}`, no status.
-pub fn create_shape<'a>(rx: &'a Prescription, base_url: &str) -> RxJson<'a, i64, PatientRef<'a>> {
+pub fn create_shape<'a>(
+    rx: &'a Prescription,
+    base_url: &str,
+) -> RxJson<'a, i64, PatientRef<'a>, &'a [Medication]> {
     let patient = PatientRef {
         uid: &rx.patient.uid,
         name: &rx.patient.name,
         email: &rx.patient.email,
     };
-    let mut v = shape(rx, base_url, rx.hospital.id, patient);
+    let mut v = shape(
+        rx,
+        base_url,
+        rx.hospital.id,
+        patient,
+        rx.medications.as_slice(),
+    );
     v.status = None;
     v.reason_of_rejected = None;
     v
@@ -236,13 +336,19 @@ pub fn create_shape<'a>(rx: &'a Prescription, base_url: &str) -> RxJson<'a, i64,
 pub fn detail_shape<'a>(
     rx: &'a Prescription,
     base_url: &str,
-) -> RxJson<'a, &'a RxHospital, &'a RxPatient> {
-    shape(rx, base_url, &rx.hospital, &rx.patient)
+) -> RxJson<'a, &'a RxHospital, &'a RxPatient, &'a [Medication]> {
+    shape(
+        rx,
+        base_url,
+        &rx.hospital,
+        &rx.patient,
+        rx.medications.as_slice(),
+    )
 }
 
 /// A prescription as the API writes it, borrowed from the record and serialized directly.
 #[derive(Serialize)]
-pub struct RxJson<'a, H, P> {
+pub struct RxJson<'a, H, P, M> {
     id: i64,
     signature: &'a str,
     hospital: H,
@@ -251,7 +357,7 @@ pub struct RxJson<'a, H, P> {
     medic: &'a str,
     patient: P,
     diagnosis: &'a str,
-    medications: &'a [Medication],
+    medications: M,
     extras: &'a str,
     created_at: &'a str,
     sent: Option<bool>,
@@ -275,22 +381,26 @@ pub struct PatientRef<'a> {
     email: &'a str,
 }
 
-fn shape<'a, H, P>(
+/// A prescription as the API writes it, with the hospital, patient and medications in the shape
+/// the endpoint uses.
+pub fn shape<'a, H, P, M>(
     rx: &'a Prescription,
     base_url: &str,
     hospital: H,
     patient: P,
-) -> RxJson<'a, H, P> {
+    medications: M,
+) -> RxJson<'a, H, P, M> {
     // No `..`: a field added to the record must be placed here too.
     let Prescription {
         id,
+        medic_id: _,
         signature,
         hospital: _,
         clinic,
         medic,
         patient: _,
         diagnosis,
-        medications,
+        medications: _,
         extras,
         created_at,
         sent,
@@ -494,7 +604,7 @@ fn merge(f: &mut Fields, errors: Vec<FieldError>) {
     }
 }
 
-fn json_type(v: &Value) -> &'static str {
+pub fn json_type(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "bool",

@@ -16,7 +16,7 @@ mod signing;
 mod target;
 mod webhooks;
 
-use common::types::{Error, PageRequest, WebhookDelivery};
+use common::types::{Error, PageRequest, RxEvent, WebhookDelivery};
 
 mod bindings {
     wit_bindgen::generate!({
@@ -52,8 +52,8 @@ impl Guest for Notifications {
         webhooks::delete(id)
     }
 
-    fn plan(medic: i64, hospital: i64) -> Result<Vec<WebhookDelivery>, Error> {
-        webhooks::plan(medic, hospital)
+    fn plan(medic: i64, hospital: i64, event: RxEvent) -> Result<Vec<WebhookDelivery>, Error> {
+        webhooks::plan(medic, hospital, event)
     }
 
     fn queue_email(prescription: i64, to: Vec<String>, cc: Vec<String>) -> Result<i64, Error> {

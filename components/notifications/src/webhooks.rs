@@ -1,13 +1,13 @@
-//! Webhook subscriptions (tables `webhooks`, `webhook_hospitals`, `webhook_medics`, migration 0005):
-//! registration (with a signed ping the URL must answer 2xx), listing, deletion, and `plan`, which
-//! picks the subscriptions a new prescription goes to.
+//! Webhook subscriptions (tables `webhooks`, `webhook_hospitals`, `webhook_medics`, migration 0005,
+//! and `webhook_events`, 0008): registration (with a signed ping the URL must answer 2xx), listing,
+//! deletion, and `plan`, which picks the subscriptions a prescription event goes to.
 
 use std::time::Duration;
 
 use serde_json::json;
 
 use common::db::{Db, int, text};
-use common::types::{Error, FieldError, PageRequest, WebhookDelivery};
+use common::types::{Error, FieldError, PageRequest, RxEvent, WebhookDelivery};
 
 use crate::bindings::exports::receta::erx::notifications::{
     ListedMedic, NewWebhook, Webhook, WebhookPage,
@@ -27,6 +27,7 @@ const INSERT_HOSPITAL: &str =
     "INSERT INTO webhook_hospitals (webhook_id, position, hospital_id) VALUES (?, ?, ?)";
 const INSERT_MEDIC: &str =
     "INSERT INTO webhook_medics (webhook_id, position, medic_id, given) VALUES (?, ?, ?, ?)";
+const INSERT_EVENT: &str = "INSERT INTO webhook_events (webhook_id, event) VALUES (?, ?)";
 
 const COLUMNS: &str = "id, url, created_at, disabled_at";
 const COUNT: &str = "SELECT COUNT(*) FROM webhooks WHERE deleted_at IS NULL";
@@ -36,6 +37,7 @@ const HOSPITALS_OF: &str =
     "SELECT hospital_id FROM webhook_hospitals WHERE webhook_id = ? ORDER BY position";
 const MEDICS_OF: &str =
     "SELECT medic_id, given FROM webhook_medics WHERE webhook_id = ? ORDER BY position";
+const EVENTS_OF: &str = "SELECT event FROM webhook_events WHERE webhook_id = ?";
 
 fn by_id_sql() -> String {
     format!("SELECT {COLUMNS} FROM webhooks WHERE id = ? AND deleted_at IS NULL")
@@ -52,11 +54,15 @@ const END_PENDING: &str = "UPDATE outbox SET status = 'dead', updated_at = ?1, \
 /// A receiver answered 410 Gone: `?1` now, `?2` id.
 const DISABLE: &str = "UPDATE webhooks SET disabled_at = ?1 WHERE id = ?2 AND disabled_at IS NULL";
 
-/// The active subscriptions that list medic `?1` or hospital `?2`.
+/// The active subscriptions that list medic `?1` or hospital `?2` and chose event `?3` (a
+/// subscription with no `webhook_events` rows chose `prescription.created` only).
 const MATCHING: &str = "SELECT w.id, w.url FROM webhooks w \
     WHERE w.deleted_at IS NULL AND w.disabled_at IS NULL AND ( \
       EXISTS (SELECT 1 FROM webhook_medics m WHERE m.webhook_id = w.id AND m.medic_id = ?1) \
       OR EXISTS (SELECT 1 FROM webhook_hospitals h WHERE h.webhook_id = w.id AND h.hospital_id = ?2)) \
+    AND (EXISTS (SELECT 1 FROM webhook_events e WHERE e.webhook_id = w.id AND e.event = ?3) \
+      OR (?3 = 'prescription.created' \
+          AND NOT EXISTS (SELECT 1 FROM webhook_events e WHERE e.webhook_id = w.id))) \
     ORDER BY w.id";
 
 const SIGNING_STATE: &str = "SELECT secret, disabled_at, deleted_at FROM webhooks WHERE id = ?";
@@ -68,6 +74,10 @@ pub fn create(input: NewWebhook) -> Result<Webhook, Error> {
     dedup(&mut hospitals, |h| *h);
     let mut medics = input.medics;
     dedup(&mut medics, |m| m.id);
+    // In the documented order (that of `common::events::ALL`), as the list and detail show them.
+    let mut events = input.events;
+    events.sort_by_key(|e| *e as u8);
+    events.dedup();
     let secret = signing::new_secret();
     ping(&target, &secret)?;
 
@@ -99,6 +109,9 @@ pub fn create(input: NewWebhook) -> Result<Webhook, Error> {
                 ],
             )?;
         }
+        for event in &events {
+            db.execute(INSERT_EVENT, &[int(id), text(common::events::name(*event))])?;
+        }
         Ok(id)
     })?;
     Ok(Webhook {
@@ -106,6 +119,7 @@ pub fn create(input: NewWebhook) -> Result<Webhook, Error> {
         url,
         hospitals,
         medics,
+        events,
         secret: Some(secret),
         created_at: now,
         active: true,
@@ -190,11 +204,14 @@ pub fn delete(id: i64) -> Result<(), Error> {
     })
 }
 
-/// The deliveries a prescription by `medic` at `hospital` gets, each with a fresh `webhook-id`.
-pub fn plan(medic: i64, hospital: i64) -> Result<Vec<WebhookDelivery>, Error> {
+/// The deliveries of `event` for a prescription by `medic` at `hospital`, each with a fresh
+/// `webhook-id`.
+pub fn plan(medic: i64, hospital: i64, event: RxEvent) -> Result<Vec<WebhookDelivery>, Error> {
     let db = Db::open()?;
-    let rows = db.query(MATCHING, &[int(medic), int(hospital)], |r| {
+    let params = [int(medic), int(hospital), text(common::events::name(event))];
+    let rows = db.query(MATCHING, &params, |r| {
         Ok(WebhookDelivery {
+            event,
             subscription: r.i64("id")?,
             url: r.string("url")?,
             message_id: signing::new_message_id(),
@@ -242,6 +259,7 @@ fn head(r: &common::db::Row) -> anyhow::Result<Webhook> {
         url: r.string("url")?,
         hospitals: Vec::new(),
         medics: Vec::new(),
+        events: Vec::new(),
         secret: None,
         created_at: r.string("created_at")?,
         active: disabled_at.is_none(),
@@ -257,6 +275,14 @@ fn with_lists(db: &Db, mut w: Webhook) -> Result<Webhook, Error> {
             given: r.string("given")?,
         })
     })?;
+    let chosen = db.query(EVENTS_OF, &[int(w.id)], |r| r.string("event"))?;
+    w.events = common::events::ALL
+        .into_iter()
+        .filter(|e| chosen.iter().any(|c| c == common::events::name(*e)))
+        .collect();
+    if chosen.is_empty() {
+        w.events.push(RxEvent::Created);
+    }
     Ok(w)
 }
 
@@ -273,9 +299,15 @@ pub fn unix_seconds() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-/// The body of a prescription-made webhook: exactly `{"signature":"…"}`.
-pub fn event_body(signature: &str) -> Vec<u8> {
-    json!({ "signature": signature }).to_string().into_bytes()
+/// The body of a prescription webhook: exactly `{"signature":"…"}` for `prescription.created` (spec
+/// 6), `{"signature":"…","type":"prescription.dispensed"}` (and so on) for the later events.
+pub fn event_body(signature: &str, event_type: Option<&str>) -> Vec<u8> {
+    match event_type {
+        None => json!({ "signature": signature }),
+        Some(t) => json!({ "signature": signature, "type": t }),
+    }
+    .to_string()
+    .into_bytes()
 }
 
 #[cfg(test)]
@@ -284,7 +316,14 @@ mod tests {
 
     #[test]
     fn the_event_body_is_exactly_the_signature() {
-        assert_eq!(event_body("ab12"), br#"{"signature":"ab12"}"#.to_vec());
+        assert_eq!(
+            event_body("ab12", None),
+            br#"{"signature":"ab12"}"#.to_vec()
+        );
+        assert_eq!(
+            event_body("ab12", Some("prescription.rejected")),
+            br#"{"signature":"ab12","type":"prescription.rejected"}"#.to_vec()
+        );
     }
 
     #[test]

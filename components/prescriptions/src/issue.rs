@@ -5,16 +5,17 @@
 //! per webhook delivery the gateway planned (`notifications.plan`); the notifications component
 //! delivers them.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use common::db::{Db, blob, boolean, int, opt_text, text};
-use common::types::{Error, FieldError, WebhookDelivery};
+use common::types::{Error, FieldError};
 
 use crate::bindings::exports::receta::erx::prescriptions::{
     Drug, IssueRequest, Medication, Prescription, RxHospital, RxPatient, RxStatus,
 };
 use crate::document;
 use crate::medications::{self, Resolved};
+use crate::outbox;
 use crate::pdf;
 use crate::read;
 
@@ -32,10 +33,6 @@ const INSERT_MEDICATION: &str = "INSERT INTO medications \
 
 const INSERT_DOCUMENT: &str =
     "INSERT INTO prescription_documents (prescription_id, canonical, pdf) VALUES (?, ?, ?)";
-
-const INSERT_OUTBOX: &str = "INSERT INTO outbox \
-    (kind, prescription_id, target, payload, status, attempts, next_attempt_at, created_at, updated_at) \
-    VALUES (?, ?, ?, ?, 'pending', 0, ?, ?, ?)";
 
 pub fn issue(req: IssueRequest) -> Result<Prescription, Error> {
     let db = Db::open()?;
@@ -111,40 +108,15 @@ pub fn issue(req: IssueRequest) -> Result<Prescription, Error> {
             &[int(id), text(&signed.canonical), blob(&pdf)],
         )?;
         if let Some(to) = &email {
-            let payload = json!({"signature": signed.signature, "to": [to], "cc": []}).to_string();
-            db.execute(
-                INSERT_OUTBOX,
-                &[
-                    text("email"),
-                    int(id),
-                    text(to),
-                    text(&payload),
-                    text(&issued_at),
-                    text(&issued_at),
-                    text(&issued_at),
-                ],
-            )?;
+            outbox::queue_email(db, id, &signed.signature, to, &issued_at)?;
         }
-        for hook in &req.webhooks {
-            let payload = webhook_payload(&signed.signature, hook);
-            db.execute(
-                INSERT_OUTBOX,
-                &[
-                    text("webhook"),
-                    int(id),
-                    text(&hook.url),
-                    text(&payload),
-                    text(&issued_at),
-                    text(&issued_at),
-                    text(&issued_at),
-                ],
-            )?;
-        }
+        outbox::queue_webhooks(db, id, &signed.signature, &req.webhooks, &issued_at)?;
         Ok((id, ids))
     })?;
 
     Ok(Prescription {
         id,
+        medic_id: req.medic.id,
         signature: signed.signature,
         hospital: RxHospital {
             id: req.hospital.id,
@@ -227,13 +199,6 @@ fn resolve_all(db: &Db, req: &IssueRequest) -> Result<Vec<Resolved>, Error> {
     }
 }
 
-/// The payload of a webhook outbox row (migration 0005 describes it): what the notifications component
-/// needs to sign and send it, the same `webhook-id` on every attempt.
-fn webhook_payload(signature: &str, hook: &WebhookDelivery) -> String {
-    json!({"signature": signature, "webhook_id": hook.message_id, "subscription": hook.subscription})
-        .to_string()
-}
-
 /// Where the patient's email goes, when one is to be sent: `send_rx` is true, the hospital sends
 /// emails, and the patient's `email` is an address (it may hold another identifier, or be empty).
 fn email_target(req: &IssueRequest) -> Option<String> {
@@ -246,20 +211,6 @@ fn email_target(req: &IssueRequest) -> Option<String> {
 mod tests {
     use super::*;
     use crate::document::tests::request;
-
-    #[test]
-    fn webhook_rows_carry_what_signing_needs() {
-        let hook = WebhookDelivery {
-            subscription: 7,
-            url: "https://hooks.example.mx/rx".into(),
-            message_id: "msg_0123".into(),
-        };
-        let payload: Value = serde_json::from_str(&webhook_payload("ab", &hook)).unwrap();
-        assert_eq!(
-            payload,
-            json!({"signature": "ab", "webhook_id": "msg_0123", "subscription": 7})
-        );
-    }
 
     #[test]
     fn email_only_when_asked_allowed_and_addressable() {

@@ -9,12 +9,13 @@ use common::types::{Error, Principal};
 
 use crate::bindings::exports::receta::erx::prescriptions::LandingRx;
 use crate::document::is_signature;
-use crate::read::{medication_from_row, medications_sql};
+use crate::read::{medication_from_row, medications_sql, status_pair};
 
 /// `?1` signature; `?2` the medic, or NULL for the API admin and for the public page. The medic's and
 /// the hospital's names come from the signed document (the snapshot taken at issue); `raw_size` is
 /// the length of the stored PDF (SQLite reads a blob's length without loading it).
 const SELECT_LANDING: &str = "SELECT p.id, p.signature, p.created_at, p.patient_name, \
+    p.rx_status, p.reason_of_rejected, \
     COALESCE(json_extract(d.canonical, '$.medic.name'), '') AS medic_name, \
     COALESCE(json_extract(d.canonical, '$.hospital.name'), '') AS hospital_name, \
     length(d.pdf) AS raw_size \
@@ -52,6 +53,8 @@ pub fn view(caller: Option<Principal>, signature: &str) -> Result<LandingRx, Err
                 hospital_name: r.string("hospital_name")?,
                 patient_first_name: first_name(&r.string("patient_name")?),
                 medications: Vec::new(),
+                rx_status: status_pair(&r.string("rx_status")?),
+                reason_of_rejected: r.string("reason_of_rejected")?,
             },
         ))
     })?;

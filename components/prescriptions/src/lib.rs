@@ -6,13 +6,17 @@
 //! - `issue`: issuing, all writes in one transaction
 //! - `read`: lists and details, always scoped to the caller
 //! - `landing`: the patient landing view and its PDF (the signature is the capability)
+//! - `lifecycle`: after issue: dispenses, rejection, cancellation, and their event log
+//! - `outbox`: the outbox rows written in this component's transactions
 //! - `drugs`: the service's drug catalog
 
 mod document;
 mod drugs;
 mod issue;
 mod landing;
+mod lifecycle;
 mod medications;
+mod outbox;
 mod pdf;
 mod read;
 
@@ -27,7 +31,8 @@ mod bindings {
 }
 
 use bindings::exports::receta::erx::prescriptions::{
-    Drug, DrugLoad, DrugPage, Guest, IssueRequest, LandingRx, Prescription, PrescriptionPage,
+    DispenseRequest, Drug, DrugLoad, DrugPage, Guest, IssueRequest, LandingRx, LifecycleEvent,
+    PharmacyRef, Prescription, PrescriptionPage, StateChange,
 };
 
 struct Prescriptions;
@@ -55,6 +60,29 @@ impl Guest for Prescriptions {
 
     fn get_pdf(caller: Principal, signature: String) -> Result<Vec<u8>, Error> {
         read::pdf(&caller, &signature)
+    }
+
+    fn get_for_pharmacy(signature: String) -> Result<Prescription, Error> {
+        read::for_pharmacy(&signature).map_err(|e| match e {
+            Error::NotFound(_) => Error::NotFound(lifecycle::RX_NOT_FOUND.into()),
+            other => other,
+        })
+    }
+
+    fn dispense(request: DispenseRequest) -> Result<Prescription, Error> {
+        lifecycle::dispense(request)
+    }
+
+    fn reject(pharmacy: PharmacyRef, change: StateChange) -> Result<Prescription, Error> {
+        lifecycle::reject(pharmacy, change)
+    }
+
+    fn cancel(medic: i64, change: StateChange) -> Result<Prescription, Error> {
+        lifecycle::cancel(medic, change)
+    }
+
+    fn list_events(caller: Principal, signature: String) -> Result<Vec<LifecycleEvent>, Error> {
+        lifecycle::list(&caller, &signature)
     }
 
     fn get_document(caller: Principal, signature: String) -> Result<String, Error> {

@@ -10,8 +10,16 @@ use crate::bindings::exports::receta::erx::prescriptions::{
 };
 use crate::document::is_signature;
 
-/// `rx_status` code of every issued prescription (the pharmacy states come with later issues).
+/// `rx_status`: nothing has happened since issue.
 pub const AVAILABLE: &str = "available";
+/// `rx_status`: a pharmacy sold some units and some are left.
+pub const PARTIALLY_DISPENSED: &str = "partially_dispensed";
+/// `rx_status`: every medication is sold out.
+pub const DISPENSED: &str = "dispensed";
+/// `rx_status`: a pharmacy rejected it (final).
+pub const REJECTED: &str = "rejected";
+/// `rx_status`: its medic cancelled it (final).
+pub const CANCELLED: &str = "cancelled";
 /// `sent_status`: an email to the patient is queued.
 pub const PENDING: &str = "pending";
 /// `sent_status`: no email will be sent (`send_rx` false, the hospital sends none, or the patient
@@ -20,10 +28,15 @@ pub const NOT_SENT: &str = "not_sent";
 /// `sent_status`: the relay accepted the email (set by the notification worker).
 pub const SENT_EMAIL: &str = "sent_email";
 
-/// The `[code, label]` pair of a state code; an unknown code is its own label.
+/// The `[code, label]` pair of a state code; an unknown code is its own label. The `rx_status`
+/// labels are Spanish, as the pharmacist and the patient read them (docs/lifecycle.md).
 pub fn status_pair(code: &str) -> (String, String) {
     let label = match code {
-        AVAILABLE => "available",
+        AVAILABLE => "Disponible",
+        PARTIALLY_DISPENSED => "Surtida parcialmente",
+        DISPENSED => "Surtida",
+        REJECTED => "Rechazada",
+        CANCELLED => "Cancelada",
         PENDING => "pending send",
         NOT_SENT => "not sent",
         SENT_EMAIL => "sent by email",
@@ -32,7 +45,7 @@ pub fn status_pair(code: &str) -> (String, String) {
     (code.to_string(), label.to_string())
 }
 
-const COLUMNS: &str = "p.id, p.signature, p.hospital_id, p.hospital_patron, p.hospital_location, p.clinic, \
+const COLUMNS: &str = "p.id, p.medic_id, p.signature, p.hospital_id, p.hospital_patron, p.hospital_location, p.clinic, \
     p.medic_email, p.patient_uid, p.patient_name, p.patient_email, p.patient_phone, p.patient_date_of_birth, \
     p.patient_gender, p.diagnosis, p.extras, p.created_at, p.sent, p.send_rx, p.show_diagnosis, p.rejected, \
     p.bought, p.rx_status, p.sent_status, p.reason_of_rejected";
@@ -63,6 +76,10 @@ fn by_id_sql() -> String {
 
 fn by_signature_sql() -> String {
     format!("SELECT {COLUMNS} FROM prescriptions p WHERE {VISIBLE_BY_SIGNATURE}")
+}
+
+fn for_pharmacy_sql() -> String {
+    format!("SELECT {COLUMNS} FROM prescriptions p WHERE p.signature = ?1")
 }
 
 fn pdf_sql() -> String {
@@ -98,6 +115,7 @@ fn caller_param(caller: &Principal) -> Param {
 fn from_row(r: &Row) -> anyhow::Result<Prescription> {
     Ok(Prescription {
         id: r.i64("id")?,
+        medic_id: r.i64("medic_id")?,
         signature: r.string("signature")?,
         hospital: RxHospital {
             id: r.i64("hospital_id")?,
@@ -199,15 +217,34 @@ pub fn by_id(medic: i64, id: i64) -> Result<Prescription, Error> {
 }
 
 pub fn by_signature(caller: &Principal, signature: &str) -> Result<Prescription, Error> {
+    let db = Db::open()?;
+    let found = visible(&db, caller, signature)?;
+    one(&db, found)
+}
+
+/// The prescription `signature` names, if `caller` may see it (its medic or the API admin).
+pub fn visible(
+    db: &Db,
+    caller: &Principal,
+    signature: &str,
+) -> Result<Option<Prescription>, Error> {
+    if !is_signature(signature) {
+        return Ok(None);
+    }
+    Ok(db.query_opt(
+        &by_signature_sql(),
+        &[text(signature), caller_param(caller)],
+        from_row,
+    )?)
+}
+
+/// Any prescription by signature: a pharmacy's lookup, and the answer after a change.
+pub fn for_pharmacy(signature: &str) -> Result<Prescription, Error> {
     if !is_signature(signature) {
         return Err(Error::not_found());
     }
     let db = Db::open()?;
-    let found = db.query_opt(
-        &by_signature_sql(),
-        &[text(signature), caller_param(caller)],
-        from_row,
-    )?;
+    let found = db.query_opt(&for_pharmacy_sql(), &[text(signature)], from_row)?;
     one(&db, found)
 }
 
@@ -260,7 +297,23 @@ mod tests {
         );
         assert_eq!(
             status_pair(AVAILABLE),
-            ("available".into(), "available".into())
+            ("available".into(), "Disponible".into())
+        );
+        assert_eq!(
+            status_pair(PARTIALLY_DISPENSED),
+            ("partially_dispensed".into(), "Surtida parcialmente".into())
+        );
+        assert_eq!(
+            status_pair(DISPENSED),
+            ("dispensed".into(), "Surtida".into())
+        );
+        assert_eq!(
+            status_pair(REJECTED),
+            ("rejected".into(), "Rechazada".into())
+        );
+        assert_eq!(
+            status_pair(CANCELLED),
+            ("cancelled".into(), "Cancelada".into())
         );
         assert_eq!(
             status_pair("new_code"),

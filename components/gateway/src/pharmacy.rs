@@ -1,0 +1,325 @@
+//! The pharmacy calls (a pharmacy's token only), with the paths and shapes of the original service's
+//! public pharmacy API, `/api/v1/` included:
+//!
+//! - `GET /api/v2/pharmacy/rx/<signature>`: look a prescription up
+//! - `POST /api/v1/prescriptions/burn/<signature>`: record a sale (a dispense)
+//! - `POST /api/v1/prescriptions/reject/<signature>`: reject it
+//!
+//! Every call is logged with the status it was answered (`pharmacies.record-call`), and a pharmacy
+//! with more than `MISSES_PER_MINUTE` unknown-signature 404s in the last minute is answered 429
+//! (`pharmacies.admit`). The state changes themselves, and the rule that nothing is sold twice, live
+//! in the prescriptions component's transactions (docs/lifecycle.md).
+
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use common::fields::Fields;
+use common::types::{Error, FieldError, RxEvent};
+
+use crate::bindings::notifications;
+use crate::bindings::pharmacies::{self, Call, CallAction, Pharmacy};
+use crate::bindings::prescriptions::{
+    self, DispenseRequest, DispensedItem, Medication, PharmacyRef, Prescription, StateChange,
+};
+use crate::http::{Request, Response};
+use crate::media;
+use crate::notifications::deliver_after;
+use crate::prescriptions::{RxJson, json_type, shape};
+
+/// Unknown-signature 404s a pharmacy may get in a minute before it is answered 429.
+pub const MISSES_PER_MINUTE: u32 = 20;
+/// Items one sale may list (a prescription has at most 50 medications).
+const MAX_ITEMS: usize = 50;
+/// `sales_code`: at most 128 characters; `reason_of_rejected`: at most 1023.
+const SALES_CODE: Option<usize> = Some(129);
+const REASON: Option<usize> = Some(1024);
+/// The 404 `error` of the pharmacy calls.
+const RX_NOT_FOUND: &str = "rx not found";
+
+/// `GET /api/v2/pharmacy/rx/<signature>` → 200 the prescription in the detail shape, each medication
+/// with `sku` and `ad_id`; 404 `{"error": "rx not found"}`.
+pub fn lookup(req: &Request, signature: &str) -> Result<Response, Error> {
+    logged(req, signature, CallAction::Lookup, |_| {
+        let rx = prescriptions::get_for_pharmacy(signature)?;
+        Ok(Response::json(200, &pharmacy_shape(&rx)))
+    })
+}
+
+/// `POST /api/v1/prescriptions/burn/<signature>` `{sales_code, medications: [{id, bought_qty}]}` → 200
+/// the updated prescription (the lookup's shape). 404 `{"error": "rx not found"}`; 400 for the body
+/// or for an item that is not this prescription's or sells more than is left (nothing applied);
+/// 409 `{message}` when it is rejected, cancelled or fully dispensed.
+pub fn burn(req: &Request, signature: &str) -> Result<Response, Error> {
+    logged(req, signature, CallAction::Dispense, |pharmacy| {
+        let rx = prescriptions::get_for_pharmacy(signature)?;
+        let mut f = req.json_fields()?;
+        let sales_code = f.required_str("sales_code", SALES_CODE).trim().to_string();
+        let items = sold_items(&mut f);
+        f.finish()?;
+        let webhooks = notifications::plan(rx.medic_id, rx.hospital.id, RxEvent::Dispensed)?;
+        let queued = !webhooks.is_empty();
+        let updated = prescriptions::dispense(&DispenseRequest {
+            pharmacy: pharmacy_ref(pharmacy),
+            signature: signature.to_string(),
+            sales_code,
+            items,
+            webhooks,
+        })?;
+        let response = Response::json(200, &pharmacy_shape(&updated));
+        Ok(after(response, queued, updated.id))
+    })
+}
+
+/// `POST /api/v1/prescriptions/reject/<signature>` `{rejected: true, reason_of_rejected}` → 200
+/// `{"status": "202 OK"}`; 404 `{"status": "400 Bad Response", "error": "rx not found"}`; 409
+/// `{message}` once anything was dispensed, or when it is rejected or cancelled already.
+pub fn reject(req: &Request, signature: &str) -> Result<Response, Error> {
+    logged(req, signature, CallAction::Reject, |pharmacy| {
+        let rx = prescriptions::get_for_pharmacy(signature)?;
+        let mut f = req.json_fields()?;
+        if f.optional_bool("rejected") == Some(false) {
+            f.error("rejected", "Must be true: a rejection cannot be undone.");
+        }
+        let reason = f
+            .required_str("reason_of_rejected", REASON)
+            .trim()
+            .to_string();
+        f.finish()?;
+        let webhooks = notifications::plan(rx.medic_id, rx.hospital.id, RxEvent::Rejected)?;
+        let queued = !webhooks.is_empty();
+        let change = StateChange {
+            signature: signature.to_string(),
+            reason,
+            webhooks,
+        };
+        prescriptions::reject(&pharmacy_ref(pharmacy), &change)?;
+        Ok(after(
+            Response::json(200, &json!({"status": "202 OK"})),
+            queued,
+            rx.id,
+        ))
+    })
+}
+
+/// Runs a pharmacy call for the token's pharmacy, if it is admitted, and logs it with its status.
+/// A token that is not a pharmacy's is answered (401/403) and not logged: there is no pharmacy.
+/// An unknown signature is the original pharmacy API's 404 body for the call.
+fn logged(
+    req: &Request,
+    signature: &str,
+    action: CallAction,
+    call: impl FnOnce(&Pharmacy) -> Result<Response, Error>,
+) -> Result<Response, Error> {
+    let pharmacy = req.pharmacy()?;
+    let response = match pharmacies::admit(pharmacy, MISSES_PER_MINUTE).and_then(|p| call(&p)) {
+        Ok(response) => response,
+        Err(Error::NotFound(_)) if action == CallAction::Reject => Response::json(
+            404,
+            &json!({"status": "400 Bad Response", "error": RX_NOT_FOUND}),
+        ),
+        Err(Error::NotFound(_)) => Response::json(404, &json!({"error": RX_NOT_FOUND})),
+        Err(other) => Response::error(other),
+    };
+    let record = Call {
+        pharmacy,
+        signature: signature.to_string(),
+        action,
+        status: response.status(),
+        created_at: String::new(),
+    };
+    if let Err(e) = pharmacies::record_call(&record) {
+        eprintln!("logging pharmacy {pharmacy}'s call: {e:?}");
+    }
+    Ok(response)
+}
+
+/// The response, delivering the change's webhooks once it is sent when any were queued.
+fn after(response: Response, queued: bool, prescription: i64) -> Response {
+    if queued {
+        response.then(deliver_after(prescription))
+    } else {
+        response
+    }
+}
+
+fn pharmacy_ref(p: &Pharmacy) -> PharmacyRef {
+    PharmacyRef {
+        id: p.id,
+        name: p.name.clone(),
+    }
+}
+
+/// A medication as the pharmacy calls show it: the detail's fields plus `sku` (its `drug_upc`) and
+/// `ad_id` (always empty: no ads).
+#[derive(Serialize)]
+struct PharmacyMedication<'a> {
+    #[serde(flatten)]
+    medication: &'a Medication,
+    sku: &'a str,
+    ad_id: &'static str,
+}
+
+/// The detail shape of `GET /api/v2/rx-endpoint/<signature>/`, medications with `sku` and `ad_id`.
+fn pharmacy_shape(
+    rx: &Prescription,
+) -> RxJson<
+    '_,
+    &'_ prescriptions::RxHospital,
+    &'_ prescriptions::RxPatient,
+    Vec<PharmacyMedication<'_>>,
+> {
+    let medications = rx
+        .medications
+        .iter()
+        .map(|m| PharmacyMedication {
+            medication: m,
+            sku: &m.drug_upc,
+            ad_id: "",
+        })
+        .collect();
+    shape(
+        rx,
+        &media::base_url(),
+        &rx.hospital,
+        &rx.patient,
+        medications,
+    )
+}
+
+/// `medications`: a non-empty list of `{id, bought_qty}` (`bought_qty` at least 1). Every problem is
+/// a message on `medications`, `Item N, field: …`, as for a create.
+fn sold_items(f: &mut Fields) -> Vec<DispensedItem> {
+    let items = match f.raw("medications") {
+        None | Some(Value::Null) => {
+            f.error("medications", common::fields::REQUIRED);
+            return Vec::new();
+        }
+        Some(Value::Array(items)) if items.is_empty() => {
+            f.error("medications", "This list may not be empty.");
+            return Vec::new();
+        }
+        Some(Value::Array(items)) if items.len() > MAX_ITEMS => {
+            f.error(
+                "medications",
+                format!("Ensure this field has no more than {MAX_ITEMS} elements."),
+            );
+            return Vec::new();
+        }
+        Some(Value::Array(items)) => items.clone(),
+        Some(other) => {
+            let message = format!(
+                "Expected a list of items but got type \"{}\".",
+                json_type(other)
+            );
+            f.error("medications", message);
+            return Vec::new();
+        }
+    };
+    let mut out = Vec::with_capacity(items.len());
+    for (i, item) in items.into_iter().enumerate() {
+        let n = i + 1;
+        let Value::Object(map) = item else {
+            let message = format!(
+                "Item {n}: Invalid data. Expected a dictionary, but got {}.",
+                json_type(&item)
+            );
+            f.error("medications", message);
+            continue;
+        };
+        match sold_item(map) {
+            Ok(item) => out.push(item),
+            Err(errors) => {
+                for e in errors {
+                    for message in e.messages {
+                        f.error("medications", format!("Item {n}, {}: {message}", e.field));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// One `{id, bought_qty}` object, or its field errors.
+fn sold_item(map: Map<String, Value>) -> Result<DispensedItem, Vec<FieldError>> {
+    let mut m = Fields::from_map(map);
+    let id = m.required_i64("id");
+    let qty = m.required_i64("bought_qty");
+    if m.has("bought_qty") && !(1..=i64::from(u32::MAX)).contains(&qty) {
+        m.error(
+            "bought_qty",
+            "Ensure this value is greater than or equal to 1.",
+        );
+    }
+    match m.finish() {
+        Ok(()) => Ok(DispensedItem {
+            medication: id,
+            qty: qty as u32,
+        }),
+        Err(Error::Invalid(errors)) => Err(errors),
+        Err(_) => Err(Vec::new()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fields(v: Value) -> Fields {
+        Fields::from_json(v.to_string().as_bytes()).unwrap()
+    }
+
+    fn messages(f: Fields) -> Vec<String> {
+        match f.finish() {
+            Err(Error::Invalid(errors)) => errors.into_iter().flat_map(|e| e.messages).collect(),
+            other => panic!("expected field errors, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_sale_lists_ids_and_quantities() {
+        let mut f = fields(
+            json!({"medications": [{"id": 7, "bought_qty": 2}, {"id": "8", "bought_qty": 1}]}),
+        );
+        let items = sold_items(&mut f);
+        assert!(f.finish().is_ok());
+        assert_eq!(items.len(), 2);
+        assert_eq!((items[0].medication, items[0].qty), (7, 2));
+        assert_eq!((items[1].medication, items[1].qty), (8, 1));
+    }
+
+    #[test]
+    fn every_bad_item_is_named() {
+        let mut f = fields(json!({"medications": [
+            {"id": 7, "bought_qty": 0},
+            {"bought_qty": 1},
+            "x",
+            {"id": 9, "bought_qty": -3},
+            {"id": 10},
+        ]}));
+        sold_items(&mut f);
+        let m = messages(f);
+        let has = |s: &str| m.iter().any(|x| x.starts_with(s));
+        assert!(
+            has("Item 1, bought_qty: Ensure this value is greater than or equal to 1."),
+            "{m:?}"
+        );
+        assert!(has("Item 2, id: This field is required."), "{m:?}");
+        assert!(has("Item 3: Invalid data."), "{m:?}");
+        assert!(has("Item 4, bought_qty: Ensure"), "{m:?}");
+        assert!(has("Item 5, bought_qty: This field is required."), "{m:?}");
+    }
+
+    #[test]
+    fn medications_must_be_a_non_empty_list() {
+        for body in [
+            json!({}),
+            json!({"medications": []}),
+            json!({"medications": {"id": 1}}),
+        ] {
+            let mut f = fields(body.clone());
+            sold_items(&mut f);
+            assert_eq!(messages(f).len(), 1, "{body}");
+        }
+    }
+}

@@ -1,0 +1,132 @@
+//! The pharmacies' call log (table `pharmacy_calls`, migration 0008) and the rate limit it feeds: a
+//! pharmacy that got more than `limit` unknown-signature 404s in the last 60 seconds is refused
+//! (429) until it is under the limit again. The window slides, so no calendar-minute edge resets it,
+//! and the state lives in the database, so it holds across requests, instances and nodes.
+
+use std::time::{Duration, SystemTime};
+
+use common::db::{Db, Row, int, text};
+use common::types::{Error, PageRequest};
+
+use crate::bindings::exports::receta::erx::pharmacies::{Call, CallAction, CallPage, Pharmacy};
+use crate::register;
+
+/// How far back the unknown-signature 404s count.
+pub const WINDOW: Duration = Duration::from_secs(60);
+/// Characters of the asked-for signature kept in the log.
+const SIGNATURE_KEPT: usize = 128;
+
+const INSERT: &str = "INSERT INTO pharmacy_calls (pharmacy_id, signature, action, status, created_at) \
+    VALUES (?, ?, ?, ?, ?)";
+
+/// `?1` pharmacy, `?2` the window's start, `?3` the limit: the newest 404 beyond the limit inside
+/// the window, if there is one (an index range on `pharmacy_calls_misses`).
+const OVER_LIMIT: &str = "SELECT created_at FROM pharmacy_calls \
+    WHERE pharmacy_id = ?1 AND status = 404 AND created_at > ?2 \
+    ORDER BY created_at DESC LIMIT 1 OFFSET ?3";
+
+const COUNT: &str = "SELECT COUNT(*) FROM pharmacy_calls WHERE pharmacy_id = ?";
+const PAGE: &str = "SELECT pharmacy_id, signature, action, status, created_at FROM pharmacy_calls \
+    WHERE pharmacy_id = ? ORDER BY id DESC LIMIT ? OFFSET ?";
+
+/// The pharmacy, if it is active and not over the limit.
+pub fn admit(pharmacy: i64, limit: u32) -> Result<Pharmacy, Error> {
+    let db = Db::open()?;
+    let found = register::find(&db, pharmacy)?
+        .filter(|p| p.is_active)
+        .ok_or(Error::Unauthorized)?;
+    let now = SystemTime::now();
+    let since = common::time::iso8601(now - WINDOW);
+    let over = db.query_opt(
+        OVER_LIMIT,
+        &[int(pharmacy), text(&since), int(limit.into())],
+        |r| r.string("created_at"),
+    )?;
+    match over.as_deref().and_then(common::time::parse_iso8601) {
+        Some(at) => Err(Error::TooManyRequests(retry_after(at, now))),
+        None => Ok(found),
+    }
+}
+
+/// Whole seconds until a 404 at `at` leaves the window (at least 1).
+fn retry_after(at: SystemTime, now: SystemTime) -> u32 {
+    let leaves = at + WINDOW;
+    let left = leaves.duration_since(now).unwrap_or_default();
+    let secs = left.as_secs() + u64::from(left.subsec_nanos() > 0);
+    secs.clamp(1, WINDOW.as_secs()) as u32
+}
+
+pub fn record(call: Call) -> Result<(), Error> {
+    let db = Db::open()?;
+    let signature: String = call.signature.chars().take(SIGNATURE_KEPT).collect();
+    db.execute(
+        INSERT,
+        &[
+            int(call.pharmacy),
+            text(&signature),
+            text(action_name(call.action)),
+            int(call.status.into()),
+            text(&common::time::now_iso8601()),
+        ],
+    )?;
+    Ok(())
+}
+
+pub fn list(pharmacy: i64, page: PageRequest) -> Result<CallPage, Error> {
+    let db = Db::open()?;
+    let count = db.scalar_i64(COUNT, &[int(pharmacy)])?;
+    let results = db.query(
+        PAGE,
+        &[
+            int(pharmacy),
+            int(page.limit.into()),
+            int(page.offset.into()),
+        ],
+        from_row,
+    )?;
+    Ok(CallPage {
+        count: u64::try_from(count).unwrap_or(0),
+        results,
+    })
+}
+
+/// The name an action is stored under (the table's CHECK lists them).
+pub fn action_name(action: CallAction) -> &'static str {
+    match action {
+        CallAction::Lookup => "lookup",
+        CallAction::Dispense => "dispense",
+        CallAction::Reject => "reject",
+    }
+}
+
+fn from_row(r: &Row) -> anyhow::Result<Call> {
+    let action = match r.string("action")?.as_str() {
+        "lookup" => CallAction::Lookup,
+        "dispense" => CallAction::Dispense,
+        "reject" => CallAction::Reject,
+        other => anyhow::bail!("unknown pharmacy call action {other:?}"),
+    };
+    Ok(Call {
+        pharmacy: r.i64("pharmacy_id")?,
+        signature: r.string("signature")?,
+        action,
+        status: u16::try_from(r.i64("status")?)?,
+        created_at: r.string("created_at")?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_counts_whole_seconds_until_the_404_leaves_the_window() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
+        assert_eq!(retry_after(now, now), 60);
+        assert_eq!(retry_after(now - Duration::from_millis(59_500), now), 1);
+        assert_eq!(retry_after(now - Duration::from_secs(30), now), 30);
+        assert_eq!(retry_after(now - Duration::from_millis(29_999), now), 31);
+        // Already out (a clock step): still at least 1.
+        assert_eq!(retry_after(now - Duration::from_secs(61), now), 1);
+    }
+}

@@ -1,0 +1,57 @@
+//! The pharmacies component: wires `receta:erx/pharmacies` to its modules.
+//!
+//! - `register`: the pharmacies themselves (create, list, get, PATCH)
+//! - `calls`: the log of every pharmacy call, and the unknown-signature rate limit it feeds
+
+mod calls;
+mod register;
+
+use common::types::{Error, PageRequest};
+
+mod bindings {
+    wit_bindgen::generate!({
+        world: "pharmacies-component",
+        path: "../../wit",
+        with: { "receta:erx/types@0.1.0": common::types },
+    });
+}
+
+use bindings::exports::receta::erx::pharmacies::{
+    Call, CallPage, Guest, NewPharmacy, Pharmacy, PharmacyPage, PharmacyPatch,
+};
+
+struct Pharmacies;
+
+impl Guest for Pharmacies {
+    fn create_pharmacy(input: NewPharmacy) -> Result<Pharmacy, Error> {
+        register::create(input)
+    }
+
+    fn list_pharmacies(page: PageRequest) -> Result<PharmacyPage, Error> {
+        register::list(page)
+    }
+
+    fn get_pharmacy(id: i64) -> Result<Pharmacy, Error> {
+        register::get(id)
+    }
+
+    fn update_pharmacy(id: i64, patch: PharmacyPatch) -> Result<Pharmacy, Error> {
+        register::update(id, patch)
+    }
+
+    fn admit(pharmacy: i64, limit: u32) -> Result<Pharmacy, Error> {
+        calls::admit(pharmacy, limit)
+    }
+
+    fn record_call(call: Call) -> Result<(), Error> {
+        calls::record(call)
+    }
+
+    fn list_calls(pharmacy: i64, page: PageRequest) -> Result<CallPage, Error> {
+        calls::list(pharmacy, page)
+    }
+}
+
+// Exported only when built as a component: a native build (unit tests, clippy) has no component ABI.
+#[cfg(target_arch = "wasm32")]
+bindings::export!(Pharmacies with_types_in bindings);

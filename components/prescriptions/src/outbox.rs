@@ -1,0 +1,110 @@
+//! The outbox rows this component writes in its own transactions (the transactional outbox): the
+//! `outbox` table (migration 0003) is worked by the notifications component, which reads exactly
+//! the payloads written here (0005 documents them). Issuing writes the patient's email and the
+//! `prescription.created` webhooks; a dispense, rejection or cancellation writes its own event's.
+
+use serde_json::json;
+
+use common::db::{Db, int, text};
+use common::types::{Error, RxEvent, WebhookDelivery};
+
+const INSERT_OUTBOX: &str = "INSERT INTO outbox \
+    (kind, prescription_id, target, payload, status, attempts, next_attempt_at, created_at, updated_at) \
+    VALUES (?, ?, ?, ?, 'pending', 0, ?, ?, ?)";
+
+/// Queues the patient's email of prescription `id`, due at `now`.
+pub fn queue_email(db: &Db, id: i64, signature: &str, to: &str, now: &str) -> Result<(), Error> {
+    let payload = json!({"signature": signature, "to": [to], "cc": []}).to_string();
+    insert(db, "email", id, to, &payload, now)
+}
+
+/// Queues one row per planned webhook delivery of prescription `id`, due at `now`.
+pub fn queue_webhooks(
+    db: &Db,
+    id: i64,
+    signature: &str,
+    hooks: &[WebhookDelivery],
+    now: &str,
+) -> Result<(), Error> {
+    for hook in hooks {
+        insert(
+            db,
+            "webhook",
+            id,
+            &hook.url,
+            &webhook_payload(signature, hook),
+            now,
+        )?;
+    }
+    Ok(())
+}
+
+fn insert(
+    db: &Db,
+    kind: &str,
+    id: i64,
+    target: &str,
+    payload: &str,
+    now: &str,
+) -> Result<(), Error> {
+    db.execute(
+        INSERT_OUTBOX,
+        &[
+            text(kind),
+            int(id),
+            text(target),
+            text(payload),
+            text(now),
+            text(now),
+            text(now),
+        ],
+    )?;
+    Ok(())
+}
+
+/// The payload of a webhook row: what the notifications component needs to sign and send it (the
+/// same `webhook-id` on every attempt) and, for every event but `prescription.created` (whose body
+/// stays exactly `{"signature"}`), the event's `type`.
+fn webhook_payload(signature: &str, hook: &WebhookDelivery) -> String {
+    let mut payload = json!({
+        "signature": signature,
+        "webhook_id": hook.message_id,
+        "subscription": hook.subscription,
+    });
+    if hook.event != RxEvent::Created {
+        payload["type"] = json!(common::events::name(hook.event));
+    }
+    payload.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value;
+
+    fn hook(event: RxEvent) -> WebhookDelivery {
+        WebhookDelivery {
+            event,
+            subscription: 7,
+            url: "https://hooks.example.mx/rx".into(),
+            message_id: "msg_0123".into(),
+        }
+    }
+
+    #[test]
+    fn webhook_rows_carry_what_signing_needs() {
+        let payload: Value =
+            serde_json::from_str(&webhook_payload("ab", &hook(RxEvent::Created))).unwrap();
+        assert_eq!(
+            payload,
+            json!({"signature": "ab", "webhook_id": "msg_0123", "subscription": 7})
+        );
+    }
+
+    #[test]
+    fn later_events_carry_their_type() {
+        let payload: Value =
+            serde_json::from_str(&webhook_payload("ab", &hook(RxEvent::Dispensed))).unwrap();
+        assert_eq!(payload["type"], "prescription.dispensed");
+    }
+}

@@ -16,6 +16,36 @@ const STATEMENTS: &[(&str, &str, &[&str])] = &[
         &["SELECT id FROM medics WHERE token_hash = ? AND is_active = 1"],
     ),
     (
+        "auth: pharmacy by token (after a medic miss)",
+        "components/auth/src/lib.rs",
+        &["SELECT id FROM pharmacies WHERE token_hash = ? AND is_active = 1"],
+    ),
+    (
+        "pharmacy calls: the 404 beyond the limit in the last minute (every pharmacy call)",
+        "components/pharmacies/src/calls.rs",
+        &["SELECT created_at FROM pharmacy_calls \
+           WHERE pharmacy_id = ?1 AND status = 404 AND created_at > ?2 \
+           ORDER BY created_at DESC LIMIT 1 OFFSET ?3"],
+    ),
+    (
+        "pharmacy lookup / dispense: the prescription by signature",
+        "components/prescriptions/src/read.rs",
+        &[
+            "SELECT ",
+            RX_COLUMNS,
+            " FROM prescriptions p WHERE p.signature = ?1",
+        ],
+    ),
+    (
+        "dispense: the state raised from (the prescription's medications sold out?)",
+        "components/prescriptions/src/lifecycle.rs",
+        &["UPDATE prescriptions SET \
+           bought = NOT EXISTS (SELECT 1 FROM medications WHERE prescription_id = ?1 AND bought_qty < qty), \
+           rx_status = CASE WHEN EXISTS (SELECT 1 FROM medications WHERE prescription_id = ?1 AND bought_qty < qty) \
+           THEN 'partially_dispensed' ELSE 'dispensed' END \
+           WHERE id = ?1"],
+    ),
+    (
         "rx list/search: count",
         "components/prescriptions/src/read.rs",
         &["SELECT COUNT(*) FROM prescriptions p WHERE ", RX_MATCHES],

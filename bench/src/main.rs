@@ -7,7 +7,8 @@
 //! - `sqlite-tps --db FILE --seconds S`: durable SQLite transactions per second with the host's
 //!   pragmas, one small INSERT per `BEGIN IMMEDIATE … COMMIT`.
 //! - `pdf-native --renders N`: rxpdf's sample prescription rendered natively, median of N.
-//! - `seed-catalog …` / `seed-rx …`: realistic data created through the API (see `seed.rs`).
+//! - `seed-catalog …` / `seed-rx …` / `seed-pharmacy …`: realistic data created through the API
+//!   (see `seed.rs`).
 //! - `explain --db FILE`: `EXPLAIN QUERY PLAN` of the list and search statements.
 
 mod client;
@@ -23,7 +24,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 
 const USAGE: &str = "usage: receta-bench <hyper-hello --listen ADDR | sqlite-tps --db FILE --seconds S | \
-pdf-native --renders N | seed-catalog … | seed-rx … | explain --db FILE>";
+pdf-native --renders N | seed-catalog … | seed-rx … | seed-pharmacy … | explain --db FILE>";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -37,6 +38,7 @@ fn main() -> ExitCode {
         "pdf-native" => pdf::run(&flags),
         "seed-catalog" => seed::catalog(&flags),
         "seed-rx" => seed::prescriptions(&flags),
+        "seed-pharmacy" => seed::pharmacy(&flags),
         "explain" => explain::run(&flags),
         other => bail!("unknown command {other:?}\n{USAGE}"),
     });

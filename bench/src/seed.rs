@@ -11,6 +11,10 @@
 //! patient `(k / M) % patients_per_medic`, and has 1 to 5 medications (drugs of
 //! the seed catalog with their UPC, or free text). The patients have email addresses, so every
 //! prescription also queues an outbox row.
+//!
+//! `seed-pharmacy --url U --admin-token T --out DIR [--prescriptions 200]`: registers a pharmacy and
+//! issues prescriptions of one medication of 9,999 units each, to be dispensed a unit at a time.
+//! Writes `DIR/pharmacy.tsv`: the pharmacy's token, then `signature medication_id` lines.
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -499,5 +503,75 @@ pub fn prescriptions(flags: &Flags) -> Result<()> {
         existing + signatures.len(),
         signatures.len() as f64 / seconds
     );
+    Ok(())
+}
+
+/// Units of the medication a dispensable prescription holds: enough for every burn of a bench run.
+const DISPENSABLE_UNITS: u32 = 9999;
+
+pub fn pharmacy(flags: &Flags) -> Result<()> {
+    let url = flags.str("url")?;
+    let admin = flags.str("admin-token")?;
+    let out = Path::new(flags.str("out")?);
+    let count: usize = flags.num("prescriptions", 200)?;
+    let body = json!({
+        "name": "Farmacia Benchmark Centro", "legal_name": "Farmacias Benchmark S.A. de C.V.",
+        "license": "LS-09-2026-0001", "address": "Av. Juárez 10, Centro", "zip_code": "06000",
+        "state": "CDMX", "contact": "55 5555 0000",
+    });
+    let reply = Client::new(url)?
+        .send(
+            "POST",
+            "/api/v2/pharmacies/",
+            Some(admin),
+            Some(body.to_string().as_bytes()),
+        )?
+        .expect(201, "registering a pharmacy")?;
+    let token = reply.json()?["token"]
+        .as_str()
+        .context("no token in the pharmacy")?
+        .to_string();
+    let medics = read_medics(out)?;
+    let patients = read_patients(out, medics.len())?;
+    let issued = parallel(url, 4, count, "dispensable prescriptions", |c, i| {
+        let medic = i % medics.len();
+        let (medic_token, hospital) = &medics[medic];
+        let own = &patients[medic];
+        let body = json!({
+            "hospital": hospital,
+            "patient": {"uid": own[i % own.len()]},
+            "diagnosis": "Diabetes mellitus tipo 1",
+            "send_rx": false,
+            "medications": [{
+                "presentation": "Insulina glargina 100 UI/ml, pluma de 3 ml",
+                "instructions": "Aplicar 10 UI por vía subcutánea cada noche.",
+                "qty": DISPENSABLE_UNITS,
+            }],
+        });
+        let reply = c
+            .send(
+                "POST",
+                "/api/v2/rx-endpoint/",
+                Some(medic_token),
+                Some(body.to_string().as_bytes()),
+            )?
+            .expect(200, "creating a dispensable prescription")?;
+        let json = reply.json()?;
+        Ok((
+            json["signature"]
+                .as_str()
+                .context("no signature")?
+                .to_string(),
+            json["medications"][0]["id"]
+                .as_i64()
+                .context("no medication id")?,
+        ))
+    })?;
+    let mut text = format!("{token}\n");
+    for (signature, medication) in &issued {
+        writeln!(text, "{signature}\t{medication}")?;
+    }
+    std::fs::write(out.join("pharmacy.tsv"), text)?;
+    println!("prescriptions={}", issued.len());
     Ok(())
 }

@@ -617,6 +617,32 @@ impl Seed {
     }
 }
 
+/// The pharmacy of the pharmacy rows and its dispensable prescriptions (`seed-pharmacy`).
+struct Dispensable {
+    token: String,
+    /// (signature, the medication's id).
+    prescriptions: Vec<(String, i64)>,
+}
+
+impl Dispensable {
+    fn read(dir: &Path) -> Result<Dispensable> {
+        let text = std::fs::read_to_string(dir.join("pharmacy.tsv"))
+            .map_err(|e| format!("pharmacy.tsv: {e}"))?;
+        let mut lines = text.lines();
+        let token = lines.next().unwrap_or_default().to_string();
+        let prescriptions = lines
+            .filter_map(|l| {
+                let (s, m) = l.split_once('\t')?;
+                Some((s.to_string(), m.parse().ok()?))
+            })
+            .collect();
+        Ok(Dispensable {
+            token,
+            prescriptions,
+        })
+    }
+}
+
 /// Prescriptions up to `total`, the new ones spread over the first `active` medics.
 fn seed_rx(url: &str, dir: &Path, total: usize, active: usize, notes: &mut Vec<String>) -> Result {
     eprintln!("xtask bench: seeding prescriptions up to {total}");
@@ -842,6 +868,45 @@ fn app(
         vs_hello(None),
         rows,
     )?;
+    // The pharmacy calls: a lookup of any prescription by signature, and (with the writes below) a
+    // one-unit dispense. Each call also checks the pharmacy's rate limit and is logged (one commit).
+    let kv = helper(&[
+        "seed-pharmacy",
+        "--url",
+        &server.url,
+        "--admin-token",
+        ADMIN_TOKEN,
+        "--out",
+        &seed_dir.to_string_lossy(),
+        "--prescriptions",
+        "200",
+    ])?;
+    let dispensable = Dispensable::read(&seed_dir)?;
+    notes.push(format!(
+        "Pharmacy rows: one pharmacy registered through the API, and {} prescriptions of one \
+         9,999-unit medication for the dispense row (each burn sells 1 unit).",
+        value(&kv, "prescriptions")?
+    ));
+    let lookups: Vec<Req> = seed
+        .per_signature(2000, |s| format!("/api/v2/pharmacy/rx/{s}"))
+        .into_iter()
+        .map(|r| Req {
+            token: dispensable.token.clone(),
+            ..r
+        })
+        .collect();
+    let lookup = scripts::write(&scripts_dir, "pharmacy-lookup", &lookups)?;
+    load_rows(
+        settings,
+        &server,
+        "GET /api/v2/pharmacy/rx/&lt;signature&gt; (pharmacy token, 2,000 signatures rotated, call logged)",
+        "/",
+        &[],
+        Some(&lookup),
+        &conns,
+        vs_hello(None),
+        rows,
+    )?;
     let search = scripts::write(
         &scripts_dir,
         "rx-search",
@@ -1010,6 +1075,31 @@ fn app(
         Some(&create_rx),
         &conns,
         vs_sqlite(Some(0.25)),
+        rows,
+    )?;
+    let burns: Vec<Req> = dispensable
+        .prescriptions
+        .iter()
+        .enumerate()
+        .map(|(i, (signature, medication))| Req {
+            method: "POST",
+            path: format!("/api/v1/prescriptions/burn/{signature}"),
+            token: dispensable.token.clone(),
+            body: Some(format!(
+                r#"{{"sales_code":"TICKET-{i}","medications":[{{"id":{medication},"bought_qty":1}}]}}"#
+            )),
+        })
+        .collect();
+    let burn = scripts::write(&scripts_dir, "pharmacy-burn", &burns)?;
+    load_rows(
+        settings,
+        &server,
+        "POST /api/v1/prescriptions/burn/&lt;signature&gt; (1 unit: event, conditional UPDATE, one commit; call logged)",
+        "/",
+        &[],
+        Some(&burn),
+        &conns,
+        vs_sqlite(None),
         rows,
     )?;
     server.stop();

@@ -33,7 +33,9 @@ const STATEMENTS: &[(&str, &str, &[&str])] = &[
         &[
             "SELECT ",
             RX_COLUMNS,
-            " FROM prescriptions p WHERE p.signature = ?1",
+            " FROM ",
+            RX_FROM,
+            " WHERE p.signature = ?1",
         ],
     ),
     (
@@ -46,6 +48,11 @@ const STATEMENTS: &[(&str, &str, &[&str])] = &[
            WHERE id = ?1"],
     ),
     (
+        "verify: the calls of one client address in the last minute",
+        "components/prescriptions/src/verify.rs",
+        &["SELECT COUNT(*) FROM verify_calls WHERE client = ?1"],
+    ),
+    (
         "rx list/search: count",
         "components/prescriptions/src/read.rs",
         &["SELECT COUNT(*) FROM prescriptions p WHERE ", RX_MATCHES],
@@ -56,7 +63,9 @@ const STATEMENTS: &[(&str, &str, &[&str])] = &[
         &[
             "SELECT ",
             RX_COLUMNS,
-            " FROM prescriptions p WHERE ",
+            " FROM ",
+            RX_FROM,
+            " WHERE ",
             RX_MATCHES,
             " ORDER BY p.id DESC LIMIT ?3 OFFSET ?4",
         ],
@@ -79,7 +88,9 @@ const STATEMENTS: &[(&str, &str, &[&str])] = &[
         &[
             "SELECT ",
             RX_COLUMNS,
-            " FROM prescriptions p WHERE ",
+            " FROM ",
+            RX_FROM,
+            " WHERE ",
             "p.signature = ?1 AND (?2 IS NULL OR p.medic_id = ?2)",
         ],
     ),
@@ -156,7 +167,9 @@ const STATEMENTS: &[(&str, &str, &[&str])] = &[
 const RX_COLUMNS: &str = "p.id, p.medic_id, p.signature, p.hospital_id, p.hospital_patron, p.hospital_location, p.clinic, \
     p.medic_email, p.patient_uid, p.patient_name, p.patient_email, p.patient_phone, p.patient_date_of_birth, \
     p.patient_gender, p.diagnosis, p.extras, p.created_at, p.sent, p.send_rx, p.show_diagnosis, p.rejected, \
-    p.bought, p.rx_status, p.sent_status, p.reason_of_rejected";
+    p.bought, p.rx_status, p.sent_status, p.reason_of_rejected, s.kid AS seal_kid, s.sig AS seal_sig";
+
+const RX_FROM: &str = "prescriptions p LEFT JOIN prescription_seals s ON s.prescription_id = p.id";
 
 const RX_MATCHES: &str = "p.medic_id = ?1 AND (?2 IS NULL OR p.patient_name LIKE ?2 ESCAPE '\\' \
     OR p.patient_email LIKE ?2 ESCAPE '\\' OR p.diagnosis LIKE ?2 ESCAPE '\\')";

@@ -11,6 +11,9 @@ receta: runs a Spin application (spin.toml, manifest v2) on a built-in Wasmtime 
 
 USAGE:
     receta up [OPTIONS]
+    receta verify <QR TEXT OR URL> --keys <KEYS.JSON>
+                                  checks a prescription's digital seal offline against the keys
+                                  of /.well-known/receta-keys.json; exits 1 when it does not verify
 
 OPTIONS:
     --listen <ADDR>               address to listen on [default: 127.0.0.1:3000]
@@ -53,8 +56,28 @@ pub struct UpOptions {
 pub enum Command {
     /// `receta up`
     Up(UpOptions),
+    /// `receta verify <text> --keys <file>`
+    Verify { text: String, keys: PathBuf },
     /// `--help`
     Help,
+}
+
+/// `verify <text> --keys <file>` (the flag before or after the text).
+fn parse_verify(args: impl Iterator<Item = String>) -> Result<Command> {
+    let (mut text, mut keys) = (None, None);
+    let mut args = args;
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--keys" => keys = Some(PathBuf::from(args.next().context("--keys needs a file")?)),
+            _ if arg.starts_with("--keys=") => keys = Some(PathBuf::from(&arg[7..])),
+            _ if text.is_none() => text = Some(arg),
+            _ => bail!("unexpected argument {arg:?} (try `receta --help`)"),
+        }
+    }
+    Ok(Command::Verify {
+        text: text.context("verify needs the QR text or URL")?,
+        keys: keys.context("verify needs --keys <keys.json>")?,
+    })
 }
 
 /// Parses `args` (without the program name).
@@ -62,6 +85,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command> {
     let mut args = args.into_iter();
     match args.next().as_deref() {
         Some("up") => {}
+        Some("verify") => return parse_verify(args),
         Some("--help" | "-h" | "help") | None => return Ok(Command::Help),
         Some(other) => bail!("unknown command {other:?} (try `receta up --help`)"),
     }
@@ -128,8 +152,29 @@ mod tests {
     fn up(args: &[&str]) -> UpOptions {
         match parse(args.iter().map(|s| s.to_string())).unwrap() {
             Command::Up(o) => o,
-            Command::Help => panic!("help"),
+            other => panic!("not up: {other:?}"),
         }
+    }
+
+    #[test]
+    fn verify_takes_the_text_and_the_keys_in_any_order() {
+        for args in [
+            ["verify", "https://x/rx/ab#k.s", "--keys", "k.json"],
+            ["verify", "--keys", "k.json", "https://x/rx/ab#k.s"],
+        ] {
+            match parse(args.iter().map(|s| s.to_string())).unwrap() {
+                Command::Verify { text, keys } => {
+                    assert_eq!(text, "https://x/rx/ab#k.s");
+                    assert_eq!(keys, PathBuf::from("k.json"));
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        assert!(
+            parse(["verify".to_string(), "x".to_string()]).is_err(),
+            "no --keys"
+        );
+        assert!(parse(["verify".to_string()]).is_err());
     }
 
     #[test]

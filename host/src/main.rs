@@ -15,6 +15,7 @@ mod server;
 mod sqlite;
 mod state;
 mod variables;
+mod verify;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -37,6 +38,21 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         cli::Command::Up(options) => options,
+        cli::Command::Verify { text, keys } => {
+            return match verify::run(&text, &keys) {
+                Ok(v) => {
+                    println!(
+                        "VALID: prescription {} is sealed by this service (key {}, {}).",
+                        v.signature, v.kid, v.status
+                    );
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    println!("INVALID: {e:#}");
+                    ExitCode::FAILURE
+                }
+            };
+        }
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

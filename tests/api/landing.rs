@@ -138,6 +138,7 @@ fn landing_json_has_the_spec_shape() {
             "raw_size",
             "reason_of_rejected",
             "rx_status",
+            "seal",
             "signature"
         ]
     );

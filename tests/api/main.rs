@@ -17,4 +17,5 @@ mod patients;
 mod pharmacies;
 mod prescriptions;
 mod skeleton;
+mod verification;
 mod webhooks;

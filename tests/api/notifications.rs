@@ -97,9 +97,16 @@ fn the_email_arrives_with_the_stored_pdf_and_then_sent_flips() {
     );
     let cta_link = rx["cta_link"].as_str().unwrap();
     assert!(cta_link.ends_with(signature));
+    // The link the patient gets carries the seal in its fragment (docs/verification.md).
+    let seal = &detail(&app, &p, signature)["seal"];
+    let sealed = format!(
+        "{cta_link}#{}.{}",
+        seal["kid"].as_str().unwrap(),
+        seal["sig"].as_str().unwrap()
+    );
     for part in ["text", "html"] {
         let body = m[part].as_str().unwrap();
-        assert!(body.contains(cta_link), "{part}: {body}");
+        assert!(body.contains(&sealed), "{part}: {body}");
         assert!(
             body.contains("Juan Pérez") && body.contains("receta"),
             "{part}: {body}"

@@ -369,6 +369,11 @@ fn peers(
         ));
     }
     let in_wasm = key_values(&String::from_utf8_lossy(&body));
+    let (status, body) = procs::get(&fixture.url, &format!("/pdf/run?seals={PDF_RENDERS}"), &[])?;
+    if status != 200 {
+        return Err(format!("pdfbench seals answered {status}"));
+    }
+    let seals = key_values(&String::from_utf8_lossy(&body));
     fixture.stop();
     let native = helper(&["pdf-native", "--renders", &PDF_RENDERS.to_string()])?;
     let wasm_ms = value(&in_wasm, "median_ns")? / 1e6;
@@ -391,6 +396,14 @@ fn peers(
         "PDF: rxpdf's sample prescription (Letter, five medications, both logos, {} bytes).",
         value(&native, "bytes")?
     ));
+    rows.push(Row {
+        name: format!(
+            "Seal in the component: Ed25519 key from its seed + signature (median of {PDF_RENDERS})"
+        ),
+        result: ms(value(&seals, "median_ns")? / 1e6),
+        p99_ms: Some(value(&seals, "p99_ns")? / 1e6),
+        ..Row::default()
+    });
 
     // Raw SQLite durable transactions on the same disk, the host's pragmas.
     let raw = dir.join("raw-sqlite");
@@ -464,6 +477,8 @@ fn app_command(dir: &Path, state: &Path, cache: &Path, listen: &str) -> Command 
         .arg("--from")
         .arg(root().join("spin.toml"))
         .env("SPIN_VARIABLE_ADMIN_TOKEN", ADMIN_TOKEN)
+        // The verify row's load comes from one address: lift its per-address limit.
+        .env("SPIN_VARIABLE_VERIFY_CALLS_PER_MINUTE", "100000000")
         .env("RECETA_CACHE_DIR", cache)
         .current_dir(dir);
     cmd
@@ -903,6 +918,22 @@ fn app(
         "/",
         &[],
         Some(&lookup),
+        &conns,
+        vs_hello(None),
+        rows,
+    )?;
+    let verifies = scripts::write(
+        &scripts_dir,
+        "verify",
+        &seed.per_signature(2000, |s| format!("/api/v2/verify/{s}")),
+    )?;
+    load_rows(
+        settings,
+        &server,
+        "GET /api/v2/verify/&lt;signature&gt; (no token: digest + Ed25519 check, rate-limit commit)",
+        "/",
+        &[],
+        Some(&verifies),
         &conns,
         vs_hello(None),
         rows,

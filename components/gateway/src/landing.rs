@@ -55,6 +55,7 @@ fn landing_body(rx: LandingRx, active: &[Campaign]) -> Value {
             "medic": { "name": rx.medic_name },
             "rx_status": rx.rx_status,
             "reason_of_rejected": rx.reason_of_rejected,
+            "seal": rx.seal,
         },
         "campaigns": active.iter().map(landing_json).collect::<Vec<_>>(),
         "default_campaign": default_campaign,

@@ -369,6 +369,7 @@ mod tests {
             medications: vec![medication("Paracetamol 500 mg", "1 cada 8 horas")],
             rx_status: ("available".into(), "Disponible".into()),
             reason_of_rejected: String::new(),
+            seal: None,
         }
     }
 

@@ -17,6 +17,7 @@ mod patients;
 mod pharmacies;
 mod pharmacy;
 mod prescriptions;
+mod verification;
 
 use spin_sdk::http::{IncomingRequest, Method, ResponseOutparam};
 
@@ -119,6 +120,9 @@ fn handler<'a>(req: &'a Request, method: Method, segments: &'a [&'a str]) -> Opt
         (Post, ["api", "v2", "rx-endpoint", signature, "cancel"]) => {
             run(move || prescriptions::cancel(req, signature))
         }
+        (Get, ["api", "v2", "rx-endpoint", signature, "document"]) => {
+            run(move || prescriptions::document(req, signature))
+        }
         (Get, ["api", "v2", "rx-endpoint", signature, "dispenses"]) => {
             run(move || prescriptions::events(req, signature))
         }
@@ -164,6 +168,11 @@ fn handler<'a>(req: &'a Request, method: Method, segments: &'a [&'a str]) -> Opt
         }
         (Post, ["api", "v1", "prescriptions", "reject", signature]) => {
             run(move || pharmacy::reject(req, signature))
+        }
+        // Verification: no token (docs/verification.md).
+        (Get, [".well-known", "receta-keys.json"]) => run(verification::keys),
+        (Get, ["api", "v2", "verify", signature]) => {
+            run(move || verification::verify(req, signature))
         }
         (Get, ["media", "hospitals", id, file]) => run(move || media::hospital_image(id, file)),
         // The patient's page (`cta_link`) and its PDF: no token, the signature is the capability.

@@ -22,7 +22,7 @@ use crate::bindings::patients::{self, PatientKey};
 use crate::bindings::prescriptions::{
     self, HospitalSnapshot, IssueRequest, LifecycleEvent, LifecycleKind, MedicSnapshot, Medication,
     NewMedication, PatientSnapshot, PharmacyRef, Prescription, RxHospital, RxPatient, RxStatus,
-    StateChange,
+    Seal, StateChange,
 };
 use crate::http::{Request, Response};
 use crate::media;
@@ -219,6 +219,18 @@ pub fn pdf(req: &Request, signature: &str) -> Result<Response, Error> {
     }
 }
 
+/// `GET /api/v2/rx-endpoint/<signature>/document/` (the issuing medic or the API admin; anyone else
+/// 404) → 200 `application/json`: the canonical document's exact bytes, whose SHA-256 is the
+/// signature. 409 when the stored document no longer hashes to it (altered outside the service).
+pub fn document(req: &Request, signature: &str) -> Result<Response, Error> {
+    let canonical = prescriptions::get_document(req.caller()?, signature)?;
+    Ok(Response::bytes(
+        200,
+        "application/json",
+        canonical.into_bytes(),
+    ))
+}
+
 /// `POST /api/v2/rx-endpoint/<signature>/cancel/` `{reason}` (the issuing medic; another medic or
 /// an unknown signature: 404) → 200 the prescription in the detail shape, `cancelled`. 409 once
 /// anything was dispensed, after a rejection, or a second time.
@@ -328,6 +340,7 @@ pub fn create_shape<'a>(
     );
     v.status = None;
     v.reason_of_rejected = None;
+    v.seal = None;
     v
 }
 
@@ -369,6 +382,10 @@ pub struct RxJson<'a, H, P, M> {
     status: Option<&'a RxStatus>,
     #[serde(skip_serializing_if = "Option::is_none")]
     reason_of_rejected: Option<&'a str>,
+    /// `{kid, alg, sig}`, or null for a prescription issued before seals existed; not in the
+    /// create shape.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    seal: Option<Option<&'a Seal>>,
     cta_link: String,
     additional_data: Map<String, Value>,
 }
@@ -410,6 +427,7 @@ pub fn shape<'a, H, P, M>(
         bought,
         status,
         reason_of_rejected,
+        seal,
     } = rx;
     RxJson {
         id: *id,
@@ -432,6 +450,7 @@ pub fn shape<'a, H, P, M>(
         bought: *bought,
         status: Some(status),
         reason_of_rejected: Some(reason_of_rejected),
+        seal: Some(seal.as_ref()),
         cta_link: format!("{base_url}/rx/{signature}"),
         additional_data: Map::new(),
     }

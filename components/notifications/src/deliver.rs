@@ -17,10 +17,12 @@ use crate::target::Target;
 use crate::webhooks::{self, Signing};
 
 /// What the email needs from the prescription: its patient, its signed document (for the medic's and
-/// hospital's names as printed) and the PDF stored at issue.
+/// hospital's names as printed), the PDF stored at issue, and its seal (`prescription_seals`, the
+/// prescriptions component's: the link the patient gets carries it in its fragment).
 const EMAIL_SOURCE: &str = "SELECT p.signature, p.patient_name, p.medic_email, p.hospital_patron, \
-    d.canonical, d.pdf FROM prescriptions p \
-    JOIN prescription_documents d ON d.prescription_id = p.id WHERE p.id = ?";
+    d.canonical, d.pdf, s.kid AS seal_kid, s.sig AS seal_sig FROM prescriptions p \
+    JOIN prescription_documents d ON d.prescription_id = p.id \
+    LEFT JOIN prescription_seals s ON s.prescription_id = p.id WHERE p.id = ?";
 
 /// A request ready to go.
 struct Prepared {
@@ -194,11 +196,12 @@ fn email_body(db: &Db, config: &Config, row: &Leased) -> Result<Vec<u8>, Stop> {
                 r.string("hospital_patron")?,
                 r.string("canonical")?,
                 r.blob("pdf")?,
+                r.opt_string("seal_kid")?.zip(r.opt_string("seal_sig")?),
             ))
         })
         .map_err(|e| Stop::Internal(e.into()))?
         .ok_or_else(|| Stop::Dead("the prescription does not exist".into()))?;
-    let (signature, patient, medic_email, patron, canonical, pdf) = source;
+    let (signature, patient, medic_email, patron, canonical, pdf, seal) = source;
     let document: Value = serde_json::from_str(&canonical).unwrap_or(Value::Null);
     let name = |v: &Value, fallback: &str| {
         v.as_str()
@@ -223,7 +226,10 @@ fn email_body(db: &Db, config: &Config, row: &Leased) -> Result<Vec<u8>, Stop> {
         to.push(row.target.clone());
     }
     let cc = strings("cc");
-    let cta_link = config.cta_link(&signature);
+    let cta_link = match seal {
+        Some((kid, sig)) => format!("{}#{kid}.{sig}", config.cta_link(&signature)),
+        None => config.cta_link(&signature),
+    };
     let body = email::relay_body(&Email {
         from: &config.from,
         to: &to,

@@ -18,6 +18,7 @@ use crate::medications::{self, Resolved};
 use crate::outbox;
 use crate::pdf;
 use crate::read;
+use crate::seal;
 
 const SELECT_DRUG: &str = "SELECT upc, name, category FROM drugs WHERE upc = ?";
 
@@ -34,6 +35,9 @@ const INSERT_MEDICATION: &str = "INSERT INTO medications \
 const INSERT_DOCUMENT: &str =
     "INSERT INTO prescription_documents (prescription_id, canonical, pdf) VALUES (?, ?, ?)";
 
+const INSERT_SEAL: &str =
+    "INSERT INTO prescription_seals (prescription_id, kid, sig) VALUES (?, ?, ?)";
+
 pub fn issue(req: IssueRequest) -> Result<Prescription, Error> {
     let db = Db::open()?;
     let meds = resolve_all(&db, &req)?;
@@ -46,8 +50,9 @@ pub fn issue(req: IssueRequest) -> Result<Prescription, Error> {
     let issued_at = common::time::now_iso8601();
     let doc = document::build(&req, &meds, &clinic, &issued_at, &document::new_nonce());
     let signed = document::sign(&doc);
+    let seal = seal::signer(&db)?.seal(&signed.signature);
     // Rendered before the transaction, so the write lock is held only for the inserts.
-    let pdf = pdf::render(&req, &meds, &signed.signature, &issued_at[..10]);
+    let pdf = pdf::render(&req, &meds, &signed.signature, &seal, &issued_at[..10]);
     let email = email_target(&req);
     let sent_status = if email.is_some() {
         read::PENDING
@@ -107,6 +112,7 @@ pub fn issue(req: IssueRequest) -> Result<Prescription, Error> {
             INSERT_DOCUMENT,
             &[int(id), text(&signed.canonical), blob(&pdf)],
         )?;
+        db.execute(INSERT_SEAL, &[int(id), text(&seal.kid), text(&seal.sig)])?;
         if let Some(to) = &email {
             outbox::queue_email(db, id, &signed.signature, to, &issued_at)?;
         }
@@ -164,6 +170,7 @@ pub fn issue(req: IssueRequest) -> Result<Prescription, Error> {
             sent_status: read::status_pair(sent_status),
         },
         reason_of_rejected: String::new(),
+        seal: Some(seal),
     })
 }
 

@@ -9,17 +9,19 @@ use common::types::{Error, Principal};
 
 use crate::bindings::exports::receta::erx::prescriptions::LandingRx;
 use crate::document::is_signature;
-use crate::read::{medication_from_row, medications_sql, status_pair};
+use crate::read::{medication_from_row, medications_sql, seal_from_row, status_pair};
 
 /// `?1` signature; `?2` the medic, or NULL for the API admin and for the public page. The medic's and
 /// the hospital's names come from the signed document (the snapshot taken at issue); `raw_size` is
 /// the length of the stored PDF (SQLite reads a blob's length without loading it).
+/// A document altered so that it no longer parses names nobody (never a 500).
 const SELECT_LANDING: &str = "SELECT p.id, p.signature, p.created_at, p.patient_name, \
-    p.rx_status, p.reason_of_rejected, \
-    COALESCE(json_extract(d.canonical, '$.medic.name'), '') AS medic_name, \
-    COALESCE(json_extract(d.canonical, '$.hospital.name'), '') AS hospital_name, \
+    p.rx_status, p.reason_of_rejected, s.kid AS seal_kid, s.sig AS seal_sig, \
+    CASE WHEN json_valid(d.canonical) THEN COALESCE(json_extract(d.canonical, '$.medic.name'), '') ELSE '' END AS medic_name, \
+    CASE WHEN json_valid(d.canonical) THEN COALESCE(json_extract(d.canonical, '$.hospital.name'), '') ELSE '' END AS hospital_name, \
     length(d.pdf) AS raw_size \
     FROM prescriptions p JOIN prescription_documents d ON d.prescription_id = p.id \
+    LEFT JOIN prescription_seals s ON s.prescription_id = p.id \
     WHERE p.signature = ?1 AND (?2 IS NULL OR p.medic_id = ?2)";
 
 const SELECT_PDF: &str = "SELECT d.pdf FROM prescription_documents d \
@@ -55,6 +57,7 @@ pub fn view(caller: Option<Principal>, signature: &str) -> Result<LandingRx, Err
                 medications: Vec::new(),
                 rx_status: status_pair(&r.string("rx_status")?),
                 reason_of_rejected: r.string("reason_of_rejected")?,
+                seal: seal_from_row(r)?,
             },
         ))
     })?;

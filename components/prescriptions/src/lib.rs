@@ -8,6 +8,7 @@
 //! - `landing`: the patient landing view and its PDF (the signature is the capability)
 //! - `lifecycle`: after issue: dispenses, rejection, cancellation, and their event log
 //! - `outbox`: the outbox rows written in this component's transactions
+//! - `seal`: the digital seal (Ed25519) and the service's keys; `verify`: the public check
 //! - `drugs`: the service's drug catalog
 
 mod document;
@@ -19,6 +20,8 @@ mod medications;
 mod outbox;
 mod pdf;
 mod read;
+mod seal;
+mod verify;
 
 use common::types::{Error, PageRequest, Principal};
 
@@ -32,7 +35,7 @@ mod bindings {
 
 use bindings::exports::receta::erx::prescriptions::{
     DispenseRequest, Drug, DrugLoad, DrugPage, Guest, IssueRequest, LandingRx, LifecycleEvent,
-    PharmacyRef, Prescription, PrescriptionPage, StateChange,
+    PharmacyRef, Prescription, PrescriptionPage, PublishedKey, StateChange, Verification,
 };
 
 struct Prescriptions;
@@ -83,6 +86,14 @@ impl Guest for Prescriptions {
 
     fn list_events(caller: Principal, signature: String) -> Result<Vec<LifecycleEvent>, Error> {
         lifecycle::list(&caller, &signature)
+    }
+
+    fn published_keys() -> Result<Vec<PublishedKey>, Error> {
+        seal::published(&common::db::Db::open()?)
+    }
+
+    fn verify(signature: String, client: String) -> Result<Verification, Error> {
+        verify::verify(&signature, &client)
     }
 
     fn get_document(caller: Principal, signature: String) -> Result<String, Error> {

@@ -3,7 +3,7 @@
 //! `rxpdf` from the same data the signed document holds, plus the hospital's images and the patient
 //! link (`<base-url>/rx/<signature>`) for the QR code.
 
-use crate::bindings::exports::receta::erx::prescriptions::IssueRequest;
+use crate::bindings::exports::receta::erx::prescriptions::{IssueRequest, Seal};
 use crate::medications::Resolved;
 
 /// The data printed on the prescription.
@@ -11,8 +11,10 @@ pub fn document(
     req: &IssueRequest,
     meds: &[Resolved],
     signature: &str,
+    seal: &Seal,
     issued_on: &str,
 ) -> rxpdf::RxDocument {
+    let cta_link = cta_link(&req.base_url, signature);
     let (h, m, p) = (&req.hospital, &req.medic, &req.patient);
     rxpdf::RxDocument {
         hospital: rxpdf::HospitalInfo {
@@ -55,13 +57,28 @@ pub fn document(
             .collect(),
         extras: req.extras.clone(),
         signature: signature.to_string(),
-        cta_link: cta_link(&req.base_url, signature),
+        qr_text: sealed_link(&cta_link, seal),
+        cta_link,
+        seal_kid: seal.kid.clone(),
+        seal_sig: seal.sig.clone(),
     }
 }
 
 /// The PDF bytes of a prescription about to be issued.
-pub fn render(req: &IssueRequest, meds: &[Resolved], signature: &str, issued_on: &str) -> Vec<u8> {
-    rxpdf::render(&document(req, meds, signature, issued_on))
+pub fn render(
+    req: &IssueRequest,
+    meds: &[Resolved],
+    signature: &str,
+    seal: &Seal,
+    issued_on: &str,
+) -> Vec<u8> {
+    rxpdf::render(&document(req, meds, signature, seal, issued_on))
+}
+
+/// What the patient carries (the QR code, the email's link): the page link with the seal in its
+/// fragment, `<link>#<kid>.<sig>` (browsers never send the fragment).
+pub fn sealed_link(link: &str, seal: &Seal) -> String {
+    format!("{link}#{}.{}", seal.kid, seal.sig)
 }
 
 /// The patient landing link, `<base-url>/rx/<signature>`.
@@ -84,17 +101,29 @@ mod tests {
             .map(|m| resolve(m, None).unwrap())
             .collect();
         let signature = "ab".repeat(32);
-        let doc = document(&req, &meds, &signature, "2026-11-22");
+        let seal = Seal {
+            kid: "0123456789abcdef".into(),
+            alg: "EdDSA".into(),
+            sig: "s".repeat(86),
+        };
+        let doc = document(&req, &meds, &signature, &seal, "2026-11-22");
         assert_eq!(
             doc.cta_link,
             format!("http://127.0.0.1:3000/rx/{signature}")
         );
+        assert_eq!(
+            doc.qr_text,
+            format!(
+                "http://127.0.0.1:3000/rx/{signature}#0123456789abcdef.{}",
+                seal.sig
+            )
+        );
         assert_eq!(doc.medications[0].qty_label, "1 caja");
-        let pdf = render(&req, &meds, &signature, "2026-11-22");
+        let pdf = render(&req, &meds, &signature, &seal, "2026-11-22");
         assert!(pdf.starts_with(b"%PDF-"));
         assert_eq!(
             pdf,
-            render(&req, &meds, &signature, "2026-11-22"),
+            render(&req, &meds, &signature, &seal, "2026-11-22"),
             "deterministic"
         );
     }

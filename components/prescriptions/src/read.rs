@@ -6,9 +6,9 @@ use common::db::{Db, Param, Row, int, like_contains, opt_text, text};
 use common::types::{Error, PageRequest, Principal};
 
 use crate::bindings::exports::receta::erx::prescriptions::{
-    Medication, Prescription, PrescriptionPage, RxHospital, RxPatient, RxStatus,
+    Medication, Prescription, PrescriptionPage, RxHospital, RxPatient, RxStatus, Seal,
 };
-use crate::document::is_signature;
+use crate::document::{is_signature, signature_of};
 
 /// `rx_status`: nothing has happened since issue.
 pub const AVAILABLE: &str = "available";
@@ -48,7 +48,10 @@ pub fn status_pair(code: &str) -> (String, String) {
 const COLUMNS: &str = "p.id, p.medic_id, p.signature, p.hospital_id, p.hospital_patron, p.hospital_location, p.clinic, \
     p.medic_email, p.patient_uid, p.patient_name, p.patient_email, p.patient_phone, p.patient_date_of_birth, \
     p.patient_gender, p.diagnosis, p.extras, p.created_at, p.sent, p.send_rx, p.show_diagnosis, p.rejected, \
-    p.bought, p.rx_status, p.sent_status, p.reason_of_rejected";
+    p.bought, p.rx_status, p.sent_status, p.reason_of_rejected, s.kid AS seal_kid, s.sig AS seal_sig";
+
+/// A prescription with its seal (none for one issued before seals existed).
+const SEALED: &str = "prescriptions p LEFT JOIN prescription_seals s ON s.prescription_id = p.id";
 
 /// `?1` medic, `?2` a `LIKE … ESCAPE '\'` pattern or NULL.
 const MATCHES: &str = "p.medic_id = ?1 AND (?2 IS NULL OR p.patient_name LIKE ?2 ESCAPE '\\' \
@@ -65,22 +68,27 @@ fn count_sql() -> String {
 }
 
 fn page_sql() -> String {
-    format!(
-        "SELECT {COLUMNS} FROM prescriptions p WHERE {MATCHES} ORDER BY p.id DESC LIMIT ?3 OFFSET ?4"
-    )
+    format!("SELECT {COLUMNS} FROM {SEALED} WHERE {MATCHES} ORDER BY p.id DESC LIMIT ?3 OFFSET ?4")
 }
 
 fn by_id_sql() -> String {
-    format!("SELECT {COLUMNS} FROM prescriptions p WHERE p.medic_id = ?1 AND p.id = ?2")
+    format!("SELECT {COLUMNS} FROM {SEALED} WHERE p.medic_id = ?1 AND p.id = ?2")
 }
 
 fn by_signature_sql() -> String {
-    format!("SELECT {COLUMNS} FROM prescriptions p WHERE {VISIBLE_BY_SIGNATURE}")
+    format!("SELECT {COLUMNS} FROM {SEALED} WHERE {VISIBLE_BY_SIGNATURE}")
 }
 
 fn for_pharmacy_sql() -> String {
-    format!("SELECT {COLUMNS} FROM prescriptions p WHERE p.signature = ?1")
+    format!("SELECT {COLUMNS} FROM {SEALED} WHERE p.signature = ?1")
 }
+
+/// `?1` prescription id: the stored document, to check it still hashes to the signature.
+const CANONICAL: &str = "SELECT canonical FROM prescription_documents WHERE prescription_id = ?1";
+
+/// The 409 of a prescription whose stored document no longer hashes to its signature.
+pub const ALTERED: &str = "This prescription's stored document no longer matches its signature: it \
+    was altered outside the service and is not served as genuine.";
 
 fn pdf_sql() -> String {
     format!(
@@ -146,7 +154,22 @@ fn from_row(r: &Row) -> anyhow::Result<Prescription> {
             sent_status: status_pair(&r.string("sent_status")?),
         },
         reason_of_rejected: r.string("reason_of_rejected")?,
+        seal: seal_from_row(r)?,
     })
+}
+
+/// The seal of a row with `seal_kid` and `seal_sig` columns (NULL when it has none).
+pub(crate) fn seal_from_row(r: &Row) -> anyhow::Result<Option<Seal>> {
+    Ok(
+        match (r.opt_string("seal_kid")?, r.opt_string("seal_sig")?) {
+            (Some(kid), Some(sig)) => Some(Seal {
+                kid,
+                alg: crate::seal::ALG.into(),
+                sig,
+            }),
+            _ => None,
+        },
+    )
 }
 
 pub(crate) fn medication_from_row(r: &Row) -> anyhow::Result<(i64, Medication)> {
@@ -219,7 +242,26 @@ pub fn by_id(medic: i64, id: i64) -> Result<Prescription, Error> {
 pub fn by_signature(caller: &Principal, signature: &str) -> Result<Prescription, Error> {
     let db = Db::open()?;
     let found = visible(&db, caller, signature)?;
-    one(&db, found)
+    genuine(&db, one(&db, found)?)
+}
+
+/// The prescription if its stored document still hashes to its signature; else 409 (`ALTERED`).
+fn genuine(db: &Db, rx: Prescription) -> Result<Prescription, Error> {
+    if intact(db, rx.id, &rx.signature)? {
+        Ok(rx)
+    } else {
+        eprintln!(
+            "prescriptions: prescription {} fails its integrity check",
+            rx.id
+        );
+        Err(Error::Conflict(ALTERED.into()))
+    }
+}
+
+/// Whether prescription `id`'s stored document hashes to `signature`.
+pub fn intact(db: &Db, id: i64, signature: &str) -> Result<bool, Error> {
+    let canonical = db.query_opt(CANONICAL, &[int(id)], |r| r.string("canonical"))?;
+    Ok(canonical.is_some_and(|c| signature_of(&c) == signature))
 }
 
 /// The prescription `signature` names, if `caller` may see it (its medic or the API admin).
@@ -245,7 +287,7 @@ pub fn for_pharmacy(signature: &str) -> Result<Prescription, Error> {
     }
     let db = Db::open()?;
     let found = db.query_opt(&for_pharmacy_sql(), &[text(signature)], from_row)?;
-    one(&db, found)
+    genuine(&db, one(&db, found)?)
 }
 
 fn one(db: &Db, found: Option<Prescription>) -> Result<Prescription, Error> {
@@ -269,12 +311,17 @@ pub fn document(caller: &Principal, signature: &str) -> Result<String, Error> {
         return Err(Error::not_found());
     }
     let db = Db::open()?;
-    db.query_opt(
-        &document_sql(),
-        &[text(signature), caller_param(caller)],
-        |r| r.string("canonical"),
-    )?
-    .ok_or_else(Error::not_found)
+    let canonical = db
+        .query_opt(
+            &document_sql(),
+            &[text(signature), caller_param(caller)],
+            |r| r.string("canonical"),
+        )?
+        .ok_or_else(Error::not_found)?;
+    if signature_of(&canonical) != signature {
+        return Err(Error::Conflict(ALTERED.into()));
+    }
+    Ok(canonical)
 }
 
 #[cfg(test)]

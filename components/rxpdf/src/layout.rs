@@ -521,7 +521,12 @@ impl Layout<'_> {
         let g = self.g;
         let gap = 10.0 * g.k;
         let pad = 8.0 * g.k;
-        let qr = qr_modules(&self.doc.cta_link);
+        let qr_text = if self.doc.qr_text.trim().is_empty() {
+            &self.doc.cta_link
+        } else {
+            &self.doc.qr_text
+        };
+        let qr = qr_modules(qr_text);
         let qr_size = 84.0 * g.k;
         let qr_panel = qr.is_some() && g.content_width() >= 450.0;
         let qr_width = if qr_panel { qr_size + 2.0 * pad } else { 0.0 };
@@ -661,8 +666,35 @@ impl Layout<'_> {
         self.place(vec![Row::gap(9.0 * g.k)]);
     }
 
-    /// The signature in full, in Courier, on one line after `label` when it fits at 5 pt or more.
+    /// The signature (the document's SHA-256: its digital folio) in full, in Courier, on one line
+    /// after `label` when it fits at 5 pt or more.
     fn signature_rows(&self, x: f32, width: f32, label: Option<&str>) -> Vec<Row> {
+        self.mono_rows(self.doc.signature.trim(), x, width, label)
+    }
+
+    /// The digital seal, in Courier, after its label (`SELLO DIGITAL, CLAVE <kid>`); none when the
+    /// prescription has no seal.
+    fn seal_rows(&self, x: f32, width: f32, inline_label: bool) -> Vec<Row> {
+        let sig = self.doc.seal_sig.trim();
+        if sig.is_empty() {
+            return Vec::new();
+        }
+        let label = format!(
+            "SELLO DIGITAL (Ed25519, CLAVE {}):",
+            self.doc.seal_kid.trim()
+        );
+        if inline_label {
+            return self.mono_rows(sig, x, width, Some(&label));
+        }
+        let mut heading = Row::text(x, self.g.heading(), encode(label.trim_end_matches(':')));
+        heading.height += 2.0 * self.g.k;
+        let mut rows = vec![heading];
+        rows.extend(self.mono_rows(sig, x, width, None));
+        rows
+    }
+
+    /// `text` in Courier, on one line after `label` when it fits at 5 pt or more, else wrapped.
+    fn mono_rows(&self, text: &str, x: f32, width: f32, label: Option<&str>) -> Vec<Row> {
         let g = self.g;
         let heading = g.heading();
         let label = label.map(encode).unwrap_or_default();
@@ -671,7 +703,7 @@ impl Layout<'_> {
         } else {
             heading.width(&label) + 4.0 * g.k
         };
-        let sig = encode(self.doc.signature.trim());
+        let sig = encode(text);
         let room = width - label_width;
         let size = if sig.is_empty() {
             9.0
@@ -742,7 +774,12 @@ impl Layout<'_> {
     fn signature_lines(&mut self) {
         let g = self.g;
         let mut rows = vec![Row::gap(7.0 * g.k)];
-        rows.extend(self.signature_rows(g.left(), g.content_width(), Some("FIRMA ELECTRÓNICA:")));
+        rows.extend(self.signature_rows(
+            g.left(),
+            g.content_width(),
+            Some("FOLIO DIGITAL (SHA-256 DEL DOCUMENTO):"),
+        ));
+        rows.extend(self.seal_rows(g.left(), g.content_width(), true));
         rows.extend(self.link_rows(
             g.left(),
             g.content_width(),
@@ -950,10 +987,15 @@ impl Layout<'_> {
         let width = g.right() - pad - x;
 
         let mut rows = vec![Row::gap(pad)];
-        let mut heading = Row::text(x, g.heading(), encode("FIRMA ELECTRÓNICA"));
+        let mut heading = Row::text(
+            x,
+            g.heading(),
+            encode("FOLIO DIGITAL (SHA-256 DEL DOCUMENTO)"),
+        );
         heading.height += 2.0 * g.k;
         rows.push(heading);
         rows.extend(self.signature_rows(x, width, None));
+        rows.extend(self.seal_rows(x, width, false));
         rows.push(Row::gap(4.0 * g.k));
         if !self.doc.cta_link.trim().is_empty() {
             let intro = "Escanee el código QR o abra este enlace para consultar su receta y encontrar \
@@ -961,8 +1003,8 @@ impl Layout<'_> {
             rows.extend(self.paragraph_rows(intro, x, width, g.style(Font::Regular, 8.0, INK)));
             rows.extend(self.link_rows(x, width, None));
         }
-        let note =
-            "La farmacia puede verificar la autenticidad de esta receta con su firma electrónica.";
+        let note = "El folio identifica el documento; el sello digital del servicio lo autentica. \
+                    Cualquier farmacia puede verificarlo con el código QR y la clave pública del servicio.";
         rows.extend(self.paragraph_rows(note, x, width, g.style(Font::Regular, 7.5, MUTED)));
         let used: f32 = rows.iter().map(|r| r.height).sum();
         rows.push(Row::gap((qr_size + 2.0 * pad - used).max(pad)));
@@ -1011,8 +1053,8 @@ impl Layout<'_> {
             intro.push_str(&format!(" en {hospital}"));
         }
         intro.push_str(
-            ". Su firma electrónica la identifica de forma única y permite a la farmacia comprobar \
-             que es auténtica.",
+            ". Su folio digital la identifica de forma única y su sello digital permite a la farmacia \
+             comprobar que es auténtica.",
         );
         let mut rows = self.heading_rows("SU RECETA ELECTRÓNICA");
         rows.extend(self.paragraph_rows(&intro, x, width, body));
@@ -1052,8 +1094,8 @@ impl Layout<'_> {
 
         let get_meds = [
             "Presente esta receta en la farmacia, impresa o en la pantalla de su teléfono.".to_string(),
-            "La farmacia puede verificar la receta con el código QR o con la firma electrónica impresa \
-             en ella."
+            "La farmacia puede verificar la receta con el código QR o con el folio y el sello digital \
+             impresos en ella."
                 .into(),
             "Si su receta incluye antibióticos, la farmacia la retendrá o la sellará al surtirla; \
              conserve una copia si la necesita."

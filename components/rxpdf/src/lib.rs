@@ -9,7 +9,8 @@
 //! What the document holds (issue 5): the hospital header (name, patron, headline, the `picture`
 //! and `university_logo` JPEGs) repeated on every page; prescriber and patient data; the date of
 //! issue; the diagnosis when `show_diagnosis`; each medication with its quantity and instructions;
-//! the observations (`extras`); the full 64-hex signature with a QR code of the patient link; a
+//! the observations (`extras`); the full 64-hex signature (the digital folio) and the digital seal,
+//! with a QR code of the patient link (the seal in its fragment); a
 //! footer with the hospital's address, postal code and contact and "Página N de M". `page_size` 0
 //! is US Letter, 1 Half Letter; `info` adds a page of instructions for the patient, in Spanish.
 //!
@@ -43,10 +44,19 @@ pub struct RxDocument {
     pub medications: Vec<MedicationLine>,
     /// Extra instructions or observations for the patient.
     pub extras: String,
-    /// The prescription's signature, 64 lowercase hex characters, printed in full.
+    /// The prescription's signature, 64 lowercase hex characters, printed in full: the SHA-256 of
+    /// its document, printed as its digital folio.
     pub signature: String,
-    /// Link to the patient landing view; printed and encoded in the QR code (none when empty).
+    /// Link to the patient landing view; printed, and encoded in the QR code unless `qr_text` is
+    /// given (no QR code when both are empty).
     pub cta_link: String,
+    /// What the QR code encodes instead of `cta_link`: the link with the seal in its fragment
+    /// (`<link>#<kid>.<sig>`), so a verifier reads the seal from the QR code.
+    pub qr_text: String,
+    /// The digital seal, printed under the folio in a monospaced block (none when empty): the id
+    /// of the service key that sealed it, and the Ed25519 signature (base64url).
+    pub seal_kid: String,
+    pub seal_sig: String,
 }
 
 /// The hospital (or office, or clinic) the prescription is issued from: header and footer.

@@ -65,7 +65,8 @@ fn every_field_is_in_the_text() {
         format!("DIAGNÓSTICO {}", doc.diagnosis),
         format!("OBSERVACIONES {}", doc.extras),
         "RECETA MÉDICA".into(),
-        "FIRMA ELECTRÓNICA".into(),
+        "FOLIO DIGITAL (SHA-256 DEL DOCUMENTO)".into(),
+        format!("SELLO DIGITAL (Ed25519, CLAVE {}", doc.seal_kid),
         "Página 1 de 1".into(),
     ];
     for (i, med) in doc.medications.iter().enumerate() {
@@ -277,7 +278,9 @@ fn thirty_medications_flow_onto_several_pages() {
             first_page.lines().any(|l| l.contains(SIGNATURE)),
             "{name}: no signature on page 1"
         );
-        assert_eq!(scan_qr(&pdf, 1, 150), CTA_LINK, "{name}");
+        assert_eq!(scan_qr(&pdf, 1, 150), doc.qr_text, "{name}");
+        let unwrapped: String = first_page.split_whitespace().collect();
+        assert!(unwrapped.contains(SEAL_SIG), "{name}: no seal on page 1");
         let (w, h) = rxpdf::page_dimensions(doc.hospital.page_size);
         for b in media_boxes(&pdf) {
             assert_eq!(b, [0.0, 0.0, f64::from(w), f64::from(h)]);
@@ -349,14 +352,19 @@ fn both_logos_are_embedded() {
 }
 
 #[test]
-fn qr_decodes_to_the_patient_link() {
+fn qr_decodes_to_the_sealed_patient_link() {
     let dir = scratch("qr");
+    let sealed = format!("{CTA_LINK}#{SEAL_KID}.{SEAL_SIG}");
     let letter = write_pdf(&dir, "letter", &sample());
-    assert_eq!(scan_qr(&letter, 1, 150), CTA_LINK);
+    assert_eq!(scan_qr(&letter, 1, 150), sealed);
     let half = write_pdf(&dir, "half", &half_letter(sample()));
-    assert_eq!(scan_qr(&half, 1, 150), CTA_LINK);
-    // No link, no QR code, and the document is still whole.
+    assert_eq!(scan_qr(&half, 1, 150), sealed);
+    // Without a seal, the QR code is the link itself.
     let mut doc = sample();
+    doc.qr_text = String::new();
+    let plain = write_pdf(&dir, "plain", &doc);
+    assert_eq!(scan_qr(&plain, 1, 150), CTA_LINK);
+    // No link, no QR code, and the document is still whole.
     doc.cta_link = String::new();
     let none = write_pdf(&dir, "none", &doc);
     assert!(text_of(&none).contains(SIGNATURE));

@@ -146,8 +146,16 @@ pub fn sample() -> RxDocument {
             .into(),
         signature: SIGNATURE.into(),
         cta_link: CTA_LINK.into(),
+        qr_text: format!("{CTA_LINK}#{SEAL_KID}.{SEAL_SIG}"),
+        seal_kid: SEAL_KID.into(),
+        seal_sig: SEAL_SIG.into(),
     }
 }
+
+/// A seal as the service prints it: a key id and 86 base64url characters.
+pub const SEAL_KID: &str = "3f2a9c01b7d4e856";
+pub const SEAL_SIG: &str =
+    "jQ8m3vXf2Yt7LzP0aR5sW9bN1cE6uJ4hG8oD2iT7lM3nV5xZ0qA9wB4yC6tF1eH3gU8jS2pR7dL5mW0vN9cX1Q";
 
 /// A per-test scratch directory under the system's temporary directory.
 pub fn scratch(name: &str) -> PathBuf {

@@ -1,0 +1,138 @@
+//! `receta verify <QR text or URL> --keys <keys.json>`: checks a prescription's digital seal
+//! offline (docs/verification.md). The QR code and the email's link are the patient page's URL with
+//! the seal in its fragment, `<base_url>/rx/<signature>#<kid>.<sig>`; the keys file is
+//! `/.well-known/receta-keys.json` as downloaded. The seal is an Ed25519 signature of the ASCII
+//! bytes `receta:rx:v1:<signature>`.
+
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use ed25519_dalek::{Signature, Verifier, VerifyingKey};
+
+/// What a verified seal says.
+#[derive(Debug, PartialEq)]
+pub struct Verified {
+    pub signature: String,
+    pub kid: String,
+    /// `active` or `retired`.
+    pub status: String,
+}
+
+/// The seal in `text` checked against the keys file at `keys`.
+pub fn run(text: &str, keys: &Path) -> Result<Verified> {
+    let json = std::fs::read_to_string(keys)
+        .with_context(|| format!("cannot read the keys file {}", keys.display()))?;
+    check(text, &json)
+}
+
+/// The seal in `text` checked against the keys document `keys_json`.
+pub fn check(text: &str, keys_json: &str) -> Result<Verified> {
+    let (signature, kid, sig) = parse(text)?;
+    let keys: serde_json::Value =
+        serde_json::from_str(keys_json).context("the keys file is not JSON")?;
+    let key = keys["keys"]
+        .as_array()
+        .context("the keys file has no \"keys\" list")?
+        .iter()
+        .find(|k| k["kid"] == kid.as_str())
+        .with_context(|| format!("no published key has the id {kid}"))?;
+    if key["kty"] != "OKP" || key["crv"] != "Ed25519" {
+        bail!("key {kid} is not an Ed25519 key");
+    }
+    let x = URL_SAFE_NO_PAD
+        .decode(key["x"].as_str().unwrap_or_default())
+        .ok()
+        .and_then(|b| <[u8; 32]>::try_from(b).ok())
+        .with_context(|| format!("key {kid} has no 32-byte \"x\""))?;
+    let public = VerifyingKey::from_bytes(&x).context("not an Ed25519 public key")?;
+    let sig = URL_SAFE_NO_PAD
+        .decode(&sig)
+        .ok()
+        .and_then(|b| <[u8; 64]>::try_from(b).ok())
+        .context("the seal is not 64 bytes of base64url")?;
+    public
+        .verify(
+            format!("receta:rx:v1:{signature}").as_bytes(),
+            &Signature::from_bytes(&sig),
+        )
+        .map_err(|_| anyhow::anyhow!("the seal does not verify: forged or altered"))?;
+    Ok(Verified {
+        signature,
+        kid,
+        status: key["status"].as_str().unwrap_or("unknown").to_string(),
+    })
+}
+
+/// `(signature, kid, sig)` from `…/rx/<signature>#<kid>.<sig>` (or `<signature>#<kid>.<sig>`).
+fn parse(text: &str) -> Result<(String, String, String)> {
+    let text = text.trim();
+    let (before, fragment) = text
+        .split_once('#')
+        .context("no seal: expected <…/rx/<signature>>#<kid>.<sig>")?;
+    let signature = before
+        .trim_end_matches('/')
+        .rsplit('/')
+        .next()
+        .unwrap_or_default();
+    if signature.len() != 64
+        || !signature
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    {
+        bail!("no prescription signature (64 lowercase hex) before the '#'");
+    }
+    let (kid, sig) = fragment
+        .split_once('.')
+        .context("the seal must be <kid>.<sig>")?;
+    Ok((signature.to_string(), kid.to_string(), sig.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ed25519_dalek::{Signer, SigningKey};
+
+    const SIG: &str = "5b08a4d000d9203e36394202d94be41a41ee7675c1731ff96a59705da36c3dd8";
+
+    fn fixture() -> (String, String) {
+        let key = SigningKey::from_bytes(&[9; 32]);
+        let x = URL_SAFE_NO_PAD.encode(key.verifying_key().as_bytes());
+        let keys = format!(
+            r#"{{"keys":[{{"kid":"k1","kty":"OKP","crv":"Ed25519","x":"{x}","status":"retired"}}]}}"#
+        );
+        let sig = URL_SAFE_NO_PAD.encode(
+            key.sign(format!("receta:rx:v1:{SIG}").as_bytes())
+                .to_bytes(),
+        );
+        (keys, format!("https://receta.mx/rx/{SIG}#k1.{sig}"))
+    }
+
+    #[test]
+    fn a_genuine_seal_verifies() {
+        let (keys, text) = fixture();
+        let v = check(&text, &keys).unwrap();
+        assert_eq!(v.signature, SIG);
+        assert_eq!((v.kid.as_str(), v.status.as_str()), ("k1", "retired"));
+    }
+
+    #[test]
+    fn forgeries_fail() {
+        let (keys, text) = fixture();
+        let other = text.replace("5b08", "5b09");
+        assert!(check(&other, &keys).is_err(), "another prescription");
+        let (head, sig) = text.rsplit_once('.').unwrap();
+        let flipped = format!("{head}.A{}", &sig[1..]);
+        assert!(check(&flipped, &keys).is_err(), "another seal");
+        assert!(
+            check(&text.replace("#k1.", "#k2."), &keys).is_err(),
+            "unknown key"
+        );
+        assert!(
+            check(text.split('#').next().unwrap(), &keys).is_err(),
+            "no seal"
+        );
+        assert!(check("nonsense", &keys).is_err());
+    }
+}

@@ -672,24 +672,28 @@ impl Layout<'_> {
         self.mono_rows(self.doc.signature.trim(), x, width, label)
     }
 
-    /// The digital seal, in Courier, after its label (`SELLO DIGITAL, CLAVE <kid>`); none when the
-    /// prescription has no seal.
-    fn seal_rows(&self, x: f32, width: f32, inline_label: bool) -> Vec<Row> {
+    /// The digital seal: its label (`SELLO DIGITAL (Ed25519, CLAVE <kid>)`), then the seal in
+    /// Courier on lines of their own, large enough to read and copy; none when it has no seal.
+    fn seal_rows(&self, x: f32, width: f32) -> Vec<Row> {
         let sig = self.doc.seal_sig.trim();
         if sig.is_empty() {
             return Vec::new();
         }
         let label = format!(
-            "SELLO DIGITAL (Ed25519, CLAVE {}):",
+            "SELLO DIGITAL (Ed25519, CLAVE {})",
             self.doc.seal_kid.trim()
         );
-        if inline_label {
-            return self.mono_rows(sig, x, width, Some(&label));
-        }
-        let mut heading = Row::text(x, self.g.heading(), encode(label.trim_end_matches(':')));
+        let mut heading = Row::text(x, self.g.heading(), encode(&label));
         heading.height += 2.0 * self.g.k;
         let mut rows = vec![heading];
-        rows.extend(self.mono_rows(sig, x, width, None));
+        // One line when it reads at 7 pt or more; else two halves (a narrow page), each larger.
+        if width / Font::Mono.width(&encode(sig), 1.0) >= 7.0 * self.g.k || !sig.is_ascii() {
+            rows.extend(self.mono_rows(sig, x, width, None));
+        } else {
+            let (first, second) = sig.split_at(sig.len().div_ceil(2));
+            rows.extend(self.mono_rows(first, x, width, None));
+            rows.extend(self.mono_rows(second, x, width, None));
+        }
         rows
     }
 
@@ -779,7 +783,7 @@ impl Layout<'_> {
             g.content_width(),
             Some("FOLIO DIGITAL (SHA-256 DEL DOCUMENTO):"),
         ));
-        rows.extend(self.seal_rows(g.left(), g.content_width(), true));
+        rows.extend(self.seal_rows(g.left(), g.content_width()));
         rows.extend(self.link_rows(
             g.left(),
             g.content_width(),
@@ -995,7 +999,7 @@ impl Layout<'_> {
         heading.height += 2.0 * g.k;
         rows.push(heading);
         rows.extend(self.signature_rows(x, width, None));
-        rows.extend(self.seal_rows(x, width, false));
+        rows.extend(self.seal_rows(x, width));
         rows.push(Row::gap(4.0 * g.k));
         if !self.doc.cta_link.trim().is_empty() {
             let intro = "Escanee el código QR o abra este enlace para consultar su receta y encontrar \

@@ -672,22 +672,25 @@ impl Layout<'_> {
         self.mono_rows(self.doc.signature.trim(), x, width, label)
     }
 
-    /// The digital seal: its label (`SELLO DIGITAL (Ed25519, CLAVE <kid>)`), then the seal in
-    /// Courier on lines of their own, large enough to read and copy; none when it has no seal.
+    /// The digital seal in Courier, after its label (`SELLO DIGITAL, CLAVE <kid>:`) on the
+    /// same line when it reads there at 6.5 pt or more; else the label, then the seal on a line of
+    /// its own, or in two halves on a narrow page. None when the prescription has no seal.
     fn seal_rows(&self, x: f32, width: f32) -> Vec<Row> {
+        let g = self.g;
         let sig = self.doc.seal_sig.trim();
         if sig.is_empty() {
             return Vec::new();
         }
-        let label = format!(
-            "SELLO DIGITAL (Ed25519, CLAVE {})",
-            self.doc.seal_kid.trim()
-        );
-        let mut heading = Row::text(x, self.g.heading(), encode(&label));
-        heading.height += 2.0 * self.g.k;
+        let label = format!("SELLO DIGITAL, CLAVE {}:", self.doc.seal_kid.trim());
+        let sig_width = Font::Mono.width(&encode(sig), 1.0);
+        let room = width - g.heading().width(&encode(&label)) - 4.0 * g.k;
+        if room / sig_width >= 6.5 * g.k {
+            return self.mono_rows(sig, x, width, Some(&label));
+        }
+        let mut heading = Row::text(x, g.heading(), encode(label.trim_end_matches(':')));
+        heading.height += 2.0 * g.k;
         let mut rows = vec![heading];
-        // One line when it reads at 7 pt or more; else two halves (a narrow page), each larger.
-        if width / Font::Mono.width(&encode(sig), 1.0) >= 7.0 * self.g.k || !sig.is_ascii() {
+        if width / sig_width >= 7.0 * g.k || !sig.is_ascii() {
             rows.extend(self.mono_rows(sig, x, width, None));
         } else {
             let (first, second) = sig.split_at(sig.len().div_ceil(2));

@@ -66,7 +66,7 @@ fn every_field_is_in_the_text() {
         format!("OBSERVACIONES {}", doc.extras),
         "RECETA MÉDICA".into(),
         "FOLIO DIGITAL (SHA-256 DEL DOCUMENTO)".into(),
-        format!("SELLO DIGITAL (Ed25519, CLAVE {}", doc.seal_kid),
+        format!("SELLO DIGITAL, CLAVE {}", doc.seal_kid),
         "Página 1 de 1".into(),
     ];
     for (i, med) in doc.medications.iter().enumerate() {

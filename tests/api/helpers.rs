@@ -21,6 +21,9 @@ pub struct TestApp {
     pub state_dir: tempfile::TempDir,
     child: Child,
     agent: ureq::Agent,
+    /// Whether it runs the app (`spin.toml`): its answers are checked against the OpenAPI document
+    /// (`contract`); the host's own fixtures are not the API.
+    is_the_api: bool,
 }
 
 /// What to start: which manifest, and extra environment (e.g. `SPIN_VARIABLE_*`).
@@ -153,6 +156,7 @@ pub fn start(config: AppConfig, state_dir: tempfile::TempDir) -> TestApp {
 
 /// Starts a host listening on `listen` (`127.0.0.1:0` for an ephemeral port).
 pub fn start_listening(config: AppConfig, state_dir: tempfile::TempDir, listen: &str) -> TestApp {
+    let is_the_api = config.manifest == repo_root().join("spin.toml");
     let bin = host_binary();
     assert!(
         bin.exists(),
@@ -207,6 +211,7 @@ pub fn start_listening(config: AppConfig, state_dir: tempfile::TempDir, listen: 
         state_dir,
         child,
         agent,
+        is_the_api,
     }
 }
 
@@ -259,6 +264,7 @@ impl TestApp {
         headers: &[(&str, &str)],
         body: Option<&[u8]>,
     ) -> TestResponse {
+        let sent = body;
         let mut req = ureq::http::Request::builder()
             .method(method)
             .uri(self.url(path));
@@ -284,11 +290,15 @@ impl TestApp {
             .limit(64 * 1024 * 1024)
             .read_to_vec()
             .expect("read body");
-        TestResponse {
+        let response = TestResponse {
             status,
             headers,
             body,
+        };
+        if self.is_the_api {
+            crate::contract::check(method, path, sent, &response);
         }
+        response
     }
 
     pub fn get(&self, path: &str, token: Option<&str>) -> TestResponse {

@@ -1,11 +1,13 @@
 //! One black-box test binary: every module starts the real `receta` host with the real components
 //! (see `helpers::spawn_app`) and talks to it over HTTP on an ephemeral port.
 
+mod contract;
 mod helpers;
 
 mod campaigns;
 mod hospitals;
 mod host;
+mod integrator;
 mod landing;
 mod landing_browser;
 mod locations;

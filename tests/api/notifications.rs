@@ -88,6 +88,9 @@ fn the_email_arrives_with_the_stored_pdf_and_then_sent_flips() {
         ["attachments", "cc", "from", "html", "subject", "text", "to"]
     );
     assert_eq!(m["from"], FROM);
+    // A stable key per email, so a relay that supports it drops retried deliveries.
+    let key = mail.header("idempotency-key").expect("Idempotency-Key");
+    assert!(key.starts_with("receta-email-"), "{key}");
     assert_eq!(m["to"], json!([p.patient_email()]));
     assert_eq!(m["cc"], json!([]));
     let subject = m["subject"].as_str().unwrap();

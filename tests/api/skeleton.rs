@@ -135,7 +135,7 @@ fn a_known_path_with_another_method_is_405_with_allow() {
     for (method, path, allow) in [
         ("PUT", "/api/v2/hospital/", "GET, POST"),
         ("DELETE", "/api/v2/hospital/7/", "GET, PATCH"),
-        ("GET", "/api/v2/medics", "POST"),
+        ("DELETE", "/api/v2/medics", "GET, POST"),
         ("POST", "/rx/abc", "GET"),
     ] {
         let resp = app.request(method, path, Some(ADMIN_TOKEN), None);
@@ -216,4 +216,45 @@ fn oversized_json_is_413() {
     let resp = app.post("/api/v2/hospital/", Some(ADMIN_TOKEN), &body);
     assert_eq!(resp.status, 413);
     assert!(resp.json()["message"].is_string());
+}
+
+#[test]
+fn the_contract_is_served_and_readable() {
+    let app = spawn_app();
+    let resp = app.get("/api/v2/openapi.json", None);
+    assert_eq!(resp.status, 200);
+    let served = resp.json();
+    let kept: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(crate::helpers::repo_root().join("openapi/receta.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(served, kept, "the app serves the repository's document");
+    assert!(served["openapi"].as_str().unwrap().starts_with("3.1"));
+    for path in [
+        "/api/v2/pharmacy/rx/{signature}",
+        "/api/v1/prescriptions/burn/{signature}",
+        "/api/v2/verify/{signature}",
+        "/api/v2/medics/{medic_id}/",
+        "/.well-known/receta-keys.json",
+    ] {
+        assert!(served["paths"].get(path).is_some(), "{path}");
+    }
+    let page = app.get("/docs", None);
+    assert_eq!(page.status, 200);
+    assert!(
+        page.header("content-type")
+            .unwrap()
+            .starts_with("text/html")
+    );
+    let html = page.text();
+    assert!(
+        html.contains("/api/v1/prescriptions/burn/{signature}"),
+        "{html}"
+    );
+    assert!(!html.contains("<script") && !html.contains("http://cdn"));
+    assert!(
+        page.header("content-security-policy")
+            .unwrap()
+            .contains("default-src 'none'")
+    );
 }

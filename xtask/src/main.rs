@@ -5,8 +5,10 @@
 //! - `lint`             `cargo fmt --check` and clippy for the host and the wasm target
 //! - `build`            build the components (wasm32-wasip2) and the host, release mode
 //! - `bench`            build, then measure the host and the app, write `docs/bench.md` (`bench.rs`)
+//! - `fuzz [EXAMPLES]`  build, then schemathesis against the real host for every operation (`fuzz.rs`)
 
 mod bench;
+mod fuzz;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -21,8 +23,17 @@ fn main() -> ExitCode {
         Some("test") => build().and_then(|()| test()),
         Some("lint") => lint(),
         Some("bench") => bench::bench(),
+        Some("fuzz") => {
+            let examples = args
+                .get(1)
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(fuzz::CI_EXAMPLES);
+            build().and_then(|()| fuzz::fuzz(examples))
+        }
         _ => {
-            eprintln!("usage: cargo xtask <up [receta up flags…] | test | lint | build | bench>");
+            eprintln!(
+                "usage: cargo xtask <up [receta up flags…] | test | lint | build | bench | fuzz [EXAMPLES]>"
+            );
             return ExitCode::from(2);
         }
     };
@@ -158,9 +169,13 @@ fn test() -> Result {
     run(&mut unit)?;
     // The gateway's unit tests: `--lib` builds only their test harness, not the cdylib.
     run(cargo().args(["test", "--release", "--lib", "-p", "gateway"]))?;
+    // The contract: valid OpenAPI 3.1; then every black-box response is checked against it
+    // (`tests/api/contract.rs`); then a bounded fuzzing pass over every operation.
+    fuzz::validate_openapi()?;
     run(cargo()
         .args(["test", "--release", "-p", "receta-tests"])
-        .env("RECETA_BIN", host_binary()))
+        .env("RECETA_BIN", host_binary()))?;
+    fuzz::fuzz(fuzz::CI_EXAMPLES)
 }
 
 /// Crates without native unit tests: the black-box suite (run next, against the host) and the HTTP

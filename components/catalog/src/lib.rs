@@ -7,6 +7,7 @@ mod hospitals;
 mod locations;
 mod medics;
 mod memberships;
+mod profiles;
 
 use common::types::{Error, PageRequest, Principal};
 
@@ -22,9 +23,9 @@ use bindings::exports::receta::erx::campaigns::{
     Campaign, CampaignPage, CampaignPatch, Guest as CampaignsGuest, NewCampaign,
 };
 use bindings::exports::receta::erx::catalog::{
-    Guest, Hospital, HospitalPage, HospitalPatch, ImageKind, LocationEntry, Medic, MedicProfile,
-    MedicSummaryPage, Membership, MembershipPage, MembershipPatch, NewHospital, NewMedic,
-    NewMembership,
+    Guest, Hospital, HospitalPage, HospitalPatch, ImageKind, LocationEntry, Medic, MedicPatch,
+    MedicProfile, MedicSummaryPage, MedicView, MedicViewPage, Membership, MembershipPage,
+    MembershipPatch, NewHospital, NewMedic, NewMembership,
 };
 
 struct Catalog;
@@ -80,6 +81,22 @@ impl Guest for Catalog {
 
     fn get_medic(id: i64) -> Option<MedicProfile> {
         medics::get(id)
+    }
+
+    fn list_medics(caller: Principal, page: PageRequest) -> Result<MedicViewPage, Error> {
+        profiles::list(caller, page)
+    }
+
+    fn view_medic(caller: Principal, id: i64) -> Result<MedicView, Error> {
+        profiles::get(caller, id)
+    }
+
+    fn update_medic(caller: Principal, id: i64, patch: MedicPatch) -> Result<MedicView, Error> {
+        profiles::update(caller, id, patch)
+    }
+
+    fn get_membership(caller: Principal, id: i64) -> Result<Membership, Error> {
+        memberships::get(caller, id)
     }
 
     fn create_membership(caller: Principal, input: NewMembership) -> Result<Membership, Error> {

@@ -150,6 +150,16 @@ pub fn of_hospital(caller: Principal, hospital: i64) -> Result<Vec<Membership>, 
     )?)
 }
 
+pub fn get(caller: Principal, id: i64) -> Result<Membership, Error> {
+    let db = Db::open()?;
+    let current = find(&db, id)?.ok_or_else(Error::not_found)?;
+    let own = matches!(caller, Principal::Medic(m) if m == current.medic.id);
+    if !own && !access::manages(&db, &caller, current.hospital)? {
+        return Err(Error::forbidden(access::NOT_A_MANAGER));
+    }
+    Ok(current)
+}
+
 pub fn authorize(caller: Principal, id: i64) -> Result<(), Error> {
     let db = Db::open()?;
     let current = find(&db, id)?.ok_or_else(Error::not_found)?;

@@ -168,6 +168,14 @@ impl Row<'_> {
             other => Err(anyhow!("column `{column}`: expected a blob, got {other:?}")),
         }
     }
+
+    /// A blob, or `None` for NULL.
+    pub fn opt_blob(&self, column: &str) -> Result<Option<Vec<u8>>> {
+        match self.value(column)? {
+            Value::Null => Ok(None),
+            _ => self.blob(column).map(Some),
+        }
+    }
 }
 
 /// Parameter helpers, so call sites read `&[text(&name), int(id)]`.

@@ -103,6 +103,11 @@ impl Request {
         self.path.split('/').filter(|s| !s.is_empty()).collect()
     }
 
+    /// The path, as sent (without the query string).
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
     pub fn query(&self) -> &Query {
         &self.query
     }
@@ -194,6 +199,11 @@ impl Response {
     /// The HTTP status.
     pub fn status(&self) -> u16 {
         self.status
+    }
+
+    /// The body.
+    pub fn body(&self) -> &[u8] {
+        &self.body
     }
 
     /// A JSON response.

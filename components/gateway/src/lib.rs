@@ -6,6 +6,7 @@ mod campaigns;
 mod drugs;
 mod hospitals;
 mod http;
+mod idempotency;
 mod landing;
 mod landing_html;
 mod locations;
@@ -17,6 +18,7 @@ mod patients;
 mod pharmacies;
 mod pharmacy;
 mod prescriptions;
+mod reference;
 mod verification;
 
 use spin_sdk::http::{IncomingRequest, Method, ResponseOutparam};
@@ -65,7 +67,7 @@ const METHODS: [(Method, &str); 4] = [
     (Method::Delete, "DELETE"),
 ];
 
-fn method_name(method: &Method) -> &str {
+pub(crate) fn method_name(method: &Method) -> &str {
     match method {
         Method::Get => "GET",
         Method::Head => "HEAD",
@@ -96,9 +98,16 @@ fn handler<'a>(req: &'a Request, method: Method, segments: &'a [&'a str]) -> Opt
         (Get, ["api", "v2", "hospital", id]) => run(move || hospitals::get(req, id)),
         (Patch, ["api", "v2", "hospital", id]) => run(move || hospitals::update(req, id)),
         (Post, ["api", "v2", "medics"]) => run(move || medics::create(req)),
+        (Get, ["api", "v2", "medics"]) => run(move || medics::list(req)),
+        (Get, ["api", "v2", "medics", id]) => run(move || medics::get(req, id)),
+        (Patch, ["api", "v2", "medics", id]) => run(move || medics::update(req, id)),
+        (Get, ["api", "v2", "medications"]) => run(move || prescriptions::prescribed(req)),
         (Get, ["api", "v2", "search", "medics"]) => run(move || medics::search(req)),
         (Get, ["api", "v2", "management", "memberships"]) => run(move || memberships::list(req)),
         (Post, ["api", "v2", "management", "memberships"]) => run(move || memberships::create(req)),
+        (Get, ["api", "v2", "management", "memberships", id]) => {
+            run(move || memberships::get(req, id))
+        }
         (Patch, ["api", "v2", "management", "memberships", id]) => {
             run(move || memberships::update(req, id))
         }
@@ -169,6 +178,9 @@ fn handler<'a>(req: &'a Request, method: Method, segments: &'a [&'a str]) -> Opt
         (Post, ["api", "v1", "prescriptions", "reject", signature]) => {
             run(move || pharmacy::reject(req, signature))
         }
+        // The contract (OpenAPI) and its reference page: no token.
+        (Get, ["api", "v2", "openapi.json"]) => run(reference::openapi),
+        (Get, ["docs"]) => run(reference::docs),
         // Verification: no token (docs/verification.md).
         (Get, [".well-known", "receta-keys.json"]) => run(verification::keys),
         (Get, ["api", "v2", "verify", signature]) => {

@@ -1,4 +1,5 @@
-//! `/api/v2/medics/` (creation, API admin only) and `/api/v2/search/medics/`.
+//! `/api/v2/medics/` (creation, API admin only; the list, one medic and PATCH within the caller's
+//! reach) and `/api/v2/search/medics/`.
 //!
 //! Creation orchestrates the two components: the gateway validates the body, has `auth` hash the
 //! password and mint the token, and `catalog` stores only the hashes.
@@ -7,8 +8,11 @@ use serde_json::{Value, json};
 
 use common::types::{Error, Principal};
 
+use common::fields::is_valid_email;
+
+use crate::bindings::catalog::{MedicPatch, MedicView};
 use crate::bindings::{auth, catalog};
-use crate::http::{Request, Response};
+use crate::http::{Request, Response, path_id};
 
 /// Free-text medic fields: at most 255 characters.
 const TEXT: Option<usize> = Some(256);
@@ -40,11 +44,15 @@ pub fn create(req: &Request) -> Result<Response, Error> {
         );
     }
     let cedula_prof = fields.required_str("cedula_prof", TEXT);
-    let specialty_no = fields.required_str("specialty_no", TEXT);
+    // A general practitioner has no specialty licence: blank or left out is accepted.
+    let specialty_no = fields
+        .optional_str("specialty_no", TEXT)
+        .unwrap_or_default();
     let specialty = fields.required_str("specialty", TEXT);
     let alma_mater = fields.required_str("alma_mater", TEXT);
     let female = fields.required_bool("female");
-    let specialty_verified = fields.required_bool("specialty_verified");
+    // Left out: unverified until the API admin sets it (PATCH /api/v2/medics/<id>/).
+    let specialty_verified = fields.optional_bool("specialty_verified").unwrap_or(false);
     let hospital = fields.optional_i64("hospital");
     let is_active = fields.optional_bool("is_active").unwrap_or(true);
     let is_admin_membership = fields.optional_bool("is_admin_membership").unwrap_or(false);
@@ -88,6 +96,95 @@ pub fn create(req: &Request) -> Result<Response, Error> {
     });
     // The body carries a secret: no cache may keep it.
     Ok(Response::json(201, &body).with_header("cache-control", "no-store"))
+}
+
+/// `GET /api/v2/medics/?limit&offset` → 200 paginated medics, by id: every medic for the API admin;
+/// for a medic with an ADMIN membership, the medics of the hospitals they manage; else 403.
+pub fn list(req: &Request) -> Result<Response, Error> {
+    let caller = req.caller()?;
+    let page = req.page()?;
+    let found = catalog::list_medics(caller, page)?;
+    let results: Vec<Value> = found.results.into_iter().map(view_json).collect();
+    Ok(Response::page(req, &page, found.count, &results))
+}
+
+/// `GET /api/v2/medics/<id>` → 200 the medic; 404 `{message}` outside the caller's reach.
+pub fn get(req: &Request, id: &str) -> Result<Response, Error> {
+    let medic = catalog::view_medic(req.caller()?, path_id(id)?)?;
+    Ok(Response::json(200, &view_json(medic)))
+}
+
+/// `PATCH /api/v2/medics/<id>/` (any field of the create but `hospital` and `is_admin_membership`,
+/// which memberships manage) → 202 the medic. The token never changes; `password` is hashed again;
+/// `email` stays unique; `is_active` and `specialty_verified` are the API admin's (403 for a medic).
+/// 404 outside the caller's reach, checked before the body.
+pub fn update(req: &Request, id: &str) -> Result<Response, Error> {
+    let caller = req.caller()?;
+    let id = path_id(id)?;
+    catalog::view_medic(caller, id)?;
+    let mut f = req.json_fields()?;
+    let name = f.patch_str("name", TEXT, false);
+    let email = f
+        .patch_str("email", TEXT, false)
+        .map(|e| e.trim().to_string());
+    if email.as_deref().is_some_and(|e| !is_valid_email(e)) {
+        f.error("email", common::fields::BAD_EMAIL);
+    }
+    let password = f.patch_str("password", PASSWORD, false);
+    let date_of_birth = f.patch_str("date_of_birth", None, false);
+    if let Some(d) = &date_of_birth {
+        match common::time::Date::parse(d) {
+            None => f.error("date_of_birth", common::fields::BAD_DATE),
+            Some(_) if d.as_str() > common::time::today().as_str() => f.error(
+                "date_of_birth",
+                "The date of birth cannot be in the future.",
+            ),
+            Some(_) => {}
+        }
+    }
+    let cedula_prof = f.patch_str("cedula_prof", TEXT, false);
+    let specialty_no = f.patch_str("specialty_no", TEXT, true);
+    let specialty = f.patch_str("specialty", TEXT, false);
+    let alma_mater = f.patch_str("alma_mater", TEXT, false);
+    let female = f.patch_bool("female");
+    let is_active = f.patch_bool("is_active");
+    let specialty_verified = f.patch_bool("specialty_verified");
+    f.finish()?;
+    let patch = MedicPatch {
+        name,
+        email,
+        password_hash: password.map(|p| auth::hash_password(&p)),
+        date_of_birth,
+        cedula_prof,
+        specialty_no,
+        specialty,
+        alma_mater,
+        female,
+        is_active,
+        specialty_verified,
+    };
+    let medic = catalog::update_medic(caller, id, &patch)?;
+    Ok(Response::json(202, &view_json(medic)))
+}
+
+/// The medic shape of the list, detail and PATCH: never the token or the password hash.
+fn view_json(m: MedicView) -> Value {
+    json!({
+        "id": m.id,
+        "name": m.name,
+        "email": m.email,
+        "hospital": m.hospital,
+        "date_of_birth": m.date_of_birth,
+        "cedula_prof": m.cedula_prof,
+        "specialty_no": m.specialty_no,
+        "specialty": m.specialty,
+        "alma_mater": m.alma_mater,
+        "female": m.female,
+        "is_active": m.is_active,
+        "specialty_verified": m.specialty_verified,
+        "campaign": Value::Null,
+        "is_admin_membership": m.is_admin_membership,
+    })
 }
 
 /// `GET /api/v2/search/medics/?query=<email>` → 200 paginated `{id, email}`: medics whose email

@@ -41,6 +41,13 @@ fn to_json(m: Membership) -> Value {
     })
 }
 
+/// `GET /api/v2/management/memberships/<id>` → 200 one membership in the list's shape: a manager of
+/// its hospital, or the medic it belongs to; 404 for an unknown id, 403 for anyone else.
+pub fn get(req: &Request, id: &str) -> Result<Response, Error> {
+    let membership = catalog::get_membership(req.caller()?, path_id(id)?)?;
+    Ok(Response::json(200, &to_json(membership)))
+}
+
 /// `POST /api/v2/management/memberships/` `{hospital, type_membership, medic}` → 201
 /// `{id, medic, type_membership}` (`medic` the integer id; `id` added so the client can PATCH or
 /// DELETE it). An existing membership of that medic on that hospital is reactivated with the type

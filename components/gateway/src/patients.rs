@@ -46,8 +46,13 @@ pub fn search_param(req: &Request) -> Result<Option<String>, Error> {
 }
 
 /// `POST /api/v2/patient/` → 201 Patient.
+/// With an `Idempotency-Key`, a retry answers the first response again (`idempotency`).
 pub fn create(req: &Request) -> Result<Response, Error> {
     let medic = medic_caller(req)?;
+    crate::idempotency::once(req, &format!("medic:{medic}"), || create_for(req, medic))
+}
+
+fn create_for(req: &Request, medic: i64) -> Result<Response, Error> {
     let mut f = req.json_fields()?;
     let date_of_birth = f.required_date("date_of_birth");
     check_not_future(&mut f, &date_of_birth);

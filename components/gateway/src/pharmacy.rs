@@ -51,23 +51,29 @@ pub fn lookup(req: &Request, signature: &str) -> Result<Response, Error> {
 /// 409 `{message}` when it is rejected, cancelled or fully dispensed.
 pub fn burn(req: &Request, signature: &str) -> Result<Response, Error> {
     logged(req, signature, CallAction::Dispense, |pharmacy| {
-        let rx = prescriptions::get_for_pharmacy(signature)?;
-        let mut f = req.json_fields()?;
-        let sales_code = f.required_str("sales_code", SALES_CODE).trim().to_string();
-        let items = sold_items(&mut f);
-        f.finish()?;
-        let webhooks = notifications::plan(rx.medic_id, rx.hospital.id, RxEvent::Dispensed)?;
-        let queued = !webhooks.is_empty();
-        let updated = prescriptions::dispense(&DispenseRequest {
-            pharmacy: pharmacy_ref(pharmacy),
-            signature: signature.to_string(),
-            sales_code,
-            items,
-            webhooks,
-        })?;
-        let response = Response::json(200, &pharmacy_shape(&updated));
-        Ok(after(response, queued, updated.id))
+        let principal = format!("pharmacy:{}", pharmacy.id);
+        crate::idempotency::once(req, &principal, || dispense(req, signature, pharmacy))
     })
+}
+
+/// A burn, once admitted (and, with an `Idempotency-Key`, once per key).
+fn dispense(req: &Request, signature: &str, pharmacy: &Pharmacy) -> Result<Response, Error> {
+    let rx = prescriptions::get_for_pharmacy(signature)?;
+    let mut f = req.json_fields()?;
+    let sales_code = f.required_str("sales_code", SALES_CODE).trim().to_string();
+    let items = sold_items(&mut f);
+    f.finish()?;
+    let webhooks = notifications::plan(rx.medic_id, rx.hospital.id, RxEvent::Dispensed)?;
+    let queued = !webhooks.is_empty();
+    let updated = prescriptions::dispense(&DispenseRequest {
+        pharmacy: pharmacy_ref(pharmacy),
+        signature: signature.to_string(),
+        sales_code,
+        items,
+        webhooks,
+    })?;
+    let response = Response::json(200, &pharmacy_shape(&updated));
+    Ok(after(response, queued, updated.id))
 }
 
 /// `POST /api/v1/prescriptions/reject/<signature>` `{rejected: true, reason_of_rejected}` → 200

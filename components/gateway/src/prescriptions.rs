@@ -31,7 +31,9 @@ use crate::patients::{medic_caller, search_param};
 /// Length limits, strictly under (characters).
 const TEXT: Option<usize> = Some(4096);
 const PRESENTATION: Option<usize> = Some(512);
-const UPC: Option<usize> = Some(64);
+/// `drug_upc`: an identifier from someone's catalog, not always a GTIN: any text without control
+/// characters, at most 255 characters.
+const UPC: Option<usize> = Some(256);
 const CLINIC: usize = 256;
 /// Medications per prescription, at most.
 const MAX_MEDICATIONS: usize = 50;
@@ -42,9 +44,14 @@ const CATEGORIES: [&str; 3] = ["standard_drug", "basic_drug", "unstructured_drug
 const UNVERIFIED: &str =
     "Only a medic whose specialty is verified (specialty_verified) may create prescriptions.";
 
-/// `POST /api/v2/rx-endpoint/` → 200 Prescription (create shape); 400 field errors; 403.
+/// `POST /api/v2/rx-endpoint/` → 200 Prescription (create shape); 400 field errors; 403. With an
+/// `Idempotency-Key`, a retry answers the first response again (`idempotency`).
 pub fn create(req: &Request) -> Result<Response, Error> {
     let medic_id = medic_caller(req)?;
+    crate::idempotency::once(req, &format!("medic:{medic_id}"), || issue(req, medic_id))
+}
+
+fn issue(req: &Request, medic_id: i64) -> Result<Response, Error> {
     // A valid token whose medic is gone cannot happen (auth checks the row); treat it as no token.
     let medic = catalog::get_medic(medic_id).ok_or(Error::Unauthorized)?;
     if !medic.specialty_verified {
@@ -171,6 +178,29 @@ pub fn list(req: &Request) -> Result<Response, Error> {
         .results
         .iter()
         .map(|rx| detail_shape(rx, &base_url))
+        .collect();
+    Ok(Response::page(req, &page, found.count, &results))
+}
+
+/// `GET /api/v2/medications/?limit&offset` (medic token) → 200 paginated: the medications the medic
+/// prescribed, newest prescription first, in the prescription's medication shape plus `ad_id` (`""`).
+pub fn prescribed(req: &Request) -> Result<Response, Error> {
+    let medic = medic_caller(req)?;
+    let page = req.page()?;
+    let found = prescriptions::list_medications(medic, page)?;
+    #[derive(Serialize)]
+    struct WithAd<'a> {
+        #[serde(flatten)]
+        medication: &'a Medication,
+        ad_id: &'static str,
+    }
+    let results: Vec<WithAd> = found
+        .results
+        .iter()
+        .map(|medication| WithAd {
+            medication,
+            ad_id: "",
+        })
         .collect();
     Ok(Response::page(req, &page, found.count, &results))
 }
@@ -598,6 +628,9 @@ fn medication(map: Map<String, Value>) -> Result<NewMedication, Vec<FieldError>>
         Some(q) => q,
     };
     let drug_upc = m.optional_str("drug_upc", UPC).unwrap_or_default();
+    if drug_upc.chars().any(char::is_control) {
+        m.error("drug_upc", "Control characters are not allowed.");
+    }
     let category = m.choice("category", &CATEGORIES, true);
     match m.finish() {
         Ok(()) => Ok(NewMedication {

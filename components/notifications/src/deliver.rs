@@ -136,6 +136,11 @@ fn prepare(db: &Db, config: &Config, row: &Leased) -> Result<Prepared, Stop> {
             let body = email_body(db, config, row)?;
             let mut headers = vec![
                 ("content-type".to_string(), b"application/json".to_vec()),
+                // The same on every attempt of this email: a relay that supports it drops retries.
+                (
+                    "idempotency-key".to_string(),
+                    format!("receta-email-{}", row.id).into_bytes(),
+                ),
                 (
                     "user-agent".to_string(),
                     crate::USER_AGENT.as_bytes().to_vec(),

@@ -35,7 +35,8 @@ mod bindings {
 
 use bindings::exports::receta::erx::prescriptions::{
     DispenseRequest, Drug, DrugLoad, DrugPage, Guest, IssueRequest, LandingRx, LifecycleEvent,
-    PharmacyRef, Prescription, PrescriptionPage, PublishedKey, StateChange, Verification,
+    MedicationPage, PharmacyRef, Prescription, PrescriptionPage, PublishedKey, StateChange,
+    Verification,
 };
 
 struct Prescriptions;
@@ -51,6 +52,10 @@ impl Guest for Prescriptions {
         page: PageRequest,
     ) -> Result<PrescriptionPage, Error> {
         read::list(medic, search.as_deref(), page)
+    }
+
+    fn list_medications(medic: i64, page: PageRequest) -> Result<MedicationPage, Error> {
+        read::prescribed(medic, page)
     }
 
     fn get_by_id(medic: i64, id: i64) -> Result<Prescription, Error> {

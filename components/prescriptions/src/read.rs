@@ -6,7 +6,8 @@ use common::db::{Db, Param, Row, int, like_contains, opt_text, text};
 use common::types::{Error, PageRequest, Principal};
 
 use crate::bindings::exports::receta::erx::prescriptions::{
-    Medication, Prescription, PrescriptionPage, RxHospital, RxPatient, RxStatus, Seal,
+    Medication, MedicationPage, Prescription, PrescriptionPage, RxHospital, RxPatient, RxStatus,
+    Seal,
 };
 use crate::document::{is_signature, signature_of};
 
@@ -102,6 +103,38 @@ fn document_sql() -> String {
         "SELECT d.canonical FROM prescription_documents d JOIN prescriptions p ON p.id = d.prescription_id \
          WHERE {VISIBLE_BY_SIGNATURE}"
     )
+}
+
+/// `?1` medic: how many medications they prescribed.
+const COUNT_PRESCRIBED: &str = "SELECT COUNT(*) FROM medications m \
+    JOIN prescriptions p ON p.id = m.prescription_id WHERE p.medic_id = ?1";
+
+/// `?1` medic, `?2` limit, `?3` offset: their medications, newest prescription first.
+fn prescribed_sql() -> String {
+    let columns = MEDICATION_COLUMNS
+        .split(", ")
+        .map(|c| format!("m.{c}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!(
+        "SELECT {columns} FROM prescriptions p JOIN medications m ON m.prescription_id = p.id \
+         WHERE p.medic_id = ?1 ORDER BY p.id DESC, m.position LIMIT ?2 OFFSET ?3"
+    )
+}
+
+/// The medications `medic` prescribed, newest prescription first.
+pub fn prescribed(medic: i64, page: PageRequest) -> Result<MedicationPage, Error> {
+    let db = Db::open()?;
+    let count = db.scalar_i64(COUNT_PRESCRIBED, &[int(medic)])?;
+    let results = db.query(
+        &prescribed_sql(),
+        &[int(medic), int(page.limit.into()), int(page.offset.into())],
+        medication_from_row,
+    )?;
+    Ok(MedicationPage {
+        count: u64::try_from(count).unwrap_or(0),
+        results: results.into_iter().map(|(_, m)| m).collect(),
+    })
 }
 
 /// The medications of some prescriptions, in order.
@@ -377,5 +410,7 @@ mod tests {
             assert!(sql.contains("(?2 IS NULL OR p.medic_id = ?2)"), "{sql}");
         }
         assert!(medications_sql(3).contains("IN (?, ?, ?)"));
+        assert!(prescribed_sql().contains("WHERE p.medic_id = ?1"));
+        assert!(prescribed_sql().starts_with("SELECT m.id, m.prescription_id, m.presentation"));
     }
 }

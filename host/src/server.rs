@@ -153,16 +153,19 @@ pub async fn serve(
     Ok(())
 }
 
-fn text(status: StatusCode, body: &'static str) -> Response<HyperOutgoingBody> {
+/// An answer of the host itself (no route, a failed component), in the API's error shape:
+/// `{"message": "..."}`, so a client parses every error the same way.
+fn text(status: StatusCode, message: &'static str) -> Response<HyperOutgoingBody> {
+    let body = format!("{{\"message\":\"{message}\"}}");
     let mut response = Response::new(
-        Full::new(Bytes::from_static(body.as_bytes()))
+        Full::new(Bytes::from(body))
             .map_err(|never| match never {})
             .boxed_unsync(),
     );
     *response.status_mut() = status;
     response.headers_mut().insert(
         http::header::CONTENT_TYPE,
-        HeaderValue::from_static("text/plain; charset=utf-8"),
+        HeaderValue::from_static("application/json"),
     );
     response
 }
@@ -178,7 +181,7 @@ async fn handle(
     let method = req.method().clone();
     let path = req.uri().path().to_string();
     let (response, component) = match app.router.route(&path) {
-        None => (text(StatusCode::NOT_FOUND, "Not Found"), "-".to_string()),
+        None => (text(StatusCode::NOT_FOUND, "Not found."), "-".to_string()),
         Some(route) => {
             let id = route.route.component.clone();
             let component = &app.components[&id];
@@ -187,7 +190,7 @@ async fn handle(
                     Ok(response) => response,
                     Err(e) => {
                         eprintln!("receta: {method} {path} ({id}) failed: {e:#}");
-                        text(StatusCode::INTERNAL_SERVER_ERROR, "Internal Server Error")
+                        text(StatusCode::INTERNAL_SERVER_ERROR, "Internal server error.")
                     }
                 };
             (response, id)

@@ -236,6 +236,12 @@ fn runaway_guest_gets_500_within_the_time_limit_and_the_next_request_works() {
     let response = app.get("/probe/loop", None);
     let took = started.elapsed();
     assert_eq!(response.status, 500, "{}", response.text());
+    // The host's own errors have the API's shape.
+    assert_eq!(response.header("content-type"), Some("application/json"));
+    assert_eq!(
+        response.json(),
+        serde_json::json!({"message": "Internal server error."})
+    );
     assert!(
         took >= Duration::from_millis(900),
         "answered before the limit: {took:?}"
@@ -252,7 +258,7 @@ fn guest_over_the_memory_limit_fails_only_its_own_request() {
     assert_eq!(response.status, 500);
     assert!(
         response.body.len() < 100,
-        "a short plain body: {}",
+        "a short body: {}",
         response.text()
     );
     assert_eq!(text(&app, "/probe/hello"), "hello");

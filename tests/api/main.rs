@@ -4,6 +4,7 @@
 mod contract;
 mod helpers;
 
+mod availability;
 mod campaigns;
 mod hospitals;
 mod host;

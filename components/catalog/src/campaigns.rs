@@ -43,10 +43,27 @@ fn select_page() -> String {
     format!("SELECT {CAMPAIGN_COLUMNS} FROM campaigns ORDER BY id LIMIT ? OFFSET ?")
 }
 
-/// The landing's list: the active ones, the default first.
+/// Campaigns the patient's landing shows at most, and branches of each: a catalog of any size
+/// never breaks the page (docs/api-notes.md, "Patient landing and campaigns").
+pub const LANDING_CAMPAIGNS: u32 = 20;
+pub const LANDING_BRANCHES: u32 = 50;
+
+/// The landing's list: the active ones, the default first, at most `LANDING_CAMPAIGNS`.
 fn select_active() -> String {
     format!(
-        "SELECT {CAMPAIGN_COLUMNS} FROM campaigns WHERE is_active = 1 ORDER BY is_default DESC, id"
+        "SELECT {CAMPAIGN_COLUMNS} FROM campaigns WHERE is_active = 1 ORDER BY is_default DESC, id \
+         LIMIT {LANDING_CAMPAIGNS}"
+    )
+}
+
+/// The first `LANDING_BRANCHES` branches of each of some campaigns.
+fn landing_branches_sql(count: usize) -> String {
+    let placeholders = vec!["?"; count].join(", ");
+    format!(
+        "SELECT campaign_id, determinante, name, formato, estado, address FROM ( \
+           SELECT *, ROW_NUMBER() OVER (PARTITION BY campaign_id ORDER BY position) AS n \
+           FROM campaign_branches WHERE campaign_id IN ({placeholders})) \
+         WHERE n <= {LANDING_BRANCHES} ORDER BY campaign_id, n"
     )
 }
 
@@ -99,12 +116,21 @@ fn branch_from_row(r: &Row) -> anyhow::Result<(i64, Branch)> {
 }
 
 /// Fills in the branches of `campaigns` with one query.
-fn with_branches(db: &Db, mut campaigns: Vec<Campaign>) -> anyhow::Result<Vec<Campaign>> {
+fn with_branches(db: &Db, campaigns: Vec<Campaign>) -> anyhow::Result<Vec<Campaign>> {
+    fill_branches(db, campaigns, branches_sql)
+}
+
+/// Fills in `campaigns`' branches with the statement `sql` makes for that many ids.
+fn fill_branches(
+    db: &Db,
+    mut campaigns: Vec<Campaign>,
+    sql: fn(usize) -> String,
+) -> anyhow::Result<Vec<Campaign>> {
     if campaigns.is_empty() {
         return Ok(campaigns);
     }
     let ids: Vec<Param> = campaigns.iter().map(|c| int(c.id)).collect();
-    for (id, branch) in db.query(&branches_sql(ids.len()), &ids, branch_from_row)? {
+    for (id, branch) in db.query(&sql(ids.len()), &ids, branch_from_row)? {
         if let Some(c) = campaigns.iter_mut().find(|c| c.id == id) {
             c.branches.push(branch);
         }
@@ -258,7 +284,7 @@ pub fn delete(caller: Principal, id: i64) -> Result<(), Error> {
 pub fn active() -> Result<Vec<Campaign>, Error> {
     let db = Db::open()?;
     let rows = db.query(&select_active(), &[], from_row)?;
-    Ok(with_branches(&db, rows)?)
+    Ok(fill_branches(&db, rows, landing_branches_sql)?)
 }
 
 #[cfg(test)]
@@ -268,6 +294,9 @@ mod tests {
     #[test]
     fn queries() {
         assert!(select_active().contains("WHERE is_active = 1"));
+        assert!(select_active().ends_with("LIMIT 20"));
+        assert!(landing_branches_sql(2).contains("IN (?, ?)"));
+        assert!(landing_branches_sql(1).contains("n <= 50"));
         assert!(branches_sql(2).contains("IN (?, ?)"));
     }
 }

@@ -64,6 +64,12 @@ impl Request {
             .authority()
             .or_else(|| header("host"))
             .unwrap_or_else(|| "127.0.0.1:3000".into());
+        if !is_host_and_port(&authority) {
+            return Err(Response::message(
+                400,
+                "The Host header is not a valid host[:port].",
+            ));
+        }
         let declared: Option<usize> = header("content-length").and_then(|v| v.parse().ok());
         if declared.is_some_and(|n| n > MAX_MULTIPART_BODY) {
             return Err(Response::too_large());
@@ -124,9 +130,16 @@ impl Request {
         &self.body
     }
 
-    /// `scheme://host/path` of this request, for absolute `next`/`previous` links.
+    /// `scheme://host/path` of this request, for absolute `next`/`previous` links: the request's
+    /// own origin when its host is one the service answers for (`base_url`'s, or a loopback name),
+    /// else `base_url`, so a forged `Host` never makes the service write links to elsewhere.
     pub fn absolute_path(&self) -> String {
-        format!("{}://{}{}", self.scheme, self.authority, self.path)
+        let base = crate::media::base_url();
+        if answers_for(&self.authority, &base) {
+            format!("{}://{}{}", self.scheme, self.authority, self.path)
+        } else {
+            format!("{base}{}", self.path)
+        }
     }
 
     /// The caller of an admin or medic call, from `Authorization: Token <token>`: 401 without a
@@ -178,6 +191,64 @@ impl Request {
         self.header("content-type")
             .is_some_and(|ct| common::multipart::boundary(ct).is_some())
     }
+}
+
+/// Whether `authority` is `host[:port]`: a DNS name, an IPv4 address or a bracketed IPv6 address,
+/// and a port of at most 65535.
+pub fn is_host_and_port(authority: &str) -> bool {
+    let (host, port) = match authority.strip_prefix('[') {
+        Some(rest) => match rest.split_once(']') {
+            Some((v6, after)) => {
+                if v6.parse::<std::net::Ipv6Addr>().is_err() {
+                    return false;
+                }
+                ("v6", after.strip_prefix(':'))
+            }
+            None => return false,
+        },
+        None => match authority.split_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (authority, None),
+        },
+    };
+    let port_ok = port.is_none_or(|p| !p.is_empty() && p.len() <= 5 && p.parse::<u16>().is_ok());
+    let host_ok = host == "v6"
+        || (!host.is_empty()
+            && host.len() <= 253
+            && host.split('.').all(|label| {
+                !label.is_empty()
+                    && label.len() <= 63
+                    && label
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+                    && !label.starts_with('-')
+                    && !label.ends_with('-')
+            }));
+    port_ok && host_ok
+}
+
+/// Whether the service answers for `authority`'s host: `base_url`'s host, or a loopback name.
+fn answers_for(authority: &str, base_url: &str) -> bool {
+    let host = |a: &str| -> String {
+        let a = a.rsplit_once('@').map_or(a, |(_, h)| h);
+        match a.strip_prefix('[') {
+            Some(rest) => rest.split(']').next().unwrap_or_default().to_string(),
+            None => a.split(':').next().unwrap_or_default().to_ascii_lowercase(),
+        }
+    };
+    let requested = host(authority);
+    let base_authority = base_url
+        .split_once("://")
+        .map_or(base_url, |(_, rest)| rest)
+        .split('/')
+        .next()
+        .unwrap_or_default();
+    requested == host(base_authority)
+        || requested == "localhost"
+        || requested == "::1"
+        || requested
+            .parse::<std::net::Ipv4Addr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 /// An integer id from a path segment. Anything else (text, a number too large for an `i64`) names
@@ -341,5 +412,51 @@ impl Response {
         if let Err(e) = body.send(self.body).await {
             eprintln!("writing the response body failed: {e:?}");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_and_ports() {
+        for good in [
+            "127.0.0.1:3000",
+            "localhost",
+            "receta.example.mx",
+            "api-1.receta.mx:443",
+            "[::1]:8080",
+            "[2001:db8::1]",
+        ] {
+            assert!(is_host_and_port(good), "{good}");
+        }
+        for bad in [
+            "",
+            "evil.com/path",
+            "a b",
+            "host:99999",
+            "host:",
+            "[::1",
+            "[nope]:80",
+            "-x.mx",
+            "x..mx",
+            "<script>",
+            "user@host",
+        ] {
+            assert!(!is_host_and_port(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn links_use_the_request_host_only_when_the_service_answers_for_it() {
+        let base = "https://receta.example.mx";
+        assert!(answers_for("receta.example.mx", base));
+        assert!(answers_for("RECETA.example.mx:443", base));
+        assert!(answers_for("127.0.0.1:41000", base));
+        assert!(answers_for("localhost:3000", base));
+        assert!(answers_for("[::1]:3000", base));
+        assert!(!answers_for("evil.example.com", base));
+        assert!(!answers_for("receta.example.mx.evil.com", base));
     }
 }

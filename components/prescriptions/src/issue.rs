@@ -52,7 +52,7 @@ pub fn issue(req: IssueRequest) -> Result<Prescription, Error> {
     let signed = document::sign(&doc);
     let seal = seal::signer(&db)?.seal(&signed.signature);
     // Rendered before the transaction, so the write lock is held only for the inserts.
-    let pdf = pdf::render(&req, &meds, &signed.signature, &seal, &issued_at[..10]);
+    let pdf = pdf::render(&req, &meds, &signed.signature, &seal, &issued_at[..10])?;
     let email = email_target(&req);
     let sent_status = if email.is_some() {
         read::PENDING

@@ -64,15 +64,30 @@ pub fn document(
     }
 }
 
-/// The PDF bytes of a prescription about to be issued.
+/// Pages a prescription may print on (docs/patients-and-prescriptions.md, "Limits"): a real one
+/// takes one or two; fifty medications of long instructions take a dozen.
+pub const MAX_PAGES: usize = 20;
+
+/// The PDF bytes of a prescription about to be issued, or `invalid` on `medications` when it
+/// would print on more than `MAX_PAGES` pages.
 pub fn render(
     req: &IssueRequest,
     meds: &[Resolved],
     signature: &str,
     seal: &Seal,
     issued_on: &str,
-) -> Vec<u8> {
-    rxpdf::render(&document(req, meds, signature, seal, issued_on))
+) -> Result<Vec<u8>, common::types::Error> {
+    rxpdf::render_at_most(&document(req, meds, signature, seal, issued_on), MAX_PAGES).map_err(
+        |pages| {
+            common::types::Error::field(
+                "medications",
+                format!(
+                    "The prescription would print on {pages} pages; at most {MAX_PAGES} are allowed. \
+                     Shorten the instructions or the observations, or split it in two prescriptions."
+                ),
+            )
+        },
+    )
 }
 
 /// What the patient carries (the QR code, the email's link): the page link with the seal in its
@@ -119,11 +134,11 @@ mod tests {
             )
         );
         assert_eq!(doc.medications[0].qty_label, "1 caja");
-        let pdf = render(&req, &meds, &signature, &seal, "2026-11-22");
+        let pdf = render(&req, &meds, &signature, &seal, "2026-11-22").unwrap();
         assert!(pdf.starts_with(b"%PDF-"));
         assert_eq!(
             pdf,
-            render(&req, &meds, &signature, &seal, "2026-11-22"),
+            render(&req, &meds, &signature, &seal, "2026-11-22").unwrap(),
             "deterministic"
         );
     }

@@ -133,3 +133,13 @@ pub fn render(doc: &RxDocument) -> Vec<u8> {
     let laid_out = layout::lay_out(doc);
     pdf::write(doc, laid_out)
 }
+
+/// Renders the prescription unless it takes more than `max_pages` pages: then `Err` with the
+/// number of pages it would take (a real prescription never does; an attacker's always would).
+pub fn render_at_most(doc: &RxDocument, max_pages: usize) -> Result<Vec<u8>, usize> {
+    let laid_out = layout::lay_out(doc);
+    if laid_out.pages.len() > max_pages {
+        return Err(laid_out.pages.len());
+    }
+    Ok(pdf::write(doc, laid_out))
+}

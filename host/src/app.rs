@@ -27,6 +27,13 @@ use crate::variables::{AppVariables, ComponentVariables};
 const DEFAULT_REQUEST_TIMEOUT_MS: u64 = 30_000;
 const DEFAULT_MEMORY_LIMIT_MB: u64 = 128;
 const DEFAULT_MAX_INSTANCES: u64 = 64;
+/// Instances for work a guest does after its response (delivering a new prescription's email and
+/// webhooks): a budget of their own, so such work never holds the instances requests need.
+const DEFAULT_MAX_BACKGROUND: u64 = 16;
+/// Largest request body the host reads: the app's largest (5 MiB multipart; JSON is 1 MiB).
+const DEFAULT_MAX_BODY_BYTES: u64 = 5 << 20;
+/// The longest a request's body may take to arrive once its head is in.
+const DEFAULT_BODY_TIMEOUT_MS: u64 = 10_000;
 
 /// A component ready to run: its permissions and its pre-instantiated code, per trigger kind.
 pub struct LoadedComponent {
@@ -56,6 +63,12 @@ pub struct App {
     /// One permit per instance the pooling allocator holds: a request or cron run waits for a
     /// permit instead of failing when every instance slot is busy.
     pub instance_permits: Arc<Semaphore>,
+    /// The separate budget of instances that keep working after their response was sent.
+    pub background_permits: Arc<Semaphore>,
+    /// Largest request body read, in bytes (larger: 413 without an instance).
+    pub max_body_bytes: usize,
+    /// The longest a request body may take to arrive (slower: 408 without an instance).
+    pub body_timeout: Duration,
     /// The state directory.
     pub state_dir: PathBuf,
 }
@@ -104,9 +117,20 @@ impl App {
         let max_instances =
             u32::try_from(env_number("RECETA_MAX_INSTANCES", DEFAULT_MAX_INSTANCES)?)
                 .context("RECETA_MAX_INSTANCES is too large")?;
+        let max_background =
+            u32::try_from(env_number("RECETA_MAX_BACKGROUND", DEFAULT_MAX_BACKGROUND)?)
+                .context("RECETA_MAX_BACKGROUND is too large")?;
+        let max_body_bytes =
+            usize::try_from(env_number("RECETA_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES)?)
+                .context("RECETA_MAX_BODY_BYTES is too large")?;
+        let body_timeout = Duration::from_millis(env_number(
+            "RECETA_BODY_TIMEOUT_MS",
+            DEFAULT_BODY_TIMEOUT_MS,
+        )?);
+        // The pool holds both budgets' instances.
         let engine = engine::new_engine(Limits {
             memory_bytes: memory_limit,
-            max_instances,
+            max_instances: max_instances + max_background,
         })?;
         let linker = engine::new_linker(&engine)?;
 
@@ -215,6 +239,9 @@ impl App {
             cron_jobs,
             request_timeout,
             instance_permits: Arc::new(Semaphore::new(max_instances as usize)),
+            background_permits: Arc::new(Semaphore::new(max_background as usize)),
+            max_body_bytes,
+            body_timeout,
             state_dir,
         })
     }

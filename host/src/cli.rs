@@ -30,7 +30,10 @@ ENVIRONMENT:
     SPIN_VARIABLE_<NAME>          value of application variable <name>
     RECETA_REQUEST_TIMEOUT_MS     time limit of one request [default: 30000]
     RECETA_MEMORY_LIMIT_MB        linear memory limit per instance [default: 128]
-    RECETA_MAX_INSTANCES          concurrent instances [default: 64]
+    RECETA_MAX_INSTANCES          concurrent instances for requests [default: 64]
+    RECETA_MAX_BACKGROUND         instances for work after a response [default: 16]
+    RECETA_MAX_BODY_BYTES         largest request body read [default: 5242880]
+    RECETA_BODY_TIMEOUT_MS        time a request body may take to arrive [default: 10000]
     RECETA_CACHE_DIR              compiled-code cache [default: $XDG_CACHE_HOME/receta or ~/.cache/receta]
 ";
 

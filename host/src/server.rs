@@ -4,6 +4,12 @@
 //!
 //! The guest's `handle` runs in its own task that owns the store: a guest may set the response
 //! and keep working (for example to deliver an email); that work may run until the time limit.
+//!
+//! Slow or hostile peers never hold an instance that others need: a request's head must arrive
+//! within `HEADER_TIMEOUT`, and its body is read in full (bounded in size and time) before the
+//! request takes an instance; once the client has the whole response, whatever the guest still
+//! does moves to a separate budget of background instances, or, when that budget is full, is
+//! stopped (the app's durable outbox delivers it later).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -28,6 +34,8 @@ use crate::state::new_store;
 
 /// How long shutdown waits for in-flight requests beyond their own time limit.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+/// The longest a connection may take to send a request's head.
+const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Counts in-flight work (connections, guest tasks) so shutdown can wait for it.
 #[derive(Default)]
@@ -121,6 +129,8 @@ pub async fn serve(
             });
             let conn = hyper::server::conn::http1::Builder::new()
                 .keep_alive(true)
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(HEADER_TIMEOUT)
                 .serve_connection(TokioIo::new(stream), service);
             tokio::pin!(conn);
             let result = tokio::select! {
@@ -211,6 +221,74 @@ fn log_line(line: &str) {
     let _ = std::io::stderr().lock().write_all(line.as_bytes());
 }
 
+/// A request body read in full: at most `max` bytes (413 otherwise, decided from `Content-Length`
+/// when it says so), within `timeout` (408 otherwise). Errors are the host's JSON answers.
+async fn read_body(
+    incoming: Incoming,
+    parts: &http::request::Parts,
+    max: usize,
+    timeout: Duration,
+) -> std::result::Result<Bytes, Response<HyperOutgoingBody>> {
+    let too_large = || text(StatusCode::PAYLOAD_TOO_LARGE, "Request body is too large.");
+    let declared = parts
+        .headers
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > max as u64) {
+        return Err(too_large());
+    }
+    let limited = http_body_util::Limited::new(incoming, max);
+    match tokio::time::timeout(timeout, limited.collect()).await {
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => Err(too_large()),
+        Ok(Err(_)) => Err(text(
+            StatusCode::BAD_REQUEST,
+            "The request body could not be read.",
+        )),
+        Err(_) => Err(text(
+            StatusCode::REQUEST_TIMEOUT,
+            "The request body did not arrive in time.",
+        )),
+    }
+}
+
+/// A response body that says when it has been sent in full (or dropped: the client went away).
+struct NotifyOnEnd {
+    inner: HyperOutgoingBody,
+    ended: Option<oneshot::Sender<()>>,
+}
+
+impl hyper::body::Body for NotifyOnEnd {
+    type Data = Bytes;
+    type Error = <HyperOutgoingBody as hyper::body::Body>::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<std::result::Result<hyper::body::Frame<Bytes>, Self::Error>>> {
+        let polled = std::pin::Pin::new(&mut self.inner).poll_frame(cx);
+        if matches!(polled, std::task::Poll::Ready(None)) {
+            self.ended.take().map(|tx| tx.send(()));
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+impl Drop for NotifyOnEnd {
+    fn drop(&mut self) {
+        self.ended.take().map(|tx| tx.send(()));
+    }
+}
+
 /// Spin's `spin-*` request headers.
 fn spin_headers(
     route: &RouteMatch<'_>,
@@ -262,11 +340,19 @@ async fn execute(
     inflight: &Arc<Inflight>,
     component: &LoadedComponent,
     route: &RouteMatch<'_>,
-    mut req: Request<Incoming>,
+    req: Request<Incoming>,
     client: SocketAddr,
     local: SocketAddr,
 ) -> Result<Response<HyperOutgoingBody>> {
-    for (name, value) in spin_headers(route, &req, client, local) {
+    let headers = spin_headers(route, &req, client, local);
+    // The whole body first, without an instance: a client trickling bytes holds a connection only.
+    let (parts, incoming) = req.into_parts();
+    let body = match read_body(incoming, &parts, app.max_body_bytes, app.body_timeout).await {
+        Ok(body) => body,
+        Err(refusal) => return Ok(refusal),
+    };
+    let mut req = Request::from_parts(parts, Full::new(body));
+    for (name, value) in headers {
         if let (Ok(name), Ok(value)) = (HeaderName::try_from(name), HeaderValue::try_from(value)) {
             req.headers_mut().insert(name, value);
         }
@@ -284,6 +370,9 @@ async fn execute(
         .acquire_owned()
         .await
         .context("the instance pool is closed")?;
+    // The instance's slot: the request's permit, later swapped for a background one.
+    let slot = Arc::new(std::sync::Mutex::new(Some(permit)));
+    let task_slot = slot.clone();
     let timeout = app.request_timeout;
     let deadline = Instant::now() + timeout;
     let mut store = new_store(&app.engine, component.context.clone(), deadline);
@@ -329,21 +418,49 @@ async fn execute(
         };
         // Free the instance slot before the permit that stands for it.
         drop(store);
-        drop(permit);
+        drop(task_slot.lock().map(|mut p| p.take()));
         result
     });
 
     match receiver.await {
         Ok(Ok(response)) => {
-            // The guest may still be working; log its failure if it fails later.
+            // Once the client has the whole response, the guest's remaining work (if any) is
+            // background work: it leaves the request's instance slot to requests.
+            let (sent_tx, sent_rx) = oneshot::channel();
+            let response = response.map(|body| {
+                NotifyOnEnd {
+                    inner: body,
+                    ended: Some(sent_tx),
+                }
+                .boxed_unsync()
+            });
+            let background = app.background_permits.clone();
             tokio::spawn(async move {
+                let _ = sent_rx.await;
+                if !task.is_finished() {
+                    match background.try_acquire_owned() {
+                        Ok(permit) => {
+                            let request_permit =
+                                slot.lock().ok().and_then(|mut p| p.replace(permit));
+                            drop(request_permit);
+                        }
+                        Err(_) => {
+                            eprintln!(
+                                "receta: component {id}: no background instance free for its work                                  after the response; stopped (the outbox retries what it had left)"
+                            );
+                            task.abort();
+                        }
+                    }
+                }
                 match task.await {
                     Ok(Ok(())) => {}
                     Ok(Err(e)) => {
                         eprintln!("receta: component {id} failed after responding: {e:#}")
                     }
+                    Err(e) if e.is_cancelled() => {}
                     Err(e) => eprintln!("receta: component {id} task failed after responding: {e}"),
                 }
+                drop(slot.lock().map(|mut p| p.take()));
             });
             Ok(response)
         }

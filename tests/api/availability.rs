@@ -5,7 +5,9 @@
 
 use serde_json::{Value, json};
 
-use crate::helpers::{ADMIN_TOKEN, assert_message, field_errors, spawn_app};
+use crate::helpers::{
+    ADMIN_TOKEN, AppConfig, assert_message, field_errors, spawn_app, spawn_app_with,
+};
 use crate::outbound::{Practice, db};
 
 #[test]
@@ -131,4 +133,147 @@ fn a_host_header_is_checked_and_never_copied_into_links() {
         own["next"].as_str().unwrap().starts_with(&app.address),
         "{own}"
     );
+}
+
+/// Median and 99th percentile of some durations, in milliseconds.
+fn median_p99(mut times: Vec<std::time::Duration>) -> (f64, f64) {
+    times.sort();
+    let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
+    (
+        ms(times[times.len() / 2]),
+        ms(times[(times.len() * 99 / 100).min(times.len() - 1)]),
+    )
+}
+
+/// `n` GETs of `path` one after the other: their latencies.
+fn latencies(app: &crate::helpers::TestApp, path: &str, n: usize) -> Vec<std::time::Duration> {
+    (0..n)
+        .map(|_| {
+            let started = std::time::Instant::now();
+            let resp = app.get(path, Some(ADMIN_TOKEN));
+            assert_eq!(resp.status, 200, "{}", resp.text());
+            started.elapsed()
+        })
+        .collect()
+}
+
+#[test]
+fn slow_clients_trickling_bodies_never_stall_the_service() {
+    use std::io::{Read, Write};
+    let app =
+        spawn_app_with(AppConfig::with_variables(&[]).with_env("RECETA_BODY_TIMEOUT_MS", "4000"));
+    let hospital = app.create_hospital(ADMIN_TOKEN, "Clínica Lenta");
+    let path = format!("/api/v2/hospital/{hospital}");
+    let (calm_p50, calm_p99) = median_p99(latencies(&app, &path, 30));
+
+    // 80 connections (more than the 64 instances) that send a head, then a body a byte at a time.
+    let addr = app.address.trim_start_matches("http://").to_string();
+    let slow: Vec<_> = (0..80)
+        .map(|_| {
+            let addr = addr.clone();
+            std::thread::spawn(move || {
+                let mut s = std::net::TcpStream::connect(&addr).unwrap();
+                let _ = write!(
+                    s,
+                    "POST /api/v2/patient/ HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{{"
+                );
+                for _ in 0..3 {
+                    std::thread::sleep(std::time::Duration::from_millis(1500));
+                    if s.write_all(b" ").is_err() {
+                        break;
+                    }
+                }
+                let mut answer = String::new();
+                let _ = s.set_read_timeout(Some(std::time::Duration::from_secs(20)));
+                let _ = s.read_to_string(&mut answer);
+                answer
+            })
+        })
+        .collect();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let (busy_p50, busy_p99) = median_p99(latencies(&app, &path, 30));
+    eprintln!(
+        "slowloris: normal client p50/p99 {calm_p50:.1}/{calm_p99:.1} ms calm, \
+         {busy_p50:.1}/{busy_p99:.1} ms with 80 trickling connections"
+    );
+    assert!(
+        busy_p50 <= (calm_p50 * 5.0).max(50.0),
+        "p50 {busy_p50:.1} ms under attack vs {calm_p50:.1} ms calm"
+    );
+    // The trickling requests end in a 408 in the API's shape once their body is late.
+    for answer in slow.into_iter().map(|t| t.join().unwrap()) {
+        assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+        assert!(answer.contains(r#"{"message":"#), "{answer}");
+    }
+    assert_eq!(app.get(&path, Some(ADMIN_TOKEN)).status, 200);
+}
+
+#[test]
+fn a_slow_webhook_receiver_never_slows_creates_or_reads() {
+    use crate::outbound::{Listener, Reply};
+    // Pings answer at once; every delivery takes 9 s (under the 10 s delivery limit).
+    let receiver = Listener::start(|_, r| {
+        if r.is_ping() {
+            Reply::Status(200)
+        } else {
+            Reply::After(std::time::Duration::from_secs(9), 200)
+        }
+    });
+    let app = std::sync::Arc::new(spawn_app());
+    let p = Practice::new(&app, "receptor-lento@example.mx", "Clínica Receptor Lento");
+    let body = json!({"url": receiver.url("/lento"), "hospitals": [p.hospital]});
+    assert_eq!(
+        app.post("/api/v2/webhooks/", Some(ADMIN_TOKEN), &body)
+            .status,
+        201
+    );
+    let path = format!("/api/v2/hospital/{}", p.hospital);
+    let (calm_p50, _) = median_p99(latencies(&app, &path, 20));
+
+    // 8 clients create prescriptions for 4 seconds.
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(4);
+    let body = json!({"hospital": p.hospital, "patient": {"uid": p.patient["uid"]},
+                      "medications": [{"presentation": "Paracetamol 500 mg", "instructions": "1 c/8 h"}]});
+    let creators: Vec<_> = (0..8)
+        .map(|_| {
+            let (app, body, token) = (app.clone(), body.clone(), p.medic.token.clone());
+            std::thread::spawn(move || {
+                let mut times = Vec::new();
+                while std::time::Instant::now() < until {
+                    let started = std::time::Instant::now();
+                    let resp = app.post("/api/v2/rx-endpoint/", Some(&token), &body);
+                    assert_eq!(resp.status, 200, "{}", resp.text());
+                    times.push(started.elapsed());
+                }
+                times
+            })
+        })
+        .collect();
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let (read_p50, read_p99) = median_p99(latencies(&app, &path, 20));
+    let creates: Vec<_> = creators
+        .into_iter()
+        .flat_map(|t| t.join().unwrap())
+        .collect();
+    let count = creates.len();
+    let (create_p50, create_p99) = median_p99(creates);
+    eprintln!(
+        "slow receiver: {count} creates in 4 s with 8 clients (p50/p99 {create_p50:.0}/{create_p99:.0} ms); \
+         reads p50/p99 {read_p50:.1}/{read_p99:.1} ms (calm p50 {calm_p50:.1} ms)"
+    );
+    assert!(count >= 40, "only {count} creates in 4 s");
+    assert!(create_p99 < 2000.0, "creates p99 {create_p99:.0} ms");
+    assert!(
+        read_p50 <= (calm_p50 * 5.0).max(50.0),
+        "reads p50 {read_p50:.1} ms"
+    );
+    // Nothing is lost: every create's webhook row is in the outbox, delivered or still due.
+    let rows: i64 = db(&app)
+        .query_row(
+            "SELECT COUNT(*) FROM outbox WHERE kind = 'webhook'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(rows as usize, count);
 }

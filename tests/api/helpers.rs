@@ -58,6 +58,12 @@ impl Default for AppConfig {
 }
 
 impl AppConfig {
+    /// This configuration plus an environment variable of the host's (`RECETA_*`).
+    pub fn with_env(mut self, name: &str, value: &str) -> Self {
+        self.env.push((name.to_string(), value.to_string()));
+        self
+    }
+
     /// The default configuration plus `SPIN_VARIABLE_<NAME>=value` for each pair (`name` lowercase).
     pub fn with_variables(vars: &[(&str, &str)]) -> Self {
         let mut config = Self::default();

@@ -56,6 +56,8 @@ pub enum Reply {
     Status(u16),
     /// Read the request, then answer nothing until the listener is dropped.
     Hang,
+    /// Answers with the status after a while (a slow receiver).
+    After(Duration, u16),
 }
 
 type ReplyFn = dyn Fn(usize, &Received) -> Reply + Send + Sync;
@@ -187,7 +189,18 @@ fn serve(stream: TcpStream, log: &Mutex<Vec<Received>>, reply: &ReplyFn, stop: &
         answer
     };
     let mut stream = stream;
+    let answer = match answer {
+        Reply::After(wait, status) => {
+            let until = Instant::now() + wait;
+            while Instant::now() < until && !stop.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Reply::Status(status)
+        }
+        other => other,
+    };
     match answer {
+        Reply::After(..) => {}
         Reply::Status(status) => {
             let body = format!("{{\"status\":{status}}}");
             let _ = write!(

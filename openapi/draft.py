@@ -100,6 +100,19 @@ for r in rec:
 MESSAGE = {"$ref": "#/components/schemas/Message"}
 FIELD_ERRORS = {"$ref": "#/components/schemas/FieldErrors"}
 
+# Fields the API documents as possibly null, whatever the recorded samples happened to show.
+NULLABLE = {"hospital", "sent", "clinic", "disabled_at", "seal", "pharmacy", "last_error", "default_campaign",
+            "picture", "university_logo", "next", "previous", "subscription", "webhook_id", "status_code",
+            "error", "campaign", "is_admin_membership"}
+
+def nullable(key, schema):
+    t = schema.get("type")
+    if key in NULLABLE and t and t != "null":
+        types = t if isinstance(t, list) else [t]
+        if "null" not in types:
+            schema = dict(schema, type=sorted(types + ["null"]))
+    return schema
+
 def infer(values):
     types = set()
     objs, arrs = [], []
@@ -121,7 +134,7 @@ def infer(values):
         keys = collections.OrderedDict()
         for o in objs:
             for k in o: keys[k] = True
-        props = {k: infer([o[k] for o in objs if k in o]) for k in keys}
+        props = {k: nullable(k, infer([o[k] for o in objs if k in o])) for k in keys}
         s['properties'] = props
         req = [k for k in keys if all(k in o for o in objs)]
         if req: s['required'] = req
@@ -158,7 +171,9 @@ SECURITY = {"admin": [{"AdminToken": []}], "medic": [{"MedicToken": []}],
             "admin-or-medic": [{"AdminToken": []}, {"MedicToken": []}], "pharmacy": [{"PharmacyToken": []}], "none": []}
 REASON = {200:"OK",201:"Created",202:"Accepted",204:"No Content",400:"Invalid request: `{field: [messages]}`, or `{message}` for a body that is not a JSON object",
           401:"No valid token: `{\"message\": \"Invalid Token\"}`",403:"The caller lacks the right",404:"Not found",405:"Method not allowed",
-          409:"The target's state does not allow it",413:"Body too large",429:"Too many requests (`Retry-After`)",500:"Internal server error"}
+          408:"The body did not arrive within 10 s",409:"The target's state does not allow it",413:"Body too large",
+          414:"Request target too long",429:"Too many requests (`Retry-After`)",431:"Request headers too large",
+          500:"Internal server error",503:"Busy: retry after `Retry-After` seconds"}
 IDEMPOTENT = {("post","/api/v2/patient/"),("post","/api/v2/rx-endpoint/"),("post","/api/v1/prescriptions/burn/{signature}")}
 
 # Operations whose 200 is not drafted from a recording: the document itself, and its page.
@@ -193,8 +208,9 @@ for (method, tmpl, tag, summary, auth) in OPS:
         content = {ct: {"schema": schema}} if schema else {ct: {"schema": {"type": "string"}}}
         responses["200"] = {"description": "OK", "content": content}
     statuses = sorted({s for (k, s) in samples if k == key and not (key in FIXED and s == 200)})
-    # What any such operation can answer, seen in a test or not (the fuzzer finds the rest).
-    generic = {500}
+    # What any such operation can answer, seen in a test or not (the fuzzer finds the rest): the
+    # host's own refusals (target or headers too large, busy) included.
+    generic = {500, 414, 431, 503}
     if auth != "none":
         generic |= {401, 403}
     if "{" in tmpl:
@@ -202,7 +218,7 @@ for (method, tmpl, tag, summary, auth) in OPS:
     if QUERY.get(tmpl) or method in ("post", "patch"):
         generic.add(400)
     if method in ("post", "patch"):
-        generic.add(413)
+        generic |= {408, 413}
     if tmpl.startswith("/api/v1/") or tmpl.startswith("/api/v2/pharmacy/") or tmpl.startswith("/api/v2/verify/"):
         generic.add(429)
     if tmpl.startswith("/api/v1/") or tmpl.startswith("/api/v2/pharmacy/") or tmpl.startswith("/api/v2/rx-endpoint/{"):
@@ -220,7 +236,7 @@ for (method, tmpl, tag, summary, auth) in OPS:
             pass
         elif ct and not ct.startswith('application/json'):
             r["content"] = {ct.split(';')[0]: {"schema": {"type": "string", "format": "binary"}}}
-        elif st in (401, 403, 405, 409, 413, 429, 500) and all(isinstance(v, dict) and set(v) == {"message"} for v in vals):
+        elif st in (401, 403, 405, 408, 409, 413, 414, 429, 431, 500, 503) and all(isinstance(v, dict) and set(v) == {"message"} for v in vals):
             r["content"] = {"application/json": {"schema": MESSAGE}}
         elif st == 400 and vals and all(is_field_errors(v) or (isinstance(v, dict) and set(v) == {"message"}) for v in vals):
             r["content"] = {"application/json": {"schema": {"anyOf": [FIELD_ERRORS, MESSAGE]}}}

@@ -7,7 +7,7 @@ API, then runs schemathesis over every operation of openapi/receta.json three ti
 the medic's and the pharmacy's tokens. A 5xx, an answer whose status the document does not list or
 whose body does not match its schema, or a request that hangs fails the run. Prints one summary line.
 """
-import json, subprocess, sys, urllib.request
+import json, os, subprocess, sys, urllib.request
 
 st, base, admin, examples, report = sys.argv[1:6]
 
@@ -39,6 +39,9 @@ for who, token in [("admin", admin), ("medic", medic["token"]), ("pharmacy", pha
             "--checks", "not_a_server_error,status_code_conformance,response_schema_conformance",
             "--max-examples", examples, "--request-timeout", "20", "--workers", "2",
             "--report", "junit", "--report-junit-path", f"{report}.{who}.xml"]
+    if os.environ.get("RECETA_FUZZ_SEED"):
+        # CI's bounded pass is reproducible: the same inputs every run.
+        args += ["--seed", os.environ["RECETA_FUZZ_SEED"]]
     run = subprocess.run(args, capture_output=True, text=True)
     tail = [l for l in (run.stdout + run.stderr).splitlines() if l.strip()][-25:]
     print(f"--- schemathesis with the {who}'s token (exit {run.returncode})")

@@ -36,6 +36,13 @@ use crate::state::new_store;
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 /// The longest a connection may take to send a request's head.
 const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// Longest request target (path and query) answered: beyond it, 414.
+const MAX_URI_BYTES: usize = 8 << 10;
+/// Most header bytes answered: beyond them, 431. (Past hyper's own buffer, ~400 KiB, hyper closes
+/// the connection with its bare 431 before any of this runs.)
+const MAX_HEADER_BYTES: usize = 64 << 10;
+/// The longest a request waits for a free instance before it is told to come back (503).
+const QUEUE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Counts in-flight work (connections, guest tasks) so shutdown can wait for it.
 #[derive(Default)]
@@ -190,7 +197,24 @@ async fn handle(
     let started = Instant::now();
     let method = req.method().clone();
     let path = req.uri().path().to_string();
+    let header_bytes: usize = req
+        .headers()
+        .iter()
+        .map(|(k, v)| k.as_str().len() + v.len() + 4)
+        .sum();
+    let uri_bytes = req.uri().path_and_query().map_or(0, |p| p.as_str().len());
     let (response, component) = match app.router.route(&path) {
+        _ if uri_bytes > MAX_URI_BYTES => (
+            text(StatusCode::URI_TOO_LONG, "The request target is too long."),
+            "-".to_string(),
+        ),
+        _ if header_bytes > MAX_HEADER_BYTES => (
+            text(
+                StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+                "The request headers are too large.",
+            ),
+            "-".to_string(),
+        ),
         None => (text(StatusCode::NOT_FOUND, "Not found."), "-".to_string()),
         Some(route) => {
             let id = route.route.component.clone();
@@ -364,12 +388,18 @@ async fn execute(
         );
     }
 
-    let permit = app
-        .instance_permits
-        .clone()
-        .acquire_owned()
-        .await
-        .context("the instance pool is closed")?;
+    let Ok(permit) =
+        tokio::time::timeout(QUEUE_TIMEOUT, app.instance_permits.clone().acquire_owned()).await
+    else {
+        let mut busy = text(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "The service is busy; retry in a moment.",
+        );
+        busy.headers_mut()
+            .insert(http::header::RETRY_AFTER, HeaderValue::from_static("1"));
+        return Ok(busy);
+    };
+    let permit = permit.context("the instance pool is closed")?;
     // The instance's slot: the request's permit, later swapped for a background one.
     let slot = Arc::new(std::sync::Mutex::new(Some(permit)));
     let task_slot = slot.clone();

@@ -277,3 +277,22 @@ fn a_slow_webhook_receiver_never_slows_creates_or_reads() {
         .unwrap();
     assert_eq!(rows as usize, count);
 }
+
+#[test]
+fn oversized_targets_and_headers_are_refused_in_the_api_shape() {
+    let app = spawn_app();
+    let long = format!("/api/v2/hospital/?search={}", "x".repeat(10_000));
+    let resp = app.get(&long, Some(ADMIN_TOKEN));
+    assert_message(&resp, 414);
+    assert_eq!(resp.header("content-type"), Some("application/json"));
+    let auth = format!("Token {ADMIN_TOKEN}");
+    let big = "y".repeat(70_000);
+    let resp = app.request_with_headers(
+        "GET",
+        "/api/v2/hospital/",
+        &[("Authorization", &auth), ("X-Padding", &big)],
+        None,
+    );
+    assert_message(&resp, 431);
+    assert_eq!(app.get("/api/v2/hospital/", Some(ADMIN_TOKEN)).status, 200);
+}

@@ -600,6 +600,34 @@ fn requests_beyond_the_instance_limit_wait_for_a_free_instance() {
 }
 
 #[test]
+fn a_request_that_waits_too_long_for_an_instance_is_503_with_retry_after() {
+    let app = std::sync::Arc::new(probe(&[
+        ("RECETA_MAX_INSTANCES", "1"),
+        ("RECETA_REQUEST_TIMEOUT_MS", "8000"),
+    ]));
+    let busy = {
+        let app = app.clone();
+        std::thread::spawn(move || app.get("/probe/loop", None).status)
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    let started = Instant::now();
+    let resp = app.get("/probe/hello", None);
+    assert_eq!(resp.status, 503, "{}", resp.text());
+    assert_eq!(resp.header("retry-after"), Some("1"));
+    assert_eq!(
+        resp.json(),
+        serde_json::json!({"message": "The service is busy; retry in a moment."})
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(7),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(busy.join().unwrap(), 500);
+    assert_eq!(text(&app, "/probe/hello"), "hello");
+}
+
+#[test]
 fn dotenv_beside_the_manifest_supplies_variables_and_the_environment_wins() {
     let dir = tempfile::tempdir().unwrap();
     let wasm = repo_root().join("target/wasm32-wasip2/release/probe.wasm");

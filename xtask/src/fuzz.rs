@@ -43,7 +43,19 @@ pub fn validate_openapi() -> Result {
     run(Command::new(bin.join("openapi-spec-validator")).arg(root().join("openapi/receta.json")))
 }
 
+/// The seed of CI's bounded pass (the same inputs every run; `cargo xtask fuzz` draws new ones).
+pub const CI_SEED: &str = "20261123";
+
 pub fn fuzz(examples: u32) -> Result {
+    fuzz_with(examples, None)
+}
+
+/// The bounded, reproducible pass `cargo xtask test` ends with.
+pub fn ci_pass() -> Result {
+    fuzz_with(CI_EXAMPLES, Some(CI_SEED))
+}
+
+fn fuzz_with(examples: u32, seed: Option<&str>) -> Result {
     let bin = python_tools()?;
     validate_openapi()?;
     let state = target_dir().join("fuzz-state");
@@ -62,7 +74,11 @@ pub fn fuzz(examples: u32) -> Result {
     let url = serving_url(&mut host);
     let result = url.and_then(|url| {
         eprintln!("xtask fuzz: {url}, {examples} examples per operation and token");
-        run(Command::new(bin.join("python"))
+        let mut driver = Command::new(bin.join("python"));
+        if let Some(seed) = seed {
+            driver.env("RECETA_FUZZ_SEED", seed);
+        }
+        run(driver
             .arg(root().join("openapi/fuzz.py"))
             .arg(bin.join("st"))
             .arg(&url)
@@ -75,15 +91,22 @@ pub fn fuzz(examples: u32) -> Result {
     result
 }
 
-/// The host's `Serving http://…` line.
+/// The host's `Serving http://…` line. Its stdout is read to the end in a thread of its own, so
+/// the host never writes into a closed pipe.
 fn serving_url(host: &mut std::process::Child) -> Result<String> {
     use std::io::BufRead;
     let stdout = host.stdout.take().ok_or("no stdout")?;
-    for line in std::io::BufReader::new(stdout).lines() {
-        let line = line.map_err(|e| e.to_string())?;
-        if let Some(url) = line.trim().strip_prefix("Serving ") {
-            return Ok(url.trim().to_string());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(|l| l.ok())
+        {
+            if let Some(url) = line.trim().strip_prefix("Serving ") {
+                let _ = tx.send(url.trim().to_string());
+            }
         }
-    }
-    Err("the host exited before serving".into())
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(120))
+        .map_err(|_| "the host did not start serving".to_string())
 }

@@ -85,10 +85,7 @@ pub fn is_http_url(s: &str) -> bool {
 }
 
 fn admin_caller(req: &Request) -> Result<Principal, Error> {
-    match req.caller()? {
-        Principal::Admin => Ok(Principal::Admin),
-        Principal::Medic(_) => Err(Error::forbidden(ADMIN_ONLY)),
-    }
+    req.admin(ADMIN_ONLY).map(|()| Principal::Admin)
 }
 
 /// One branch as spec 2.8 spells it.

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use common::fields::Fields;
-use common::types::{Error, FieldError, Principal};
+use common::types::{Error, FieldError};
 
 use crate::bindings::prescriptions::{self, Drug};
 use crate::http::{Request, Response};
@@ -20,11 +20,7 @@ const BAD_UPC: &str = "Enter a valid GTIN: 8, 12, 13 or 14 digits with a valid c
 /// `POST /api/v2/drugs/` (API admin) `[{upc, name, category?}, …]` → 200 `{created, updated}`.
 /// `category` defaults to `standard_drug`. Errors: 400 `{"drugs": ["Item N, field: message", …]}`.
 pub fn load(req: &Request) -> Result<Response, Error> {
-    if !matches!(req.caller()?, Principal::Admin) {
-        return Err(Error::forbidden(
-            "Only the API admin may load the drug catalog.",
-        ));
-    }
+    req.admin("Only the API admin may load the drug catalog.")?;
     let body: Value = serde_json::from_slice(req.body())
         .map_err(|e| Error::BadRequest(format!("JSON parse error - {e}")))?;
     let Value::Array(items) = body else {

@@ -238,10 +238,7 @@ pub fn run_worker(req: &Request) -> Result<Response, Error> {
 }
 
 fn admin(req: &Request) -> Result<(), Error> {
-    match req.caller()? {
-        Principal::Admin => Ok(()),
-        Principal::Medic(_) => Err(Error::forbidden(ADMIN_ONLY)),
-    }
+    req.admin(ADMIN_ONLY)
 }
 
 /// `hospitals`: a list of existing hospital ids (default empty).

@@ -24,7 +24,7 @@ use crate::bindings::prescriptions::{
 use crate::http::{Request, Response};
 use crate::media;
 use crate::notifications::deliver_after;
-use crate::prescriptions::{RxJson, json_type, shape};
+use crate::prescriptions::{RxJson, object_items, shape};
 
 /// Unknown-signature 404s a pharmacy may get in a minute before it is answered 429.
 pub const MISSES_PER_MINUTE: u32 = 20;
@@ -195,55 +195,7 @@ fn pharmacy_shape(
 /// `medications`: a non-empty list of `{id, bought_qty}` (`bought_qty` at least 1). Every problem is
 /// a message on `medications`, `Item N, field: …`, as for a create.
 fn sold_items(f: &mut Fields) -> Vec<DispensedItem> {
-    let items = match f.raw("medications") {
-        None | Some(Value::Null) => {
-            f.error("medications", common::fields::REQUIRED);
-            return Vec::new();
-        }
-        Some(Value::Array(items)) if items.is_empty() => {
-            f.error("medications", "This list may not be empty.");
-            return Vec::new();
-        }
-        Some(Value::Array(items)) if items.len() > MAX_ITEMS => {
-            f.error(
-                "medications",
-                format!("Ensure this field has no more than {MAX_ITEMS} elements."),
-            );
-            return Vec::new();
-        }
-        Some(Value::Array(items)) => items.clone(),
-        Some(other) => {
-            let message = format!(
-                "Expected a list of items but got type \"{}\".",
-                json_type(other)
-            );
-            f.error("medications", message);
-            return Vec::new();
-        }
-    };
-    let mut out = Vec::with_capacity(items.len());
-    for (i, item) in items.into_iter().enumerate() {
-        let n = i + 1;
-        let Value::Object(map) = item else {
-            let message = format!(
-                "Item {n}: Invalid data. Expected a dictionary, but got {}.",
-                json_type(&item)
-            );
-            f.error("medications", message);
-            continue;
-        };
-        match sold_item(map) {
-            Ok(item) => out.push(item),
-            Err(errors) => {
-                for e in errors {
-                    for message in e.messages {
-                        f.error("medications", format!("Item {n}, {}: {message}", e.field));
-                    }
-                }
-            }
-        }
-    }
-    out
+    object_items(f, "medications", MAX_ITEMS, sold_item)
 }
 
 /// One `{id, bought_qty}` object, or its field errors.

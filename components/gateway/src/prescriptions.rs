@@ -552,53 +552,61 @@ fn clinic(f: &mut Fields) -> Option<String> {
 /// `instructions` (required, non-blank), `qty` (1 to 9999, default 1), `drug_upc` (default empty) and
 /// `category` (one of `CATEGORIES`). Every problem is a message on `medications`, `Item N, field: …`.
 fn medications(f: &mut Fields) -> Vec<NewMedication> {
-    let items = match f.raw("medications") {
+    object_items(f, "medications", MAX_MEDICATIONS, medication)
+}
+
+/// `field`: a required, non-empty list of at most `max` objects, each read by `item`. Every problem
+/// is a message on `field`, `Item N, <field>: <message>` (numbered from 1), so one 400 names them
+/// all; the items that read well are returned.
+pub fn object_items<T>(
+    f: &mut Fields,
+    field: &str,
+    max: usize,
+    item: impl Fn(Map<String, Value>) -> Result<T, Vec<FieldError>>,
+) -> Vec<T> {
+    let items = match f.raw(field) {
         None | Some(Value::Null) => {
-            f.error("medications", common::fields::REQUIRED);
+            f.error(field, common::fields::REQUIRED);
             return Vec::new();
         }
         Some(Value::Array(items)) => items.clone(),
         Some(other) => {
-            f.error(
-                "medications",
-                format!(
-                    "Expected a list of items but got type \"{}\".",
-                    json_type(other)
-                ),
+            let message = format!(
+                "Expected a list of items but got type \"{}\".",
+                json_type(other)
             );
+            f.error(field, message);
             return Vec::new();
         }
     };
     if items.is_empty() {
-        f.error("medications", "This list may not be empty.");
+        f.error(field, "This list may not be empty.");
         return Vec::new();
     }
-    if items.len() > MAX_MEDICATIONS {
+    if items.len() > max {
         f.error(
-            "medications",
-            format!("Ensure this field has no more than {MAX_MEDICATIONS} elements."),
+            field,
+            format!("Ensure this field has no more than {max} elements."),
         );
         return Vec::new();
     }
     let mut out = Vec::with_capacity(items.len());
-    for (i, item) in items.into_iter().enumerate() {
+    for (i, value) in items.into_iter().enumerate() {
         let n = i + 1;
-        let Value::Object(map) = item else {
-            f.error(
-                "medications",
-                format!(
-                    "Item {n}: Invalid data. Expected a dictionary, but got {}.",
-                    json_type(&item)
-                ),
+        let Value::Object(map) = value else {
+            let message = format!(
+                "Item {n}: Invalid data. Expected a dictionary, but got {}.",
+                json_type(&value)
             );
+            f.error(field, message);
             continue;
         };
-        match medication(map) {
-            Ok(m) => out.push(m),
+        match item(map) {
+            Ok(read) => out.push(read),
             Err(errors) => {
                 for e in errors {
                     for message in e.messages {
-                        f.error("medications", format!("Item {n}, {}: {message}", e.field));
+                        f.error(field, format!("Item {n}, {}: {message}", e.field));
                     }
                 }
             }
@@ -656,7 +664,7 @@ fn merge(f: &mut Fields, errors: Vec<FieldError>) {
     }
 }
 
-pub fn json_type(v: &Value) -> &'static str {
+fn json_type(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "bool",

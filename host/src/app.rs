@@ -1,6 +1,7 @@
 //! Loading an application: manifest → variables → databases and migrations → components
-//! (composed, compiled or loaded from the cache, pre-instantiated) → router. Nothing is served
-//! before all of it succeeded.
+//! (composed, compiled or loaded from the cache, pre-instantiated) → the triggers that run them.
+//! Nothing is served before all of it succeeded. The top of the host: it knows every layer, and
+//! nothing below imports it.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
@@ -9,19 +10,22 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use tokio::sync::Semaphore;
-use wasmtime::Engine;
 use wasmtime_wasi_http::p2::bindings::ProxyPre;
 
+use crate::capability::PROVIDED;
+use crate::capability::outbound::AllowedHosts;
+use crate::capability::sqlite::{Databases, config as sqlite_config, migrations};
+use crate::capability::variables::ComponentVariables;
 use crate::cli::{UpOptions, env_number};
-use crate::cron::{CronJob, Schedule, SpinCronPre};
-use crate::engine::{self, Limits, Provenance, WasmtimeResultExt};
-use crate::manifest::{Manifest, RouteSpec};
-use crate::migrations;
-use crate::outbound::AllowedHosts;
-use crate::router::Router;
-use crate::sqlite::Databases;
-use crate::state::{ComponentContext, HostState};
-use crate::variables::{AppVariables, ComponentVariables};
+use crate::config::manifest::{Manifest, RouteSpec};
+use crate::config::runtime::RuntimeConfig;
+use crate::config::variables::AppVariables;
+use crate::runtime::compose::Sources;
+use crate::runtime::engine::{self, Limits, Provenance, WasmtimeResultExt};
+use crate::runtime::store::ComponentContext;
+use crate::trigger::Runner;
+use crate::trigger::cron::{CronJob, CronTrigger, SpinCronPre, schedule::Schedule};
+use crate::trigger::http::{HttpComponent, HttpTrigger, router::Router};
 
 /// Defaults of the limits (overridable through the environment).
 const DEFAULT_REQUEST_TIMEOUT_MS: u64 = 30_000;
@@ -35,40 +39,16 @@ const DEFAULT_MAX_BODY_BYTES: u64 = 5 << 20;
 /// The longest a request's body may take to arrive once its head is in.
 const DEFAULT_BODY_TIMEOUT_MS: u64 = 10_000;
 
-/// A component ready to run: its permissions and its pre-instantiated code, per trigger kind.
-pub struct LoadedComponent {
-    /// What the component may do.
-    pub context: Arc<ComponentContext>,
-    /// Pre-instantiated `wasi:http/proxy`, when an HTTP trigger uses the component
-    /// (one `Store` per request is created from it).
-    pub http: Option<ProxyPre<HostState>>,
-    /// Pre-instantiated `fermyon:spin-cron/spin-cron`, when a cron trigger uses the component.
-    pub cron: Option<SpinCronPre<HostState>>,
-}
-
 /// A loaded application.
 pub struct App {
     /// The manifest.
     pub manifest: Manifest,
-    /// The engine every component was compiled for.
-    pub engine: Engine,
-    /// HTTP routes.
-    pub router: Router,
-    /// Trigger components by id.
-    pub components: HashMap<String, LoadedComponent>,
-    /// `[[trigger.cron]]` schedules.
-    pub cron_jobs: Vec<CronJob>,
-    /// Time limit of one request (guest execution, including work after the response).
-    pub request_timeout: Duration,
-    /// One permit per instance the pooling allocator holds: a request or cron run waits for a
-    /// permit instead of failing when every instance slot is busy.
-    pub instance_permits: Arc<Semaphore>,
-    /// The separate budget of instances that keep working after their response was sent.
-    pub background_permits: Arc<Semaphore>,
-    /// Largest request body read, in bytes (larger: 413 without an instance).
-    pub max_body_bytes: usize,
-    /// The longest a request body may take to arrive (slower: 408 without an instance).
-    pub body_timeout: Duration,
+    /// The HTTP trigger.
+    pub http: Arc<HttpTrigger>,
+    /// The cron trigger.
+    pub cron: Arc<CronTrigger>,
+    /// How components run (the engine, the instance budgets, the time limit).
+    pub runner: Arc<Runner>,
     /// The state directory.
     pub state_dir: PathBuf,
 }
@@ -85,24 +65,20 @@ impl App {
             format!("cannot create the state directory {}", state_dir.display())
         })?;
 
-        let runtime_config = match &options.runtime_config {
-            Some(path) => {
-                let text = std::fs::read_to_string(path).with_context(|| {
-                    format!("cannot read the runtime config {}", path.display())
-                })?;
-                let table: toml::Table = toml::from_str(&text)
-                    .with_context(|| format!("invalid runtime config {}", path.display()))?;
-                Some(table)
-            }
-            None => None,
-        };
-
+        let runtime_config = RuntimeConfig::load(options.runtime_config.as_deref())?;
         let variables = AppVariables::resolve(&manifest, |key| std::env::var(key).ok())?;
 
-        let databases = Databases::open(&state_dir, runtime_config.as_ref())
-            .context("cannot set up the SQLite databases")?;
-        prepare_default_database(&manifest, options, &databases)?;
-        let databases = Arc::new(databases);
+        // Loading runs on a blocking thread of the async runtime; the databases' set-up is async
+        // (a libSQL server is spoken to over HTTP).
+        let cwd = std::env::current_dir().context("cannot read the current directory")?;
+        let locations = sqlite_config::locations(&state_dir, &runtime_config, &cwd)?;
+        let databases = tokio::runtime::Handle::current().block_on(async {
+            let databases = Databases::open(locations)
+                .await
+                .context("cannot set up the SQLite databases")?;
+            prepare_default_database(&manifest, options, &databases).await?;
+            anyhow::Ok(Arc::new(databases))
+        })?;
 
         let request_timeout = Duration::from_millis(env_number(
             "RECETA_REQUEST_TIMEOUT_MS",
@@ -143,24 +119,21 @@ impl App {
                 routes.push((route.as_str(), trigger.component.as_str()));
             }
         }
-        let mut cron_jobs = Vec::new();
+        let mut schedules = Vec::new();
         for trigger in &manifest.cron_triggers {
             used.entry(&trigger.component).or_default().1 = true;
-            cron_jobs.push(CronJob {
-                component: trigger.component.clone(),
-                expression: trigger.cron_expression.clone(),
-                schedule: Schedule::parse(&trigger.cron_expression)?,
-            });
+            schedules.push((trigger, Schedule::parse(&trigger.cron_expression)?));
         }
         let router = Router::build(&manifest.application.http_base, routes)?;
 
-        let mut components = HashMap::new();
+        let mut http_components = HashMap::new();
+        let mut cron_pres = HashMap::new();
         for (id, (is_http, is_cron)) in &used {
             let decl = &manifest.components[*id];
             let allowed_hosts: Vec<String> = decl
                 .allowed_outbound_hosts
                 .iter()
-                .map(|t| t.render(&variables))
+                .map(|t| t.render(|name| variables.get(name)))
                 .collect::<Result<_>>()
                 .with_context(|| format!("component {id:?}: allowed_outbound_hosts"))?;
             let outbound = AllowedHosts::parse(&allowed_hosts)
@@ -174,7 +147,7 @@ impl App {
                         .collect::<HashSet<_>>(),
                 ),
                 databases: databases.clone(),
-                variables: ComponentVariables::new(id, &decl.variables, &variables)?,
+                variables: Arc::new(ComponentVariables::new(id, &decl.variables, &variables)?),
                 outbound: Arc::new(outbound),
                 environment: decl
                     .environment
@@ -184,7 +157,7 @@ impl App {
                 memory_limit,
             });
 
-            let sources = crate::compose::Sources::read(decl)?;
+            let sources = Sources::read(decl)?;
             let identity = sources.identity();
             let dependencies = sources.dependencies.len();
             let (component, provenance, took) =
@@ -205,75 +178,95 @@ impl App {
                 .with_context(|| {
                     format!(
                         "component {id:?} imports something receta does not provide \
-                     (receta provides WASI 0.2 cli/clocks/random/io/filesystem/sockets, wasi:http, \
-                     spin:sqlite/sqlite@3.0.0 and fermyon:spin/variables@2.0.0)"
+                         (receta provides {PROVIDED})"
                     )
                 })?;
-            let http = match is_http {
-                true => Some(ProxyPre::new(instance_pre.clone()).anyhow().with_context(|| {
+            if *is_http {
+                let pre = ProxyPre::new(instance_pre.clone()).anyhow().with_context(|| {
                     format!("component {id:?} has an HTTP trigger but does not export wasi:http/incoming-handler@0.2.x")
-                })?),
-                false => None,
-            };
-            let cron = match is_cron {
-                true => Some(SpinCronPre::new(instance_pre).anyhow().with_context(|| {
+                })?;
+                let context = context.clone();
+                http_components.insert(id.to_string(), HttpComponent { context, pre });
+            }
+            if *is_cron {
+                let pre = SpinCronPre::new(instance_pre).anyhow().with_context(|| {
                     format!("component {id:?} has a cron trigger but does not export handle-cron-event (fermyon:spin-cron@2.0.0)")
-                })?),
-                false => None,
-            };
-            components.insert(
-                id.to_string(),
-                LoadedComponent {
-                    context,
-                    http,
-                    cron,
-                },
-            );
+                })?;
+                cron_pres.insert(id.to_string(), (context, pre));
+            }
         }
+        let jobs = schedules
+            .into_iter()
+            .map(|(trigger, schedule)| {
+                let (context, pre) = cron_pres[&trigger.component].clone();
+                CronJob {
+                    context,
+                    pre,
+                    expression: trigger.cron_expression.clone(),
+                    schedule,
+                }
+            })
+            .collect();
 
-        Ok(Self {
-            manifest,
+        let runner = Arc::new(Runner {
             engine,
-            router,
-            components,
-            cron_jobs,
-            request_timeout,
             instance_permits: Arc::new(Semaphore::new(max_instances as usize)),
             background_permits: Arc::new(Semaphore::new(max_background as usize)),
-            max_body_bytes,
-            body_timeout,
+            timeout: request_timeout,
+        });
+        Ok(Self {
+            manifest,
+            http: Arc::new(HttpTrigger {
+                runner: runner.clone(),
+                router,
+                components: http_components,
+                max_body_bytes,
+                body_timeout,
+            }),
+            cron: Arc::new(CronTrigger {
+                runner: runner.clone(),
+                jobs,
+            }),
+            runner,
             state_dir,
         })
     }
 }
 
 /// Migrations, then `--sqlite` statements, on `default`.
-fn prepare_default_database(
+async fn prepare_default_database(
     manifest: &Manifest,
     options: &UpOptions,
     databases: &Databases,
 ) -> Result<()> {
     let default = databases.get("default").context("no default database")?;
     let mut conn = default
-        .acquire()
+        .connect()
         .context("cannot open the default database")?;
     let dir = options
         .migrations
         .clone()
         .unwrap_or_else(|| manifest.dir.join("migrations"));
-    let report = migrations::apply(&mut conn, &dir)
-        .with_context(|| format!("migrations in {} failed", dir.display()))?;
+    let report = migrations::apply(&mut conn, &dir).await.with_context(|| {
+        format!(
+            "migrations in {} ({}) failed",
+            dir.display(),
+            default.describe()
+        )
+    })?;
     if !report.applied.is_empty() {
         eprintln!(
-            "receta: applied {} migration(s) from {}: {}",
+            "receta: applied {} migration(s) from {} to {}: {}",
             report.applied.len(),
             dir.display(),
+            default.describe(),
             report.applied.join(", ")
         );
     }
     for statement in &options.sqlite {
-        migrations::run_sqlite_option(&conn, statement)?;
+        migrations::run_sqlite_option(&mut conn, statement)
+            .await
+            .with_context(|| format!("on {}", default.describe()))?;
     }
-    default.release(conn);
     Ok(())
 }

@@ -1,28 +1,38 @@
 //! `receta`: runs a Spin application (`spin.toml`, manifest v2) on a small Wasmtime host with
 //! Spin's semantics. See `receta up --help`.
+//!
+//! Layers, each importing only those below it (`cargo xtask lint` checks there is no cycle):
+//!
+//! - `app`: loads an application and builds its triggers; `main`, `cli` and `verify` (the
+//!   `receta verify` command) beside it;
+//! - `trigger`: `http` (the server and its router) and `cron` (scheduler and expressions), sharing
+//!   one way to run a component;
+//! - `runtime`: the Wasmtime engine and its cache, composition, the per-store data;
+//! - `capability`: the Spin interfaces provided to components (`sqlite`, `variables`, `outbound`);
+//! - `config`: the manifest, the runtime config file, variables and templates.
 
 mod app;
-mod bindings;
+mod capability;
 mod cli;
-mod compose;
-mod cron;
-mod engine;
-mod manifest;
-mod migrations;
-mod outbound;
-mod router;
-mod server;
-mod sqlite;
-mod state;
-mod variables;
+mod config;
+mod runtime;
+mod trigger;
 mod verify;
 
 use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use anyhow::{Context, Result};
+use tokio::sync::watch;
+
+use runtime::engine;
+use trigger::{Inflight, cron, http};
+
+/// How long shutdown waits for in-flight requests beyond their own time limit.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 
 fn main() -> ExitCode {
     let command = match cli::parse(std::env::args().skip(1)) {
@@ -83,14 +93,38 @@ async fn up(options: cli::UpOptions) -> Result<()> {
         .context("the loader panicked")??;
     let app = Arc::new(app);
     let stop_ticker = Arc::new(AtomicBool::new(false));
-    engine::start_epoch_ticker(app.engine.clone(), stop_ticker.clone())?;
+    engine::start_epoch_ticker(app.runner.engine.clone(), stop_ticker.clone())?;
 
-    let (listener, local) = server::bind(options.listen).await?;
+    let (listener, local) = http::bind(options.listen).await?;
     announce(&app, local, started).context("cannot write to stdout")?;
 
-    let result = server::serve(app, listener, local, shutdown_signal()).await;
+    let inflight = Arc::new(Inflight::default());
+    let (stop_tx, stop_rx) = watch::channel(false);
+    cron::start(&app.cron, &stop_rx, &inflight);
+    http::serve(
+        app.http.clone(),
+        listener,
+        local,
+        shutdown_signal(),
+        &stop_rx,
+        &inflight,
+    )
+    .await;
+
+    eprintln!("receta: shutting down: finishing in-flight requests");
+    let _ = stop_tx.send(true);
+    let bound = app.runner.timeout + SHUTDOWN_GRACE;
+    if tokio::time::timeout(bound, inflight.wait_idle())
+        .await
+        .is_err()
+    {
+        eprintln!(
+            "receta: some requests were still running after {} ms; exiting anyway",
+            bound.as_millis()
+        );
+    }
     stop_ticker.store(true, Ordering::Relaxed);
-    result
+    Ok(())
 }
 
 /// `spin up`'s banner, printed once everything is ready (tests wait for the `Serving` line).
@@ -102,7 +136,7 @@ fn announce(
     let mut out = std::io::stdout().lock();
     writeln!(out, "Serving http://{local}")?;
     writeln!(out, "Available Routes:")?;
-    for route in app.router.routes() {
+    for route in app.http.router.routes() {
         let (path, wildcard) = match route.based.strip_suffix("/...") {
             Some(prefix) => (prefix, " (wildcard)"),
             None => (route.based.as_str(), ""),

@@ -1,15 +1,20 @@
 //! `spawn_app()`: the real host, the real components, a fresh state dir, an ephemeral port.
 //!
+//! With `RECETA_TEST_DATABASE=libsql` (the suite's second pass in `cargo xtask test`), the app's
+//! database is a fresh libSQL server (`sqld`) instead of the SQLite file in the state dir.
+//!
 //! The host binary and the component files are built by `cargo xtask test` before this binary runs
 //! (it sets `RECETA_BIN`); run on its own, the binary is looked up next to this test executable.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::sync::{Mutex, mpsc};
 use std::time::Duration;
 
 use serde_json::Value;
+
+use crate::sqld::Sqld;
 
 /// The admin token every spawned app is configured with (`SPIN_VARIABLE_ADMIN_TOKEN`).
 pub const ADMIN_TOKEN: &str = "test-admin-token-0123456789abcdef";
@@ -20,6 +25,8 @@ pub struct TestApp {
     pub address: String,
     pub state_dir: tempfile::TempDir,
     child: Child,
+    /// The libSQL server the app's database lives on, when it runs on libSQL.
+    sqld: Option<Sqld>,
     agent: ureq::Agent,
     /// Whether it runs the app (`spin.toml`): its answers are checked against the OpenAPI document
     /// (`contract`); the host's own fixtures are not the API.
@@ -30,6 +37,8 @@ pub struct TestApp {
 pub struct AppConfig {
     pub manifest: PathBuf,
     pub env: Vec<(String, String)>,
+    /// `--runtime-config-file`, when the test brings its own (otherwise one is made in libSQL mode).
+    pub runtime_config: Option<PathBuf>,
 }
 
 impl Default for AppConfig {
@@ -53,6 +62,7 @@ impl Default for AppConfig {
                     "http://localhost:*".into(),
                 ),
             ],
+            runtime_config: None,
         }
     }
 }
@@ -160,9 +170,28 @@ pub fn start(config: AppConfig, state_dir: tempfile::TempDir) -> TestApp {
     start_listening(config, state_dir, "127.0.0.1:0")
 }
 
+/// Whether this run puts the app's database on libSQL (`RECETA_TEST_DATABASE=libsql`).
+pub fn on_libsql() -> bool {
+    std::env::var("RECETA_TEST_DATABASE").is_ok_and(|v| v == "libsql")
+}
+
+/// libSQL servers of hosts that crashed, kept for their restart (by state dir).
+static PARKED: Mutex<Vec<(PathBuf, Sqld)>> = Mutex::new(Vec::new());
+
 /// Starts a host listening on `listen` (`127.0.0.1:0` for an ephemeral port).
 pub fn start_listening(config: AppConfig, state_dir: tempfile::TempDir, listen: &str) -> TestApp {
     let is_the_api = config.manifest == repo_root().join("spin.toml");
+    let mut runtime_config = config.runtime_config.clone();
+    let mut sqld = None;
+    if runtime_config.is_none() && on_libsql() && is_the_api {
+        let mut parked = PARKED.lock().unwrap_or_else(|e| e.into_inner());
+        let server = match parked.iter().position(|(dir, _)| dir == state_dir.path()) {
+            Some(i) => parked.remove(i).1,
+            None => Sqld::primary(&state_dir.path().join("sqld")),
+        };
+        runtime_config = Some(server.runtime_config(&state_dir.path().join("runtime-config.toml")));
+        sqld = Some(server);
+    }
     let bin = host_binary();
     assert!(
         bin.exists(),
@@ -178,6 +207,11 @@ pub fn start_listening(config: AppConfig, state_dir: tempfile::TempDir, listen: 
         .arg(state_dir.path())
         .arg("--from")
         .arg(&config.manifest)
+        .args(
+            runtime_config
+                .iter()
+                .flat_map(|path| [Path::new("--runtime-config-file"), path.as_path()]),
+        )
         .envs(config.env.iter().map(|(k, v)| (k, v)))
         .env_remove("RUST_LOG")
         .stdin(Stdio::null())
@@ -216,6 +250,7 @@ pub fn start_listening(config: AppConfig, state_dir: tempfile::TempDir, listen: 
         address,
         state_dir,
         child,
+        sqld,
         agent,
         is_the_api,
     }
@@ -328,10 +363,24 @@ impl TestApp {
         std::fs::read_to_string(self.state_dir.path().join("host.log")).unwrap_or_default()
     }
 
-    /// Kills the host with SIGKILL and hands back its state dir, for crash/restart tests.
+    /// The app's database file: the state dir's, or the libSQL server's (read it, never write it:
+    /// the server keeps its own log of changes).
+    pub fn database_file(&self) -> PathBuf {
+        match &self.sqld {
+            Some(sqld) => sqld.database_file(),
+            None => self.state_dir.path().join("sqlite_db.db"),
+        }
+    }
+
+    /// Kills the host with SIGKILL and hands back its state dir, for crash/restart tests (a
+    /// libSQL server stays up for the restart).
     pub fn crash(mut self) -> tempfile::TempDir {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if let Some(sqld) = self.sqld.take() {
+            let mut parked = PARKED.lock().unwrap_or_else(|e| e.into_inner());
+            parked.push((self.state_dir.path().to_path_buf(), sqld));
+        }
         let dir = tempfile::tempdir().unwrap();
         std::mem::replace(&mut self.state_dir, dir)
     }

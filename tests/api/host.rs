@@ -20,6 +20,7 @@ fn fixture(name: &str) -> PathBuf {
 
 fn probe_config(env: &[(&str, &str)]) -> AppConfig {
     AppConfig {
+        runtime_config: None,
         manifest: fixture("spin.toml"),
         env: env
             .iter()
@@ -223,6 +224,7 @@ fn missing_required_variable_stops_startup_with_a_clear_message() {
 
     // With the value, it starts and the component sees it.
     let app = spawn_app_with(AppConfig {
+        runtime_config: None,
         manifest: fixture("required.toml"),
         env: vec![("SPIN_VARIABLE_MUST_HAVE".into(), "given".into())],
     });
@@ -463,25 +465,35 @@ fn sqlite_option_and_runtime_config_databases() {
 }
 
 #[test]
-fn libsql_database_is_a_clear_startup_error() {
-    let state = tempfile::tempdir().unwrap();
-    let config = state.path().join("runtime-config.toml");
-    std::fs::write(&config, "[sqlite_database.default]\ntype = \"libsql\"\nurl = \"https://x.turso.io\"\ntoken = \"t\"\n").unwrap();
-    let output = Command::new(crate::helpers::host_binary())
-        .args(["up", "--listen", "127.0.0.1:0", "--state-dir"])
-        .arg(state.path())
-        .arg("--from")
-        .arg(fixture("spin.toml"))
-        .arg("--runtime-config-file")
-        .arg(&config)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run receta");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(!output.status.success(), "{stderr}");
+fn an_unreachable_or_misconfigured_libsql_database_is_a_clear_startup_error() {
+    let run = |config_text: &str| {
+        let state = tempfile::tempdir().unwrap();
+        let config = state.path().join("runtime-config.toml");
+        std::fs::write(&config, config_text).unwrap();
+        let output = Command::new(crate::helpers::host_binary())
+            .args(["up", "--listen", "127.0.0.1:0", "--state-dir"])
+            .arg(state.path())
+            .arg("--from")
+            .arg(fixture("spin.toml"))
+            .arg("--runtime-config-file")
+            .arg(&config)
+            // Start-up touches the database: a server that is not there stops it.
+            .args(["--sqlite", "SELECT 1"])
+            .stdin(Stdio::null())
+            .output()
+            .expect("run receta");
+        assert!(!output.status.success());
+        String::from_utf8_lossy(&output.stderr).into_owned()
+    };
+    let down = run("[sqlite_database.default]\ntype = \"libsql\"\nurl = \"http://127.0.0.1:1\"\n");
     assert!(
-        stderr.contains("libsql") && stderr.contains("Spin"),
-        "{stderr}"
+        down.contains("libSQL") && down.contains("127.0.0.1:1"),
+        "{down}"
+    );
+    let bad = run("[sqlite_database.default]\ntype = \"libsql\"\nurl = \"ftp://x\"\n");
+    assert!(
+        bad.contains("[sqlite_database.default]") && bad.contains("http://"),
+        "{bad}"
     );
 }
 
@@ -531,6 +543,7 @@ fn sigterm_finishes_the_request_in_flight_then_exits_cleanly() {
 #[test]
 fn cron_trigger_runs_the_component_on_schedule_with_its_permissions() {
     let app = spawn_app_with(AppConfig {
+        runtime_config: None,
         manifest: fixture("cron.toml"),
         env: vec![],
     });
@@ -659,6 +672,7 @@ token = "{{{{ token }}}}"
     )
     .unwrap();
     let config = |env: &[(&str, &str)]| AppConfig {
+        runtime_config: None,
         manifest: dir.path().join("spin.toml"),
         env: env
             .iter()

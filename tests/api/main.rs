@@ -3,6 +3,7 @@
 
 mod contract;
 mod helpers;
+mod sqld;
 
 mod availability;
 mod campaigns;
@@ -19,6 +20,7 @@ mod outbound;
 mod patients;
 mod pharmacies;
 mod prescriptions;
+mod scale_out;
 mod skeleton;
 mod verification;
 mod webhooks;

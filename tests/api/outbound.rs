@@ -360,7 +360,7 @@ impl Practice {
 
 /// The database of a running app, read-only.
 pub fn db(app: &TestApp) -> rusqlite::Connection {
-    let path = app.state_dir.path().join("sqlite_db.db");
+    let path = app.database_file();
     rusqlite::Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
         .expect("open the app's database")
 }

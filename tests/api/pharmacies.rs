@@ -14,7 +14,7 @@ use crate::outbound::{Listener, Practice, db};
 const WAIT: Duration = Duration::from_secs(30);
 
 /// A registered pharmacy: its id and its token.
-struct TestPharmacy {
+pub struct TestPharmacy {
     id: i64,
     token: String,
 }
@@ -25,7 +25,7 @@ impl TestPharmacy {
     }
 }
 
-fn register(app: &TestApp, name: &str) -> TestPharmacy {
+pub fn register(app: &TestApp, name: &str) -> TestPharmacy {
     let body = json!({"name": name, "license": "LS-0001", "zip_code": "06700", "state": "CDMX"});
     let resp = app.post("/api/v2/pharmacies/", Some(ADMIN_TOKEN), &body);
     assert_eq!(resp.status, 201, "registering {name}: {}", resp.text());
@@ -37,7 +37,7 @@ fn register(app: &TestApp, name: &str) -> TestPharmacy {
 }
 
 /// Issues a prescription of two medications (2 boxes and 1 box) and returns the create response.
-fn prescribe(app: &TestApp, p: &Practice) -> Value {
+pub fn prescribe(app: &TestApp, p: &Practice) -> Value {
     let body = json!({
         "hospital": p.hospital,
         "patient": {"uid": p.patient["uid"]},
@@ -52,11 +52,11 @@ fn prescribe(app: &TestApp, p: &Practice) -> Value {
     resp.json()
 }
 
-fn lookup(app: &TestApp, ph: &TestPharmacy, signature: &str) -> crate::helpers::TestResponse {
+pub fn lookup(app: &TestApp, ph: &TestPharmacy, signature: &str) -> crate::helpers::TestResponse {
     app.get(&format!("/api/v2/pharmacy/rx/{signature}"), ph.token())
 }
 
-fn burn(
+pub fn burn(
     app: &TestApp,
     ph: &TestPharmacy,
     signature: &str,
@@ -92,7 +92,7 @@ fn cancel(app: &TestApp, token: Option<&str>, signature: &str) -> crate::helpers
     )
 }
 
-fn med_ids(rx: &Value) -> (i64, i64) {
+pub fn med_ids(rx: &Value) -> (i64, i64) {
     let meds = rx["medications"].as_array().unwrap();
     (
         meds[0]["id"].as_i64().unwrap(),
@@ -100,7 +100,7 @@ fn med_ids(rx: &Value) -> (i64, i64) {
     )
 }
 
-fn signature(rx: &Value) -> String {
+pub fn signature(rx: &Value) -> String {
     rx["signature"].as_str().unwrap().to_string()
 }
 
@@ -758,12 +758,12 @@ fn a_pharmacy_that_scans_signatures_is_logged_and_throttled() {
     assert_eq!(lookup(&app, &honest, &sig).status, 200);
 
     // The admin sees every call, newest first, with its status.
-    let calls = app
-        .get(
-            &format!("/api/v2/pharmacies/{}/calls/?limit=100", ph.id),
-            Some(ADMIN_TOKEN),
-        )
-        .json();
+    let calls = app.get(
+        &format!("/api/v2/pharmacies/{}/calls/?limit=100", ph.id),
+        Some(ADMIN_TOKEN),
+    );
+    assert_eq!(calls.status, 200, "{}\n{}", calls.text(), app.log());
+    let calls = calls.json();
     assert_eq!(calls["count"], 24);
     let results = calls["results"].as_array().unwrap();
     assert_eq!(results[0]["status"], 429);

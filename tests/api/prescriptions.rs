@@ -114,7 +114,7 @@ const COMMON_KEYS: [&str; 17] = [
 
 /// The database of a running app, for checking what was stored (read-only).
 fn db(app: &TestApp) -> rusqlite::Connection {
-    let path = app.state_dir.path().join("sqlite_db.db");
+    let path = app.database_file();
     rusqlite::Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
         .expect("open the app's database")
 }

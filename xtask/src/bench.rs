@@ -19,6 +19,7 @@
 //! stdout and `docs/bench.md`. Environment: `RECETA_BENCH_SECONDS` (per run, 5),
 //! `RECETA_BENCH_RUNS` (3), `RECETA_BENCH_CONNS` (`2,8`), `RECETA_BENCH_PRESCRIPTIONS` (50000).
 
+mod libsql;
 mod procs;
 mod report;
 mod scripts;
@@ -144,6 +145,7 @@ pub fn bench() -> Result {
     )?;
     startup(&dir, &mut rows, &mut notes)?;
     app(&settings, &dir, &mut rows, &ceilings, &mut notes)?;
+    libsql::rows(&settings, &dir, &mut rows, &mut notes)?;
     sizes(&mut rows)?;
 
     let load_after = loadavg();

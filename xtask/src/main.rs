@@ -2,12 +2,16 @@
 //!
 //! - `up [HOST FLAGS]`  build everything, then run the app (`receta up`), flags passed through
 //! - `test`             build everything, then run every test (unit and black-box)
-//! - `lint`             `cargo fmt --check` and clippy for the host and the wasm target
+//! - `lint`             `cargo fmt --check`, clippy for the host and the wasm target, no module cycles
+//! - `cycles`           no module of any crate imports one that imports it back (`cycles.rs`)
 //! - `build`            build the components (wasm32-wasip2) and the host, release mode
 //! - `bench`            build, then measure the host and the app, write `docs/bench.md` (`bench.rs`)
+//! - `cluster [PORT]`   build, then a libSQL primary + replica and two nodes on them (`cluster.rs`)
 //! - `fuzz [EXAMPLES]`  build, then schemathesis against the real host for every operation (`fuzz.rs`)
 
 mod bench;
+mod cluster;
+mod cycles;
 mod fuzz;
 
 use std::path::{Path, PathBuf};
@@ -22,6 +26,11 @@ fn main() -> ExitCode {
         Some("build") => build(),
         Some("test") => build().and_then(|()| test()),
         Some("lint") => lint(),
+        Some("cycles") => cycles::check(None),
+        Some("cluster") => {
+            let base = args.get(1).and_then(|p| p.parse().ok()).unwrap_or(3000);
+            build().and_then(|()| cluster::cluster(base))
+        }
         Some("bench") => bench::bench(),
         Some("fuzz") => {
             let examples = args
@@ -32,7 +41,7 @@ fn main() -> ExitCode {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask <up [receta up flags…] | test | lint | build | bench | fuzz [EXAMPLES]>"
+                "usage: cargo xtask <up [receta up flags…] | test | lint | cycles | build | bench | cluster [PORT] | fuzz [EXAMPLES]>"
             );
             return ExitCode::from(2);
         }
@@ -158,6 +167,20 @@ fn up(flags: &[String]) -> Result {
     run(&mut cmd)
 }
 
+/// The black-box groups that run a second time on libSQL: catalog, patients, prescriptions,
+/// notifications, pharmacies (test-name filters).
+const LIBSQL_GROUPS: [&str; 9] = [
+    "hospitals::",
+    "medics::",
+    "memberships::",
+    "locations::",
+    "campaigns::",
+    "patients::",
+    "prescriptions::",
+    "notifications::",
+    "pharmacies::",
+];
+
 fn test() -> Result {
     ensure_test_tools()?;
     // Unit tests of every crate natively, then the black-box suite against the real host.
@@ -175,6 +198,14 @@ fn test() -> Result {
     run(cargo()
         .args(["test", "--release", "-p", "receta-tests"])
         .env("RECETA_BIN", host_binary()))?;
+    // The same groups once more with the app's database on a libSQL server (docs/scale-out.md).
+    let sqld = cluster::sqld_binary()?;
+    run(cargo()
+        .args(["test", "--release", "-p", "receta-tests", "--"])
+        .args(LIBSQL_GROUPS)
+        .env("RECETA_BIN", host_binary())
+        .env("RECETA_SQLD", sqld)
+        .env("RECETA_TEST_DATABASE", "libsql"))?;
     fuzz::ci_pass()
 }
 
@@ -248,5 +279,6 @@ fn lint() -> Result {
     for name in component_crates()? {
         wasm.args(["-p", &name]);
     }
-    run(wasm.args(["--", "-D", "warnings"]))
+    run(wasm.args(["--", "-D", "warnings"]))?;
+    cycles::check(Some(cycles::ACYCLIC))
 }

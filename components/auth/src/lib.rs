@@ -5,13 +5,7 @@ mod credentials;
 use common::db::{Db, text};
 use common::types::Error;
 
-mod bindings {
-    wit_bindgen::generate!({
-        world: "auth-component",
-        path: "../../wit",
-        with: { "receta:erx/types@0.1.0": common::types },
-    });
-}
+mod bindings;
 
 use bindings::exports::receta::erx::auth::{Caller, Guest, MintedToken};
 

@@ -11,13 +11,7 @@ mod profiles;
 
 use common::types::{Error, PageRequest, Principal};
 
-mod bindings {
-    wit_bindgen::generate!({
-        world: "catalog-component",
-        path: "../../wit",
-        with: { "receta:erx/types@0.1.0": common::types },
-    });
-}
+mod bindings;
 
 use bindings::exports::receta::erx::campaigns::{
     Campaign, CampaignPage, CampaignPatch, Guest as CampaignsGuest, NewCampaign,

@@ -109,7 +109,7 @@ impl Row<'_> {
             .iter()
             .position(|c| c == column)
             .map(|i| &self.values[i])
-            .ok_or_else(|| anyhow!("no column `{column}` in the result"))
+            .ok_or_else(|| anyhow!("no column `{column}` in the result {:?}", self.columns))
     }
 
     pub fn i64(&self, column: &str) -> Result<i64> {

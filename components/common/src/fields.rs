@@ -262,15 +262,21 @@ impl Fields {
 
     /// `Ok(())` when every field read was valid, else the 400 with all of them.
     pub fn finish(self) -> Result<(), Error> {
-        if self.errors.is_empty() {
-            return Ok(());
+        let errors = self.into_errors();
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::Invalid(errors))
         }
-        Err(Error::Invalid(
-            self.errors
-                .into_iter()
-                .map(|(field, messages)| FieldError { field, messages })
-                .collect(),
-        ))
+    }
+
+    /// Every field error found (none when all were valid), for a caller that merges them into an
+    /// outer object's (a list item's errors into the list's).
+    pub fn into_errors(self) -> Vec<FieldError> {
+        self.errors
+            .into_iter()
+            .map(|(field, messages)| FieldError { field, messages })
+            .collect()
     }
 }
 

@@ -2,6 +2,7 @@
 //! the thin wrapper over Spin's SQLite interface.
 
 pub mod canonical;
+#[cfg(feature = "spin")]
 pub mod db;
 pub mod error;
 pub mod events;

@@ -289,20 +289,17 @@ fn branch(map: Map<String, Value>) -> Result<Branch, Vec<FieldError>> {
     let address = b
         .optional_str("address", BRANCH_ADDRESS)
         .unwrap_or_default();
-    match b.finish() {
-        Ok(()) => Ok(Branch {
-            determinante,
-            name,
-            formato,
-            estado,
-            address,
-        }),
-        Err(Error::Invalid(errors)) => Err(errors),
-        Err(other) => Err(vec![FieldError {
-            field: "branches".into(),
-            messages: vec![format!("{other:?}")],
-        }]),
+    let errors = b.into_errors();
+    if !errors.is_empty() {
+        return Err(errors);
     }
+    Ok(Branch {
+        determinante,
+        name,
+        formato,
+        estado,
+        address,
+    })
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use common::fields::Fields;
 use common::types::Error;
 
 use crate::bindings::catalog::{self, Hospital, HospitalPatch, Image, ImageUpdate, NewHospital};
-use crate::http::{Request, Response, path_id};
+use crate::http::{self, Request, Response, path_id};
 use crate::media;
 
 /// `zip_code`, `location_lat`, `location_lon`: strictly under 32 characters (spec 8).
@@ -53,10 +53,7 @@ pub fn create(req: &Request) -> Result<Response, Error> {
     };
     fields.finish()?;
     let hospital = catalog::create_hospital(caller, &input)?;
-    Ok(Response::json(
-        201,
-        &with_urls(hospital, &media::base_url()),
-    ))
+    Ok(Response::json(201, &with_urls(hospital, &http::base_url())))
 }
 
 /// `GET /api/v2/hospital/` → 200 paginated Hospital list.
@@ -64,7 +61,7 @@ pub fn list(req: &Request) -> Result<Response, Error> {
     let caller = req.caller()?;
     let page = req.page()?;
     let found = catalog::list_hospitals(caller, page)?;
-    let base_url = media::base_url();
+    let base_url = http::base_url();
     let results: Vec<Hospital> = found
         .results
         .into_iter()
@@ -78,10 +75,7 @@ pub fn get(req: &Request, id: &str) -> Result<Response, Error> {
     let caller = req.caller()?;
     let id = path_id(id)?;
     let hospital = catalog::get_hospital(caller, id)?;
-    Ok(Response::json(
-        200,
-        &with_urls(hospital, &media::base_url()),
-    ))
+    Ok(Response::json(200, &with_urls(hospital, &http::base_url())))
 }
 
 /// `PATCH /api/v2/hospital/<id>/` → 200 Hospital. The API admin, or a medic with a live ADMIN
@@ -120,10 +114,7 @@ pub fn update(req: &Request, id: &str) -> Result<Response, Error> {
     };
     fields.finish()?;
     let hospital = catalog::update_hospital(caller, id, &patch)?;
-    Ok(Response::json(
-        200,
-        &with_urls(hospital, &media::base_url()),
-    ))
+    Ok(Response::json(200, &with_urls(hospital, &http::base_url())))
 }
 
 /// The API shape: the record with its image paths made absolute URLs.

@@ -134,7 +134,7 @@ impl Request {
     /// own origin when its host is one the service answers for (`base_url`'s, or a loopback name),
     /// else `base_url`, so a forged `Host` never makes the service write links to elsewhere.
     pub fn absolute_path(&self) -> String {
-        let base = crate::media::base_url();
+        let base = base_url();
         if answers_for(&self.authority, &base) {
             format!("{}://{}{}", self.scheme, self.authority, self.path)
         } else {
@@ -412,6 +412,30 @@ impl Response {
         if let Err(e) = body.send(self.body).await {
             eprintln!("writing the response body failed: {e:?}");
         }
+    }
+}
+
+/// The public origin (`base_url` variable), without a trailing slash.
+pub fn base_url() -> String {
+    spin_sdk::variables::get("base_url")
+        .unwrap_or_else(|_| "http://127.0.0.1:3000".into())
+        .trim_end_matches('/')
+        .to_string()
+}
+
+/// A method's name, for messages and the idempotency fingerprint.
+pub fn method_name(method: &Method) -> &str {
+    match method {
+        Method::Get => "GET",
+        Method::Head => "HEAD",
+        Method::Post => "POST",
+        Method::Put => "PUT",
+        Method::Delete => "DELETE",
+        Method::Connect => "CONNECT",
+        Method::Options => "OPTIONS",
+        Method::Trace => "TRACE",
+        Method::Patch => "PATCH",
+        Method::Other(name) => name,
     }
 }
 

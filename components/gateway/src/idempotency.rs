@@ -130,7 +130,7 @@ pub fn once(
 /// SHA-256 of the method, the path and the body: what makes two requests "the same".
 fn fingerprint(req: &Request) -> String {
     let mut h = Sha256::new();
-    h.update(crate::method_name(&req.method()).as_bytes());
+    h.update(crate::http::method_name(&req.method()).as_bytes());
     h.update([0]);
     h.update(req.path().as_bytes());
     h.update([0]);

@@ -55,7 +55,10 @@ fn route(req: &Request) -> Result<Response, Error> {
     if allowed.is_empty() {
         return Err(Error::not_found());
     }
-    let message = format!("Method \"{}\" not allowed.", method_name(&req.method()));
+    let message = format!(
+        "Method \"{}\" not allowed.",
+        http::method_name(&req.method())
+    );
     Ok(Response::message(405, &message).with_header("allow", allowed.join(", ")))
 }
 
@@ -66,21 +69,6 @@ const METHODS: [(Method, &str); 4] = [
     (Method::Patch, "PATCH"),
     (Method::Delete, "DELETE"),
 ];
-
-pub(crate) fn method_name(method: &Method) -> &str {
-    match method {
-        Method::Get => "GET",
-        Method::Head => "HEAD",
-        Method::Post => "POST",
-        Method::Put => "PUT",
-        Method::Delete => "DELETE",
-        Method::Connect => "CONNECT",
-        Method::Options => "OPTIONS",
-        Method::Trace => "TRACE",
-        Method::Patch => "PATCH",
-        Method::Other(name) => name,
-    }
-}
 
 /// A route's handler, matched but not yet run.
 type Handler<'a> = Box<dyn FnOnce() -> Result<Response, Error> + 'a>;

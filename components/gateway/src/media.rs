@@ -22,11 +22,3 @@ pub fn hospital_image(id: &str, file: &str) -> Result<Response, Error> {
 pub fn url(base_url: &str, path: &str) -> String {
     format!("{base_url}/media/{path}")
 }
-
-/// The public origin (`base_url` variable), without a trailing slash.
-pub fn base_url() -> String {
-    spin_sdk::variables::get("base_url")
-        .unwrap_or_else(|_| "http://127.0.0.1:3000".into())
-        .trim_end_matches('/')
-        .to_string()
-}

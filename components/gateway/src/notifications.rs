@@ -111,7 +111,7 @@ pub fn create_webhook(req: &Request) -> Result<Response, Error> {
     admin(req)?;
     let mut f = req.json_fields()?;
     let url = f.required_str("url", URL_UNDER).trim().to_string();
-    let hospitals = hospitals(&mut f);
+    let hospitals = hospitals(&mut f)?;
     let medics = medics(&mut f);
     let events = events(&mut f);
     if !f.has_errors() && hospitals.is_empty() && medics.is_empty() {
@@ -241,10 +241,11 @@ fn admin(req: &Request) -> Result<(), Error> {
     req.admin(ADMIN_ONLY)
 }
 
-/// `hospitals`: a list of existing hospital ids (default empty).
-fn hospitals(f: &mut Fields) -> Vec<i64> {
+/// `hospitals`: a list of existing hospital ids (default empty). A hospital that cannot be looked
+/// up (the database failing) is the request's failure, not a field error.
+fn hospitals(f: &mut Fields) -> Result<Vec<i64>, Error> {
     let Some(items) = list(f, "hospitals") else {
-        return Vec::new();
+        return Ok(Vec::new());
     };
     let mut ids = Vec::with_capacity(items.len());
     for item in items {
@@ -260,13 +261,10 @@ fn hospitals(f: &mut Fields) -> Vec<i64> {
             Err(Error::NotFound(_)) => {
                 f.error("hospitals", format!("Hospital {id} does not exist."))
             }
-            Err(other) => f.error(
-                "hospitals",
-                format!("Hospital {id} could not be checked: {other:?}"),
-            ),
+            Err(other) => return Err(other),
         }
     }
-    ids
+    Ok(ids)
 }
 
 /// `medics`: a list of existing medics by id or email (default empty).

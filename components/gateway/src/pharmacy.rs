@@ -21,8 +21,7 @@ use crate::bindings::pharmacies::{self, Call, CallAction, Pharmacy};
 use crate::bindings::prescriptions::{
     self, DispenseRequest, DispensedItem, Medication, PharmacyRef, Prescription, StateChange,
 };
-use crate::http::{Request, Response};
-use crate::media;
+use crate::http::{self, Request, Response};
 use crate::notifications::deliver_after;
 use crate::prescriptions::{RxJson, object_items, shape};
 
@@ -185,7 +184,7 @@ fn pharmacy_shape(
         .collect();
     shape(
         rx,
-        &media::base_url(),
+        &http::base_url(),
         &rx.hospital,
         &rx.patient,
         medications,

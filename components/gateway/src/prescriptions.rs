@@ -24,8 +24,7 @@ use crate::bindings::prescriptions::{
     NewMedication, PatientSnapshot, PharmacyRef, Prescription, RxHospital, RxPatient, RxStatus,
     Seal, StateChange,
 };
-use crate::http::{Request, Response};
-use crate::media;
+use crate::http::{self, Request, Response};
 use crate::patients::{medic_caller, search_param};
 
 /// Length limits, strictly under (characters).
@@ -108,7 +107,7 @@ fn issue(req: &Request, medic_id: i64) -> Result<Response, Error> {
         }
     };
     let webhooks = notifications::plan(medic_id, hospital.id, RxEvent::Created)?;
-    let base_url = media::base_url();
+    let base_url = http::base_url();
     let request = IssueRequest {
         medic: MedicSnapshot {
             id: medic.id,
@@ -173,7 +172,7 @@ pub fn list(req: &Request) -> Result<Response, Error> {
     let page = req.page()?;
     let search = search_param(req)?;
     let found = prescriptions::list_prescriptions(medic, search.as_deref(), page)?;
-    let base_url = media::base_url();
+    let base_url = http::base_url();
     let results: Vec<_> = found
         .results
         .iter()
@@ -221,13 +220,13 @@ pub fn detail(req: &Request, key: &str) -> Result<Response, Error> {
             req,
             &one,
             1,
-            &[detail_shape(&found, &media::base_url())],
+            &[detail_shape(&found, &http::base_url())],
         ));
     }
     let found = prescriptions::get_by_signature(req.caller()?, key)?;
     Ok(Response::json(
         200,
-        &detail_shape(&found, &media::base_url()),
+        &detail_shape(&found, &http::base_url()),
     ))
 }
 
@@ -281,7 +280,7 @@ pub fn cancel(req: &Request, signature: &str) -> Result<Response, Error> {
         Error::NotFound(_) => Error::not_found(),
         other => other,
     })?;
-    let response = Response::json(200, &detail_shape(&cancelled, &media::base_url()));
+    let response = Response::json(200, &detail_shape(&cancelled, &http::base_url()));
     Ok(if queued {
         response.then(crate::notifications::deliver_after(cancelled.id))
     } else {
@@ -640,20 +639,17 @@ fn medication(map: Map<String, Value>) -> Result<NewMedication, Vec<FieldError>>
         m.error("drug_upc", "Control characters are not allowed.");
     }
     let category = m.choice("category", &CATEGORIES, true);
-    match m.finish() {
-        Ok(()) => Ok(NewMedication {
-            presentation,
-            instructions,
-            qty: qty as u32,
-            drug_upc,
-            category,
-        }),
-        Err(Error::Invalid(errors)) => Err(errors),
-        Err(other) => Err(vec![FieldError {
-            field: "medications".into(),
-            messages: vec![format!("{other:?}")],
-        }]),
+    let errors = m.into_errors();
+    if !errors.is_empty() {
+        return Err(errors);
     }
+    Ok(NewMedication {
+        presentation,
+        instructions,
+        qty: qty as u32,
+        drug_upc,
+        category,
+    })
 }
 
 fn merge(f: &mut Fields, errors: Vec<FieldError>) {

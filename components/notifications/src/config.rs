@@ -3,6 +3,9 @@
 
 use std::time::Duration;
 
+/// The `user-agent` of every outbound request.
+pub const USER_AGENT: &str = "Receta-Notifications/0.1";
+
 /// Delivery settings.
 #[derive(Debug, Clone)]
 pub struct Config {

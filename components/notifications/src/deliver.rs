@@ -143,7 +143,7 @@ fn prepare(db: &Db, config: &Config, row: &Leased) -> Result<Prepared, Stop> {
                 ),
                 (
                     "user-agent".to_string(),
-                    crate::USER_AGENT.as_bytes().to_vec(),
+                    crate::config::USER_AGENT.as_bytes().to_vec(),
                 ),
             ];
             if let Some(token) = &config.relay_token {
@@ -178,7 +178,10 @@ fn prepare(db: &Db, config: &Config, row: &Leased) -> Result<Prepared, Stop> {
                 crate::signing::headers(&secret, message_id, webhooks::unix_seconds(), &body)
                     .map_err(Stop::Dead)?;
             headers.push(("content-type".into(), b"application/json".to_vec()));
-            headers.push(("user-agent".into(), crate::USER_AGENT.as_bytes().to_vec()));
+            headers.push((
+                "user-agent".into(),
+                crate::config::USER_AGENT.as_bytes().to_vec(),
+            ));
             Ok(Prepared {
                 target,
                 headers,

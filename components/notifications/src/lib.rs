@@ -18,20 +18,11 @@ mod webhooks;
 
 use common::types::{Error, PageRequest, RxEvent, WebhookDelivery};
 
-mod bindings {
-    wit_bindgen::generate!({
-        world: "notifications-component",
-        path: "../../wit",
-        with: { "receta:erx/types@0.1.0": common::types },
-    });
-}
+mod bindings;
 
 use bindings::exports::receta::erx::notifications::{
     Delivery, DeliveryFilter, DeliveryPage, DeliveryRun, Guest, NewWebhook, Webhook, WebhookPage,
 };
-
-/// The `user-agent` of every outbound request.
-pub const USER_AGENT: &str = "Receta-Notifications/0.1";
 
 struct Notifications;
 

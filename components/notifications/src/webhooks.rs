@@ -134,7 +134,10 @@ fn ping(target: &Target, secret: &str) -> Result<(), Error> {
     let mut headers = signing::headers(secret, &id, timestamp, PING_BODY.as_bytes())
         .map_err(|e| anyhow::anyhow!(e))?;
     headers.push(("content-type".into(), b"application/json".to_vec()));
-    headers.push(("user-agent".into(), crate::USER_AGENT.as_bytes().to_vec()));
+    headers.push((
+        "user-agent".into(),
+        crate::config::USER_AGENT.as_bytes().to_vec(),
+    ));
     let answer = spin_sdk::http::run(send::post(
         target,
         &headers,

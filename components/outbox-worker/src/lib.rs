@@ -9,16 +9,7 @@
 
 use std::time::{Duration, Instant};
 
-mod bindings {
-    wit_bindgen::generate!({
-        world: "outbox-worker",
-        path: "../../wit",
-        with: {
-            "receta:erx/types@0.1.0": common::types,
-            "fermyon:spin-cron/cron-types@2.0.0": generate,
-        },
-    });
-}
+mod bindings;
 
 use bindings::fermyon::spin_cron::cron_types::{Error, Metadata};
 use bindings::receta::erx::notifications;

@@ -4,13 +4,7 @@ mod records;
 
 use common::types::{Error, PageRequest};
 
-mod bindings {
-    wit_bindgen::generate!({
-        world: "patients-component",
-        path: "../../wit",
-        with: { "receta:erx/types@0.1.0": common::types },
-    });
-}
+mod bindings;
 
 use bindings::exports::receta::erx::patients::{
     Guest, NewPatient, Patient, PatientKey, PatientPatch,

@@ -8,13 +8,7 @@ mod register;
 
 use common::types::{Error, PageRequest};
 
-mod bindings {
-    wit_bindgen::generate!({
-        world: "pharmacies-component",
-        path: "../../wit",
-        with: { "receta:erx/types@0.1.0": common::types },
-    });
-}
+mod bindings;
 
 use bindings::exports::receta::erx::pharmacies::{
     Call, CallPage, Guest, NewPharmacy, Pharmacy, PharmacyPage, PharmacyPatch,

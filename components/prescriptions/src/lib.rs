@@ -25,13 +25,7 @@ mod verify;
 
 use common::types::{Error, PageRequest, Principal};
 
-mod bindings {
-    wit_bindgen::generate!({
-        world: "prescriptions-component",
-        path: "../../wit",
-        with: { "receta:erx/types@0.1.0": common::types },
-    });
-}
+mod bindings;
 
 use bindings::exports::receta::erx::prescriptions::{
     DispenseRequest, Drug, DrugLoad, DrugPage, Guest, IssueRequest, LandingRx, LifecycleEvent,

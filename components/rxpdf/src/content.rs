@@ -6,7 +6,8 @@
 //! point, far below what any device shows), and the fill color and font only when they change
 //! (both are graphics state, which text objects keep).
 
-use crate::layout::Rgb;
+/// A fill color, RGB in 0..=1.
+pub type Rgb = (f32, f32, f32);
 
 /// A number ready to write, followed by a space: at most three decimals, no exponent, no
 /// trailing zeros. Kept left-aligned in a fixed buffer, so that writing it is one copy of 16 bytes

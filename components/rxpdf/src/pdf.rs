@@ -3,7 +3,7 @@
 
 use pdf_writer::{Filter, Finish, Name, Pdf, Rect, Ref, TextStr};
 
-use crate::RxDocument;
+use crate::document::RxDocument;
 use crate::layout::{FONT_BOLD, FONT_MONO, FONT_REGULAR, IMAGE_NAMES, LaidOut};
 
 const CATALOG: Ref = Ref::new(1);

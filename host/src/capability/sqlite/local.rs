@@ -1,10 +1,5 @@
-//! Spin SQLite (`spin:sqlite/sqlite@3.0.0`) on rusqlite, with Spin's semantics:
+//! The local backend: SQLite files through rusqlite, with Spin's semantics:
 //!
-//! - `open` checks the component's `sqlite_databases` permission first (`access-denied`), then
-//!   that the label is configured (`no-such-database`). `default` is always configured
-//!   (`<state dir>/sqlite_db.db`); other labels come from the runtime config file
-//!   (`[sqlite_database.<label>] type = "spin", path = "..."`, a relative path being relative to
-//!   the current directory, as in Spin).
 //! - Each `open` hands out its own connection; `execute` runs one statement with
 //!   `prepare_cached` and positional parameters and buffers the whole result (capped at 128 MiB);
 //!   every SQLite error is `io(message)` with SQLite's text (e.g. `UNIQUE constraint failed: ...`).
@@ -18,10 +13,7 @@
 //!   before it returns, so a transaction that committed (a prescription that answered 200)
 //!   survives a crash of the process and of the machine, as with Spin's own SQLite (rollback
 //!   journal, SQLite's default `FULL`). Readers never block the writer.
-//! - A plain `BEGIN` (or `BEGIN DEFERRED` / `BEGIN TRANSACTION`) runs as `BEGIN IMMEDIATE`, so a
-//!   transaction takes the write lock up front and waits (`busy_timeout`) instead of failing with
-//!   "database is locked" when two requests write concurrently. Guests meant to also run on Spin
-//!   should write `BEGIN IMMEDIATE` themselves.
+//! - A plain `BEGIN` runs as `BEGIN IMMEDIATE` (see `upgrade_begin` in `mod.rs`).
 //! - Writers of this host take turns (a FIFO lock per database, held from a connection's first
 //!   writing statement, `BEGIN` included, until it is back in autocommit mode), instead of meeting
 //!   in SQLite's busy handler, which sleeps 1, 2, 5, 10 … 100 ms between tries: with 8 concurrent
@@ -30,39 +22,21 @@
 //!   for another process writing the same file.
 //! - `ATTACH` is denied (the attached-database limit is 0).
 
-use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use rusqlite::config::DbConfig;
 use rusqlite::types::{Value as SqlValue, ValueRef};
-use wasmtime::component::Resource;
 
-use crate::bindings::spin::sqlite::sqlite::{self, Error, QueryResult, RowResult, Value};
-use crate::state::HostState;
-
-/// Spin's cap on a buffered query result.
-const MAX_RESULT_BYTES: usize = 128 * 1024 * 1024;
-/// How long a statement waits for another connection's write lock.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+use crate::capability::sqlite::bindings::{Error, QueryResult, RowResult, Value};
+use crate::capability::sqlite::config::Location;
+use crate::capability::sqlite::semantics::{
+    BUSY_TIMEOUT, MAX_RESULT_BYTES, upgrade_begin, value_bytes,
+};
 /// Idle connections kept per database.
 const MAX_IDLE: usize = 32;
 /// Prepared statements cached per connection.
 const STATEMENT_CACHE: usize = 128;
-/// File name of the `default` database in the state directory (Spin's).
-pub const DEFAULT_DB_FILE: &str = "sqlite_db.db";
-
-/// Where one database label lives.
-#[derive(Debug, Clone)]
-pub enum Location {
-    /// A database file.
-    File(PathBuf),
-    /// A process-wide in-memory database (`type = "spin"` without `path`).
-    Memory(String),
-}
-
 /// One configured database label with its pool of idle connections.
 pub struct Database {
     label: String,
@@ -75,7 +49,8 @@ pub struct Database {
 }
 
 impl Database {
-    fn new(label: &str, location: Location) -> Result<Self> {
+    /// Opens (creating) the database at `location`, a file or memory.
+    pub fn new(label: &str, location: Location) -> Result<Self> {
         if let Location::File(path) = &location
             && let Some(dir) = path.parent()
         {
@@ -127,6 +102,9 @@ impl Database {
                     | rusqlite::OpenFlags::SQLITE_OPEN_URI,
             )
             .with_context(|| format!("cannot open in-memory database {:?}", self.label))?,
+            Location::Remote { .. } => {
+                anyhow::bail!("database {:?} is remote, not a local file", self.label)
+            }
         };
         conn.busy_timeout(BUSY_TIMEOUT)
             .context("cannot set busy_timeout")?;
@@ -187,69 +165,7 @@ impl Database {
     }
 }
 
-/// All configured databases, by label.
-#[derive(Default)]
-pub struct Databases {
-    by_label: HashMap<String, Arc<Database>>,
-}
-
-impl Databases {
-    /// `default` in the state dir plus the runtime config's `[sqlite_database.<label>]` tables.
-    pub fn open(state_dir: &Path, runtime_config: Option<&toml::Table>) -> Result<Self> {
-        let mut locations: HashMap<String, Location> = HashMap::new();
-        locations.insert(
-            "default".into(),
-            Location::File(state_dir.join(DEFAULT_DB_FILE)),
-        );
-        if let Some(tables) = runtime_config.and_then(|rc| rc.get("sqlite_database")) {
-            let tables = tables
-                .as_table()
-                .context("[sqlite_database] in the runtime config must be a table of labels")?;
-            let cwd = std::env::current_dir().context("cannot read the current directory")?;
-            for (label, config) in tables {
-                let location = runtime_location(label, config, &cwd)
-                    .with_context(|| format!("runtime config [sqlite_database.{label}]"))?;
-                locations.insert(label.clone(), location);
-            }
-        }
-        let mut by_label = HashMap::new();
-        for (label, location) in locations {
-            let db = Database::new(&label, location)?;
-            by_label.insert(label, Arc::new(db));
-        }
-        Ok(Self { by_label })
-    }
-
-    /// The database configured for `label`.
-    pub fn get(&self, label: &str) -> Option<&Arc<Database>> {
-        self.by_label.get(label)
-    }
-}
-
-fn runtime_location(label: &str, config: &toml::Value, cwd: &Path) -> Result<Location> {
-    let table = config.as_table().context("expected a table")?;
-    match table.get("type").and_then(|t| t.as_str()) {
-        Some("spin") => {}
-        Some("libsql") => bail!(
-            "type = \"libsql\" (a remote database) needs the real Spin runtime; receta runs local \
-             SQLite only (type = \"spin\")"
-        ),
-        Some(other) => bail!("unknown database type {other:?} (receta supports \"spin\")"),
-        None => bail!("`type` is missing (use type = \"spin\")"),
-    }
-    for key in table.keys() {
-        if key != "type" && key != "path" {
-            bail!("unknown key `{key}` (type = \"spin\" takes only `path`)");
-        }
-    }
-    Ok(match table.get("path") {
-        Some(toml::Value::String(path)) => Location::File(cwd.join(path)),
-        Some(other) => bail!("`path` must be a string, got {other}"),
-        None => Location::Memory(format!("receta-{label}-{}", std::process::id())),
-    })
-}
-
-/// The `connection` resource: one pooled SQLite connection owned by a guest.
+/// The `connection` resource's local form: one pooled SQLite connection owned by a guest.
 pub struct Connection {
     conn: Option<rusqlite::Connection>,
     db: Arc<Database>,
@@ -265,101 +181,80 @@ impl Drop for Connection {
     }
 }
 
-/// Per-store SQLite state: which labels this component may open, and the shared databases.
-pub struct SqliteState {
-    /// The component's `sqlite_databases`.
-    pub allowed: Arc<HashSet<String>>,
-    /// Every configured database.
-    pub databases: Arc<Databases>,
-}
-
-impl sqlite::Host for HostState {}
-
-impl sqlite::HostConnection for HostState {
-    async fn open(
-        &mut self,
-        database: String,
-    ) -> wasmtime::Result<Result<Resource<Connection>, Error>> {
-        if !self.sqlite.allowed.contains(&database) {
-            return Ok(Err(Error::AccessDenied));
-        }
-        let Some(db) = self.sqlite.databases.get(&database).cloned() else {
-            return Ok(Err(Error::NoSuchDatabase));
+impl Connection {
+    /// A connection of `db`: an idle one (no I/O), or a new one.
+    pub fn open(db: Arc<Database>) -> Result<Self> {
+        let conn = match db.idle() {
+            Some(conn) => conn,
+            // Opening a new connection touches the file.
+            None => blocking(|| db.acquire())?,
         };
-        // Opening a new connection touches the file; taking an idle one does not.
-        let acquired = match db.idle() {
-            Some(conn) => Ok(conn),
-            None => blocking(|| db.acquire()),
-        };
-        let conn = match acquired {
-            Ok(conn) => conn,
-            Err(e) => return Ok(Err(Error::Io(format!("{e:#}")))),
-        };
-        let resource = self.table.push(Connection {
+        Ok(Self {
             conn: Some(conn),
             db,
             turn: None,
-        })?;
-        Ok(Ok(resource))
+        })
     }
 
-    async fn execute(
+    /// Runs one statement, waiting for this host's writer turn first when it writes.
+    pub async fn execute(
         &mut self,
-        connection: Resource<Connection>,
-        statement: String,
+        statement: &str,
         parameters: Vec<Value>,
-    ) -> wasmtime::Result<Result<QueryResult, Error>> {
-        let entry = self.table.get_mut(&connection)?;
-        let Some(conn) = entry.conn.as_ref() else {
-            return Ok(Err(Error::InvalidConnection));
+    ) -> Result<QueryResult, Error> {
+        let Some(conn) = self.conn.as_ref() else {
+            return Err(Error::InvalidConnection);
         };
-        let writes = writes(conn, &statement);
-        if writes && entry.turn.is_none() {
-            let writer = entry.db.writer.clone();
+        let writes = writes(conn, statement);
+        if writes && self.turn.is_none() {
+            let writer = self.db.writer.clone();
             let turn = tokio::time::timeout(BUSY_TIMEOUT, writer.lock_owned()).await;
-            self.table.get_mut(&connection)?.turn = turn.ok();
+            self.turn = turn.ok();
         }
-        let entry = self.table.get_mut(&connection)?;
-        let Some(conn) = entry.conn.as_mut() else {
-            return Ok(Err(Error::InvalidConnection));
+        let Some(conn) = self.conn.as_mut() else {
+            return Err(Error::InvalidConnection);
         };
         let result = if writes || !conn.is_autocommit() {
-            blocking(|| execute(conn, &statement, parameters))
+            blocking(|| execute(conn, statement, parameters))
         } else {
-            execute(conn, &statement, parameters)
+            execute(conn, statement, parameters)
         };
         if conn.is_autocommit() {
-            entry.turn = None;
+            self.turn = None;
         }
-        Ok(result)
+        result
     }
 
-    async fn last_insert_rowid(
-        &mut self,
-        connection: Resource<Connection>,
-    ) -> wasmtime::Result<i64> {
-        let conn = self.table.get(&connection)?;
-        Ok(conn
-            .conn
-            .as_ref()
-            .map(|c| c.last_insert_rowid())
-            .unwrap_or(0))
+    /// Runs several statements (migrations, `--sqlite`), as this host's writer.
+    pub async fn execute_batch(&mut self, sql: &str) -> Result<()> {
+        if self.turn.is_none() {
+            self.turn = Some(self.db.writer.clone().lock_owned().await);
+        }
+        let conn = self.conn.as_mut().context("the connection is closed")?;
+        let result = blocking(|| conn.execute_batch(sql));
+        if conn.is_autocommit() {
+            self.turn = None;
+        }
+        Ok(result?)
     }
 
-    async fn changes(&mut self, connection: Resource<Connection>) -> wasmtime::Result<u64> {
-        let conn = self.table.get(&connection)?;
-        Ok(conn.conn.as_ref().map(|c| c.changes()).unwrap_or(0))
+    /// SQLite's `last_insert_rowid`.
+    pub fn last_insert_rowid(&self) -> i64 {
+        self.conn.as_ref().map_or(0, |c| c.last_insert_rowid())
     }
 
-    async fn drop(&mut self, connection: Resource<Connection>) -> wasmtime::Result<()> {
-        let conn = self.table.delete(connection)?;
-        // Releasing rolls back what the guest left open (that may wait); otherwise it is cheap.
-        if conn.conn.as_ref().is_some_and(|c| !c.is_autocommit()) {
-            blocking(move || drop(conn));
+    /// SQLite's `changes`.
+    pub fn changes(&self) -> u64 {
+        self.conn.as_ref().map_or(0, |c| c.changes())
+    }
+
+    /// Gives the connection back; rolling back what the guest left open may wait.
+    pub fn close(self) {
+        if self.conn.as_ref().is_some_and(|c| !c.is_autocommit()) {
+            blocking(move || drop(self));
         } else {
-            drop(conn);
+            drop(self);
         }
-        Ok(())
     }
 }
 
@@ -386,32 +281,8 @@ fn blocking<T>(f: impl FnOnce() -> T) -> T {
     }
 }
 
-/// `BEGIN`, `BEGIN DEFERRED`, `BEGIN TRANSACTION`, ... → `BEGIN IMMEDIATE` (see the module docs).
-fn upgrade_begin(statement: &str) -> Option<&'static str> {
-    // Every statement passes here: most are not a BEGIN, and are let through without allocating.
-    let first = statement.trim_start().get(..5)?;
-    if !first.eq_ignore_ascii_case("begin") {
-        return None;
-    }
-    let words: Vec<String> = statement
-        .trim()
-        .trim_end_matches(';')
-        .split_whitespace()
-        .map(str::to_ascii_uppercase)
-        .collect();
-    let words: Vec<&str> = words.iter().map(String::as_str).collect();
-    matches!(
-        words.as_slice(),
-        ["BEGIN"]
-            | ["BEGIN", "TRANSACTION"]
-            | ["BEGIN", "DEFERRED"]
-            | ["BEGIN", "DEFERRED", "TRANSACTION"]
-    )
-    .then_some("BEGIN IMMEDIATE")
-}
-
 /// One statement, whole result buffered; every SQLite error is `io(message)`.
-pub fn execute(
+fn execute(
     conn: &mut rusqlite::Connection,
     statement: &str,
     parameters: Vec<Value>,
@@ -440,12 +311,11 @@ pub fn execute(
                 ValueRef::Text(t) => Value::Text(String::from_utf8_lossy(t).into_owned()),
                 ValueRef::Blob(b) => Value::Blob(b.to_vec()),
             };
-            bytes += 16
-                + match &value {
-                    Value::Text(t) => t.len(),
-                    Value::Blob(b) => b.len(),
-                    _ => 0,
-                };
+            bytes += value_bytes(match &value {
+                Value::Text(t) => t.len(),
+                Value::Blob(b) => b.len(),
+                _ => 0,
+            });
             values.push(value);
         }
         if bytes > MAX_RESULT_BYTES {
@@ -462,16 +332,15 @@ pub fn execute(
 mod tests {
     use super::*;
 
-    fn db() -> (tempfile::TempDir, Databases) {
+    fn db() -> (tempfile::TempDir, Database) {
         let dir = tempfile::tempdir().unwrap();
-        let dbs = Databases::open(dir.path(), None).unwrap();
-        (dir, dbs)
+        let db = Database::new("default", Location::File(dir.path().join("t.db"))).unwrap();
+        (dir, db)
     }
 
     #[test]
     fn execute_round_trip_and_errors() {
-        let (_dir, dbs) = db();
-        let db = dbs.get("default").unwrap();
+        let (_dir, db) = db();
         let mut conn = db.acquire().unwrap();
         execute(
             &mut conn,
@@ -507,8 +376,7 @@ mod tests {
 
     #[test]
     fn released_connection_loses_its_open_transaction() {
-        let (_dir, dbs) = db();
-        let db = dbs.get("default").unwrap();
+        let (_dir, db) = db();
         let mut conn = db.acquire().unwrap();
         execute(&mut conn, "CREATE TABLE t (x)", vec![]).unwrap();
         execute(&mut conn, "BEGIN", vec![]).unwrap();
@@ -523,8 +391,7 @@ mod tests {
 
     #[test]
     fn writes_are_told_from_reads() {
-        let (_dir, dbs) = db();
-        let db = dbs.get("default").unwrap();
+        let (_dir, db) = db();
         let mut conn = db.acquire().unwrap();
         execute(&mut conn, "CREATE TABLE t (x)", vec![]).unwrap();
         assert!(!writes(&conn, "SELECT x FROM t WHERE x = ?"));
@@ -536,8 +403,7 @@ mod tests {
 
     #[test]
     fn a_limit_parameter_does_not_prepare_again() {
-        let (_dir, dbs) = db();
-        let db = dbs.get("default").unwrap();
+        let (_dir, db) = db();
         let mut conn = db.acquire().unwrap();
         execute(
             &mut conn,
@@ -556,8 +422,7 @@ mod tests {
 
     #[test]
     fn the_statement_cache_survives_release() {
-        let (_dir, dbs) = db();
-        let db = dbs.get("default").unwrap();
+        let (_dir, db) = db();
         let mut conn = db.acquire().unwrap();
         execute(&mut conn, "CREATE TABLE t (x)", vec![]).unwrap();
         let sql = "SELECT x FROM t WHERE x = ?";
@@ -575,16 +440,5 @@ mod tests {
         let mut conn = db.acquire().unwrap();
         let on = execute(&mut conn, "PRAGMA foreign_keys", vec![]).unwrap();
         assert!(matches!(on.rows[0].values[0], Value::Integer(1)));
-    }
-
-    #[test]
-    fn begin_is_immediate() {
-        assert_eq!(upgrade_begin(" begin ;"), Some("BEGIN IMMEDIATE"));
-        assert_eq!(upgrade_begin("BEGIN TRANSACTION"), Some("BEGIN IMMEDIATE"));
-        assert_eq!(upgrade_begin("BEGIN EXCLUSIVE"), None);
-        assert_eq!(upgrade_begin("BEGIN IMMEDIATE"), None);
-        assert_eq!(upgrade_begin("SELECT 1"), None);
-        assert_eq!(upgrade_begin("beginning"), None);
-        assert_eq!(upgrade_begin("é"), None);
     }
 }

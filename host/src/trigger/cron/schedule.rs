@@ -1,29 +1,11 @@
-//! `[[trigger.cron]]`: Spin's cron trigger plugin (`fermyon:spin-cron@2.0.0`, `handle-cron-event`).
-//!
-//! Expressions have the plugin's syntax (the `cron` crate's, Quartz-like), evaluated in UTC:
-//! six fields `sec min hour day-of-month month day-of-week` and an optional seventh `year`. A field
-//! is `*` (or `?` for the two day fields), a value, a range `a-b`, a step `*/n`, `a/n` or `a-b/n`,
-//! or a comma-separated list of those. Months may be `JAN`..`DEC`, days of week `SUN`..`SAT`; day of
-//! week numbers are 1 (Sunday) to 7 (Saturday). Both day fields must match.
-//!
-//! Each firing runs in a fresh store with the component's permissions and the request time limit.
-//! A firing is skipped (and logged) while the previous run of the same trigger is still going.
+//! Cron expressions of Spin's cron trigger plugin (the `cron` crate's syntax, Quartz-like),
+//! evaluated in UTC: six fields `sec min hour day-of-month month day-of-week` and an optional
+//! seventh `year`. A field is `*` (or `?` for the two day fields), a value, a range `a-b`, a step
+//! `*/n`, `a/n` or `a-b/n`, or a comma-separated list of those. Months may be `JAN`..`DEC`, days of
+//! week `SUN`..`SAT`; day of week numbers are 1 (Sunday) to 7 (Saturday). Both day fields must
+//! match. A pure module: parsing and "when next".
 
-use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-
-use anyhow::{Context, Result, bail, ensure};
-use tokio::sync::watch;
-
-use crate::app::App;
-use crate::server::Inflight;
-use crate::state::new_store;
-
-wasmtime::component::bindgen!({
-    path: "wit",
-    world: "fermyon:spin-cron/spin-cron",
-    exports: { default: async },
-});
+use anyhow::{Context, Result, ensure};
 
 /// One field's allowed values, as a set over `min..=max`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -217,116 +199,6 @@ fn civil(unix_seconds: u64) -> Civil {
         minute: secs / 60 % 60,
         second: secs % 60,
         weekday: ((days + 4) % 7) as u32,
-    }
-}
-
-/// One scheduled trigger.
-pub struct CronJob {
-    /// The component id.
-    pub component: String,
-    /// The expression, for logs.
-    pub expression: String,
-    /// The parsed expression.
-    pub schedule: Schedule,
-}
-
-/// Starts one scheduler task per cron trigger; they stop when `stop` turns true.
-pub fn start(app: &Arc<App>, stop: &watch::Receiver<bool>, inflight: &Arc<Inflight>) {
-    for job in &app.cron_jobs {
-        let app = app.clone();
-        let mut stop = stop.clone();
-        let inflight = inflight.clone();
-        let job_component = job.component.clone();
-        let schedule = job.schedule.clone();
-        let expression = job.expression.clone();
-        tokio::spawn(async move {
-            let mut running: Option<tokio::task::JoinHandle<()>> = None;
-            let mut last = unix_now();
-            loop {
-                let Some(next) = schedule.next_after(last) else {
-                    eprintln!("receta: cron {job_component} ({expression}) never fires again");
-                    return;
-                };
-                let wait = Duration::from_secs(next).saturating_sub(since_epoch());
-                tokio::select! {
-                    _ = tokio::time::sleep(wait) => {}
-                    _ = async { stop.wait_for(|s| *s).await.map(|_| ()) } => return,
-                }
-                last = next;
-                if running.as_ref().is_some_and(|r| !r.is_finished()) {
-                    eprintln!(
-                        "receta: cron {job_component}: skipped the {next} firing, the previous run is still going"
-                    );
-                    continue;
-                }
-                let app = app.clone();
-                let component = job_component.clone();
-                let guard = inflight.enter();
-                running = Some(tokio::spawn(async move {
-                    let _guard = guard;
-                    let started = Instant::now();
-                    let outcome = match run(&app, &component, next).await {
-                        Ok(()) => "ok".to_string(),
-                        Err(e) => format!("failed: {e:#}"),
-                    };
-                    eprintln!(
-                        "receta: cron {component} {outcome} {:.1}ms",
-                        started.elapsed().as_secs_f64() * 1000.0
-                    );
-                }));
-            }
-        });
-    }
-}
-
-fn since_epoch() -> Duration {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default()
-}
-
-fn unix_now() -> u64 {
-    since_epoch().as_secs()
-}
-
-/// Runs one firing of `component`.
-pub async fn run(app: &App, component: &str, timestamp: u64) -> Result<()> {
-    let loaded = app
-        .components
-        .get(component)
-        .with_context(|| format!("cron component {component:?} is not loaded"))?;
-    let Some(pre) = &loaded.cron else {
-        bail!("component {component:?} does not export handle-cron-event");
-    };
-    // Declared before the store, so dropped after it: the permit stands for the instance slot.
-    let _permit = app
-        .instance_permits
-        .acquire()
-        .await
-        .context("the instance pool is closed")?;
-    let deadline = Instant::now() + app.request_timeout;
-    let mut store = new_store(&app.engine, loaded.context.clone(), deadline);
-    let call = async {
-        let instance = pre
-            .instantiate_async(&mut store)
-            .await
-            .map_err(anyhow::Error::from)
-            .context("cannot instantiate the component")?;
-        instance
-            .call_handle_cron_event(&mut store, Metadata { timestamp })
-            .await
-            .map_err(anyhow::Error::from)
-    };
-    match tokio::time::timeout_at(deadline.into(), call).await {
-        Ok(Ok(Ok(()))) => Ok(()),
-        Ok(Ok(Err(Error::Other(message)))) => {
-            bail!("the component returned an error: {message}")
-        }
-        Ok(Err(e)) => Err(e),
-        Err(_) => bail!(
-            "time limit of {} ms exceeded",
-            app.request_timeout.as_millis()
-        ),
     }
 }
 

@@ -14,11 +14,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use wasmtime::component::{Component, HasSelf, Linker};
+use wasmtime::component::{Component, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
-use crate::bindings;
-use crate::state::HostState;
+use crate::capability::{sqlite, variables};
+use crate::runtime::store::HostState;
 
 /// How often the epoch advances; a running guest yields to the scheduler at every tick.
 pub const EPOCH_TICK: Duration = Duration::from_millis(10);
@@ -94,25 +94,15 @@ pub fn start_epoch_ticker(engine: Engine, stop: Arc<AtomicBool>) -> Result<()> {
 
 /// The linker with WASI 0.2 (`wasi:cli` etc.), `wasi:http`, Spin SQLite and Spin variables.
 pub fn new_linker(engine: &Engine) -> Result<Linker<HostState>> {
-    let mut linker = Linker::new(engine);
+    let mut linker: Linker<HostState> = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)
         .anyhow()
         .context("cannot add WASI to the linker")?;
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)
         .anyhow()
         .context("cannot add wasi:http to the linker")?;
-    bindings::spin::sqlite::sqlite::add_to_linker::<HostState, HasSelf<HostState>>(
-        &mut linker,
-        |s| s,
-    )
-    .anyhow()
-    .context("cannot add spin:sqlite to the linker")?;
-    bindings::fermyon::spin::variables::add_to_linker::<HostState, HasSelf<HostState>>(
-        &mut linker,
-        |s| s,
-    )
-    .anyhow()
-    .context("cannot add fermyon:spin/variables to the linker")?;
+    sqlite::add_to_linker(&mut linker, |state| &mut state.sqlite)?;
+    variables::add_to_linker(&mut linker, |state| &mut state.variables)?;
     Ok(linker)
 }
 
@@ -139,7 +129,7 @@ pub enum Provenance {
 }
 
 /// Loads a component's compiled code from the cache, keyed by `identity` (the bytes that fully
-/// determine the component, see [`crate::compose::Sources::identity`]), or else builds it with
+/// determine the component, see `compose::Sources::identity`), or else builds it with
 /// `produce` (which composes), compiles it and stores it.
 pub fn load_component(
     engine: &Engine,

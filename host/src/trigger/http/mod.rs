@@ -1,4 +1,4 @@
-//! Serving HTTP: hyper HTTP/1.1 with keep-alive, one fresh `Store` per request from the
+//! The HTTP trigger: hyper HTTP/1.1 with keep-alive, one fresh `Store` per request from the
 //! component's `ProxyPre` (like `wasmtime serve`), Spin's request headers, per-request time limit,
 //! one log line per request, and graceful shutdown.
 //!
@@ -11,29 +11,29 @@
 //! does moves to a separate budget of background instances, or, when that budget is full, is
 //! stopped (the app's durable outbox delivers it later).
 
+pub mod router;
+
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result, anyhow};
 use bytes::Bytes;
 use http::{HeaderName, HeaderValue, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use tokio::net::TcpListener;
-use tokio::sync::{Notify, oneshot, watch};
+use tokio::sync::{oneshot, watch};
 use wasmtime_wasi_http::WasiHttpView;
 use wasmtime_wasi_http::io::TokioIo;
+use wasmtime_wasi_http::p2::bindings::ProxyPre;
 use wasmtime_wasi_http::p2::bindings::http::types::Scheme;
 use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
 
-use crate::app::{App, LoadedComponent};
-use crate::router::RouteMatch;
-use crate::state::new_store;
-
-/// How long shutdown waits for in-flight requests beyond their own time limit.
-const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+use crate::runtime::store::{ComponentContext, HostState};
+use crate::trigger::{Inflight, Runner, until_deadline};
+use router::{RouteMatch, Router};
 /// The longest a connection may take to send a request's head.
 const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 /// Longest request target (path and query) answered: beyond it, 414.
@@ -44,41 +44,27 @@ const MAX_HEADER_BYTES: usize = 64 << 10;
 /// The longest a request waits for a free instance before it is told to come back (503).
 const QUEUE_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Counts in-flight work (connections, guest tasks) so shutdown can wait for it.
-#[derive(Default)]
-pub struct Inflight {
-    count: AtomicUsize,
-    idle: Notify,
+/// The HTTP trigger: the routes and the components they run.
+pub struct HttpTrigger {
+    /// How components run.
+    pub runner: Arc<Runner>,
+    /// `[[trigger.http]]` routes.
+    pub router: Router,
+    /// Each routed component, by id.
+    pub components: HashMap<String, HttpComponent>,
+    /// Largest request body read, in bytes (larger: 413 without an instance).
+    pub max_body_bytes: usize,
+    /// The longest a request body may take to arrive (slower: 408 without an instance).
+    pub body_timeout: Duration,
 }
 
-/// Decrements the [`Inflight`] count when dropped.
-pub struct InflightGuard(Arc<Inflight>);
-
-impl Inflight {
-    /// Registers one piece of work.
-    pub fn enter(self: &Arc<Self>) -> InflightGuard {
-        self.count.fetch_add(1, Ordering::SeqCst);
-        InflightGuard(self.clone())
-    }
-
-    /// Waits until nothing is in flight.
-    pub async fn wait_idle(&self) {
-        loop {
-            let notified = self.idle.notified();
-            if self.count.load(Ordering::SeqCst) == 0 {
-                return;
-            }
-            notified.await;
-        }
-    }
-}
-
-impl Drop for InflightGuard {
-    fn drop(&mut self) {
-        if self.0.count.fetch_sub(1, Ordering::SeqCst) == 1 {
-            self.0.idle.notify_waiters();
-        }
-    }
+/// A routed component: its configuration and its pre-instantiated `wasi:http/proxy` (one store
+/// per request is made from it).
+pub struct HttpComponent {
+    /// What the component may do.
+    pub context: Arc<ComponentContext>,
+    /// The pre-instantiated proxy.
+    pub pre: ProxyPre<HostState>,
 }
 
 /// Binds the listener. Returns it with its actual address.
@@ -92,18 +78,16 @@ pub async fn bind(addr: SocketAddr) -> Result<(TcpListener, SocketAddr)> {
     Ok((listener, local))
 }
 
-/// Serves HTTP (and runs the cron schedules) until `shutdown` resolves, then stops accepting and
-/// waits (bounded) for in-flight work.
+/// Serves HTTP until `shutdown` resolves; then stops accepting, and tells open connections to
+/// finish (gracefully) once `stop` turns true.
 pub async fn serve(
-    app: Arc<App>,
+    http: Arc<HttpTrigger>,
     listener: TcpListener,
     local: SocketAddr,
     shutdown: impl Future<Output = ()>,
-) -> Result<()> {
-    let inflight = Arc::new(Inflight::default());
-    let (stop_tx, stop_rx) = watch::channel(false);
-    // Other triggers run beside HTTP and stop with it.
-    crate::cron::start(&app, &stop_rx, &inflight);
+    stop: &watch::Receiver<bool>,
+    inflight: &Arc<Inflight>,
+) {
     tokio::pin!(shutdown);
     loop {
         let (stream, client) = tokio::select! {
@@ -119,18 +103,18 @@ pub async fn serve(
             },
         };
         let _ = stream.set_nodelay(true);
-        let app = app.clone();
+        let http = http.clone();
         let guard = inflight.enter();
         let inflight_for_conn = inflight.clone();
-        let mut stop = stop_rx.clone();
+        let mut stop = stop.clone();
         tokio::spawn(async move {
             let _guard = guard;
             let service = hyper::service::service_fn(move |req| {
-                let app = app.clone();
+                let http = http.clone();
                 let inflight = inflight_for_conn.clone();
                 async move {
                     Ok::<_, std::convert::Infallible>(
-                        handle(app, inflight, req, client, local).await,
+                        handle(http, inflight, req, client, local).await,
                     )
                 }
             });
@@ -155,19 +139,6 @@ pub async fn serve(
         });
     }
     drop(listener);
-    eprintln!("receta: shutting down: finishing in-flight requests");
-    let _ = stop_tx.send(true);
-    let bound = app.request_timeout + SHUTDOWN_GRACE;
-    if tokio::time::timeout(bound, inflight.wait_idle())
-        .await
-        .is_err()
-    {
-        eprintln!(
-            "receta: some requests were still running after {} ms; exiting anyway",
-            bound.as_millis()
-        );
-    }
-    Ok(())
 }
 
 /// An answer of the host itself (no route, a failed component), in the API's error shape:
@@ -188,7 +159,7 @@ fn text(status: StatusCode, message: &'static str) -> Response<HyperOutgoingBody
 }
 
 async fn handle(
-    app: Arc<App>,
+    http: Arc<HttpTrigger>,
     inflight: Arc<Inflight>,
     req: Request<Incoming>,
     client: SocketAddr,
@@ -203,7 +174,7 @@ async fn handle(
         .map(|(k, v)| k.as_str().len() + v.len() + 4)
         .sum();
     let uri_bytes = req.uri().path_and_query().map_or(0, |p| p.as_str().len());
-    let (response, component) = match app.router.route(&path) {
+    let (response, component) = match http.router.route(&path) {
         _ if uri_bytes > MAX_URI_BYTES => (
             text(StatusCode::URI_TOO_LONG, "The request target is too long."),
             "-".to_string(),
@@ -218,9 +189,9 @@ async fn handle(
         None => (text(StatusCode::NOT_FOUND, "Not found."), "-".to_string()),
         Some(route) => {
             let id = route.route.component.clone();
-            let component = &app.components[&id];
+            let component = &http.components[&id];
             let response =
-                match execute(&app, &inflight, component, &route, req, client, local).await {
+                match execute(&http, &inflight, component, &route, req, client, local).await {
                     Ok(response) => response,
                     Err(e) => {
                         eprintln!("receta: {method} {path} ({id}) failed: {e:#}");
@@ -360,9 +331,9 @@ fn spin_headers(
 }
 
 async fn execute(
-    app: &App,
+    http: &HttpTrigger,
     inflight: &Arc<Inflight>,
-    component: &LoadedComponent,
+    component: &HttpComponent,
     route: &RouteMatch<'_>,
     req: Request<Incoming>,
     client: SocketAddr,
@@ -371,7 +342,7 @@ async fn execute(
     let headers = spin_headers(route, &req, client, local);
     // The whole body first, without an instance: a client trickling bytes holds a connection only.
     let (parts, incoming) = req.into_parts();
-    let body = match read_body(incoming, &parts, app.max_body_bytes, app.body_timeout).await {
+    let body = match read_body(incoming, &parts, http.max_body_bytes, http.body_timeout).await {
         Ok(body) => body,
         Err(refusal) => return Ok(refusal),
     };
@@ -388,8 +359,10 @@ async fn execute(
         );
     }
 
-    let Ok(permit) =
-        tokio::time::timeout(QUEUE_TIMEOUT, app.instance_permits.clone().acquire_owned()).await
+    let Some(run) = http
+        .runner
+        .start(&component.context, Some(QUEUE_TIMEOUT))
+        .await?
     else {
         let mut busy = text(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -399,19 +372,12 @@ async fn execute(
             .insert(http::header::RETRY_AFTER, HeaderValue::from_static("1"));
         return Ok(busy);
     };
-    let permit = permit.context("the instance pool is closed")?;
     // The instance's slot: the request's permit, later swapped for a background one.
-    let slot = Arc::new(std::sync::Mutex::new(Some(permit)));
+    let slot = run.slot;
     let task_slot = slot.clone();
-    let timeout = app.request_timeout;
-    let deadline = Instant::now() + timeout;
-    let mut store = new_store(&app.engine, component.context.clone(), deadline);
-    let Some(pre) = component.http.clone() else {
-        bail!(
-            "component {:?} does not export wasi:http/incoming-handler",
-            component.context.id
-        );
-    };
+    let (deadline, timeout) = (run.deadline, http.runner.timeout);
+    let mut store = run.store;
+    let pre = component.pre.clone();
 
     let (sender, receiver) = oneshot::channel();
     let request = store
@@ -442,10 +408,7 @@ async fn execute(
                 .await
                 .map_err(anyhow::Error::from)
         };
-        let result = match tokio::time::timeout_at(deadline.into(), run).await {
-            Ok(result) => result,
-            Err(_) => Err(anyhow!("time limit of {} ms exceeded", timeout.as_millis())),
-        };
+        let result = until_deadline(deadline, timeout, run).await;
         // Free the instance slot before the permit that stands for it.
         drop(store);
         drop(task_slot.lock().map(|mut p| p.take()));
@@ -464,7 +427,7 @@ async fn execute(
                 }
                 .boxed_unsync()
             });
-            let background = app.background_permits.clone();
+            let background = http.runner.background_permits.clone();
             tokio::spawn(async move {
                 let _ = sent_rx.await;
                 if !task.is_finished() {

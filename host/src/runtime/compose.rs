@@ -20,7 +20,7 @@ use sha2::{Digest, Sha256};
 use wac_graph::types::{Package, SubtypeChecker};
 use wac_graph::{CompositionGraph, EncodeOptions, NodeId};
 
-use crate::manifest::{ComponentDecl, Dependency};
+use crate::config::manifest::{ComponentDecl, Dependency};
 
 /// Interfaces that carry a permission: a dependency importing one must inherit configuration.
 const PERMISSIONED: &[&str] = &[

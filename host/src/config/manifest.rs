@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail, ensure};
 use serde::Deserialize;
 
-use crate::variables::{Template, validate_variable_name};
+use crate::config::template::{Template, validate_variable_name};
 
 /// A parsed and validated application manifest.
 #[derive(Debug)]

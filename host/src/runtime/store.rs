@@ -10,9 +10,9 @@ use wasmtime::{Engine, Store, StoreLimits, StoreLimitsBuilder, UpdateDeadline};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
-use crate::outbound::{AllowedHosts, OutboundHooks};
-use crate::sqlite::{Databases, SqliteState};
-use crate::variables::ComponentVariables;
+use crate::capability::outbound::{AllowedHosts, OutboundHooks};
+use crate::capability::sqlite::{Databases, SqliteState};
+use crate::capability::variables::{ComponentVariables, VariablesState};
 
 /// What a component may do: built once at start-up, shared by all of its stores.
 pub struct ComponentContext {
@@ -23,7 +23,7 @@ pub struct ComponentContext {
     /// Every configured database.
     pub databases: Arc<Databases>,
     /// Rendered `[component.x.variables]`.
-    pub variables: ComponentVariables,
+    pub variables: Arc<ComponentVariables>,
     /// Rendered `allowed_outbound_hosts`.
     pub outbound: Arc<AllowedHosts>,
     /// `environment`
@@ -34,9 +34,7 @@ pub struct ComponentContext {
 
 /// The data of one store (one request, or one cron tick).
 pub struct HostState {
-    /// The component's configuration.
-    pub component: Arc<ComponentContext>,
-    /// Resources of every interface (WASI, HTTP, SQLite connections).
+    /// Resources of WASI and `wasi:http` (SQLite keeps its connections in its own state).
     pub table: ResourceTable,
     /// `wasi:cli` and friends: no preopened directories, no network, stdout/stderr to the host's stderr.
     pub wasi: WasiCtx,
@@ -44,8 +42,10 @@ pub struct HostState {
     pub http: WasiHttpCtx,
     /// `wasi:http` hooks (allowed_outbound_hosts).
     pub hooks: OutboundHooks,
-    /// SQLite permission and databases.
+    /// SQLite permission, databases and connections.
     pub sqlite: SqliteState,
+    /// The component's variables.
+    pub variables: VariablesState,
     /// Memory and instance limits.
     pub limits: StoreLimits,
 }
@@ -72,12 +72,12 @@ impl HostState {
                 component_id: component.id.clone(),
                 allowed: component.outbound.clone(),
             },
-            sqlite: SqliteState {
-                allowed: component.sqlite_allowed.clone(),
-                databases: component.databases.clone(),
-            },
+            sqlite: SqliteState::new(
+                component.sqlite_allowed.clone(),
+                component.databases.clone(),
+            ),
+            variables: VariablesState(component.variables.clone()),
             limits,
-            component,
         }
     }
 }

@@ -1,0 +1,7 @@
+//! Bindings of the world `catalog-component` (`wit/`): what this component exports and imports.
+
+wit_bindgen::generate!({
+    world: "catalog-component",
+    path: "../../wit",
+    with: { "receta:erx/types@0.1.0": common::types },
+});

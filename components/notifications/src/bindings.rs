@@ -1,0 +1,7 @@
+//! Bindings of the world `notifications-component` (`wit/`): what this component exports and imports.
+
+wit_bindgen::generate!({
+    world: "notifications-component",
+    path: "../../wit",
+    with: { "receta:erx/types@0.1.0": common::types },
+});

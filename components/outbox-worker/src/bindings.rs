@@ -1,0 +1,10 @@
+//! Bindings of the world `outbox-worker` (`wit/`): what this component exports and imports.
+
+wit_bindgen::generate!({
+    world: "outbox-worker",
+    path: "../../wit",
+    with: {
+        "receta:erx/types@0.1.0": common::types,
+        "fermyon:spin-cron/cron-types@2.0.0": generate,
+    },
+});

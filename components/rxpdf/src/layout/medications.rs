@@ -1,0 +1,133 @@
+//! The prescription's body: the diagnosis, the medications (one block each) and the observations.
+
+use crate::es;
+use crate::metrics::{Font, wrap};
+use crate::winansi::encode;
+
+use super::flow::{Layout, dash, max_size};
+use super::paint::{ACCENT, HAIRLINE, INK, Lines, Row, Span};
+
+impl Layout<'_> {
+    pub(super) fn diagnosis(&mut self) {
+        let d = &self.doc;
+        if !d.show_diagnosis || d.diagnosis.trim().is_empty() {
+            return;
+        }
+        let g = self.g;
+        let mut rows = self.heading_rows("DIAGNÓSTICO");
+        rows.extend(self.paragraph_rows(&d.diagnosis, g.left(), g.content_width(), g.body()));
+        rows.push(Row::gap(8.0 * g.k));
+        self.place_keeping(rows, 3);
+    }
+
+    pub(super) fn medications(&mut self) {
+        let g = self.g;
+        let heading = self.heading_rows("MEDICAMENTOS E INDICACIONES");
+        let indent = 18.0 * g.k;
+        let (x, width) = (g.left() + indent, g.content_width() - indent);
+        let count = self.doc.medications.len();
+        let mut first = true;
+        for (i, med) in self.doc.medications.iter().enumerate() {
+            let mut rows = if first { heading.clone() } else { Vec::new() };
+            first = false;
+            // Number and presentation.
+            let number_style = g.style(Font::Bold, 10.5, ACCENT);
+            let pres_style = g.style(Font::Bold, 10.5, INK);
+            let pres = wrap(
+                &encode(&dash(&med.presentation)),
+                pres_style.font,
+                pres_style.size,
+                width,
+                width,
+            );
+            for (j, line) in pres.into_iter().enumerate() {
+                let mut row = Row::text(x, pres_style, line);
+                if j == 0 {
+                    row.spans.insert(
+                        0,
+                        Span {
+                            dy: 0.0,
+                            x: g.left(),
+                            style: number_style,
+                            text: encode(&format!("{}.", i + 1)),
+                        },
+                    );
+                }
+                rows.push(row);
+            }
+            let mut lines: Lines = Vec::new();
+            let drug = med.drug.trim();
+            if !drug.is_empty() && !drug.eq_ignore_ascii_case(med.presentation.trim()) {
+                self.labeled(&mut lines, "Medicamento", drug, width);
+            }
+            self.labeled(
+                &mut lines,
+                "Cantidad",
+                &es::quantity(med.qty, &med.qty_label),
+                width,
+            );
+            let mut paragraphs = med.instructions.trim().lines();
+            self.labeled(
+                &mut lines,
+                "Indicaciones",
+                &dash(paragraphs.next().unwrap_or("")),
+                width,
+            );
+            for p in paragraphs {
+                let style = g.body();
+                for line in wrap(&encode(p), style.font, style.size, width, width) {
+                    lines.push((
+                        style.line_height(),
+                        vec![Span {
+                            dy: 0.0,
+                            x: 0.0,
+                            style,
+                            text: line,
+                        }],
+                    ));
+                }
+            }
+            for (height, spans) in lines {
+                rows.push(Row {
+                    height,
+                    baseline: max_size(&spans),
+                    spans: spans
+                        .into_iter()
+                        .map(|s| Span {
+                            dy: 0.0,
+                            x: x + s.x,
+                            ..s
+                        })
+                        .collect(),
+                    ..Row::default()
+                });
+            }
+            let mut sep = Row::gap(6.0 * g.k);
+            if i + 1 < count {
+                sep.rules.push((x, width, HAIRLINE, 0.4));
+            }
+            rows.push(sep);
+            rows.push(Row::gap(4.0 * g.k));
+            let keep = rows.len();
+            self.place_keeping(rows, keep);
+        }
+        if count == 0 {
+            let mut rows = heading;
+            rows.push(Row::text(g.left(), g.small(), encode("Sin medicamentos.")));
+            self.place(rows);
+        }
+        self.place(vec![Row::gap(4.0 * g.k)]);
+    }
+
+    pub(super) fn observations(&mut self) {
+        let d = &self.doc;
+        if d.extras.trim().is_empty() {
+            return;
+        }
+        let g = self.g;
+        let mut rows = self.heading_rows("OBSERVACIONES");
+        rows.extend(self.paragraph_rows(&d.extras, g.left(), g.content_width(), g.body()));
+        rows.push(Row::gap(8.0 * g.k));
+        self.place_keeping(rows, 3);
+    }
+}

@@ -1,0 +1,17 @@
+//! The Spin capabilities the host provides to components, one module each, every one owning its
+//! configuration, its per-store state and its bindings (as Spin's `factor-*` crates do):
+//!
+//! | interface                                 | module      |
+//! |-------------------------------------------|-------------|
+//! | WASI 0.2 (`wasi:cli`, clocks, random, io)  | wasmtime-wasi, set up in `runtime::store` |
+//! | `wasi:http/outgoing-handler`               | `outbound` (the `allowed_outbound_hosts` check) |
+//! | `spin:sqlite/sqlite@3.0.0`                 | `sqlite` (local files or a libSQL server) |
+//! | `fermyon:spin/variables@2.0.0`             | `variables` |
+
+pub mod outbound;
+pub mod sqlite;
+pub mod variables;
+
+/// What a component may import, for the error shown when it imports something else.
+pub const PROVIDED: &str = "WASI 0.2 cli/clocks/random/io/filesystem/sockets, wasi:http, \
+                            spin:sqlite/sqlite@3.0.0 and fermyon:spin/variables@2.0.0";

@@ -1,0 +1,165 @@
+//! `[sqlite_database.<label>]` in the runtime config, with Spin's schema:
+//!
+//! - `type = "spin"`, optional `path`: a local SQLite file (relative to the current directory, as
+//!   in Spin); no `path` is a process-wide in-memory database.
+//! - `type = "libsql"`, `url`, `token`: a remote libSQL database (Turso, or a self-hosted `sqld`),
+//!   spoken to over HTTP (Hrana). `url` is `http://`, `https://` or `libsql://` (TLS).
+//!
+//! `default` is always configured: `<state dir>/sqlite_db.db` unless the runtime config says
+//! otherwise.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail, ensure};
+
+use crate::config::runtime::RuntimeConfig;
+
+/// File name of the `default` database in the state directory (Spin's).
+pub const DEFAULT_DB_FILE: &str = "sqlite_db.db";
+
+/// Where one database label lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Location {
+    /// A local database file.
+    File(PathBuf),
+    /// A process-wide in-memory database (`type = "spin"` without `path`).
+    Memory(String),
+    /// A libSQL server.
+    Remote {
+        /// `http(s)://` or `libsql://` address.
+        url: String,
+        /// Bearer token (a JWT for Turso or an `sqld` with `--auth-jwt-key-file`; may be empty).
+        token: String,
+    },
+}
+
+/// Every configured label's location.
+pub fn locations(
+    state_dir: &Path,
+    runtime_config: &RuntimeConfig,
+    cwd: &Path,
+) -> Result<BTreeMap<String, Location>> {
+    let mut locations = BTreeMap::new();
+    locations.insert(
+        "default".to_string(),
+        Location::File(state_dir.join(DEFAULT_DB_FILE)),
+    );
+    if let Some(tables) = runtime_config.section("sqlite_database") {
+        let tables = tables
+            .as_table()
+            .context("[sqlite_database] in the runtime config must be a table of labels")?;
+        for (label, config) in tables {
+            let location = parse(label, config, cwd)
+                .with_context(|| format!("runtime config [sqlite_database.{label}]"))?;
+            locations.insert(label.clone(), location);
+        }
+    }
+    Ok(locations)
+}
+
+fn parse(label: &str, config: &toml::Value, cwd: &Path) -> Result<Location> {
+    let table = config.as_table().context("expected a table")?;
+    let string = |key: &str| -> Result<Option<String>> {
+        match table.get(key) {
+            None => Ok(None),
+            Some(toml::Value::String(s)) => Ok(Some(s.clone())),
+            Some(other) => bail!("`{key}` must be a string, got {other}"),
+        }
+    };
+    let allow_only = |keys: &[&str]| -> Result<()> {
+        for key in table.keys() {
+            ensure!(
+                key == "type" || keys.contains(&key.as_str()),
+                "unknown key `{key}` (this type takes {})",
+                keys.join(", ")
+            );
+        }
+        Ok(())
+    };
+    match string("type")?.as_deref() {
+        Some("spin") => {
+            allow_only(&["path"])?;
+            Ok(match string("path")? {
+                Some(path) => Location::File(cwd.join(path)),
+                None => Location::Memory(format!("receta-{label}-{}", std::process::id())),
+            })
+        }
+        Some("libsql") => {
+            allow_only(&["url", "token"])?;
+            let url = string("url")?.context("`url` is missing")?;
+            ensure!(
+                ["http://", "https://", "libsql://"]
+                    .iter()
+                    .any(|scheme| url.starts_with(scheme)),
+                "`url` must start with http://, https:// or libsql://, got {url:?}"
+            );
+            let token = string("token")?.unwrap_or_default();
+            Ok(Location::Remote { url, token })
+        }
+        Some(other) => bail!("unknown database type {other:?} (use \"spin\" or \"libsql\")"),
+        None => bail!("`type` is missing (use type = \"spin\" or type = \"libsql\")"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_config(text: &str) -> Result<BTreeMap<String, Location>> {
+        let config = RuntimeConfig::parse(text)?;
+        locations(Path::new("/state"), &config, Path::new("/cwd"))
+    }
+
+    #[test]
+    fn spin_and_libsql_labels() {
+        let found = parse_config(
+            r#"
+            [sqlite_database.default]
+            type = "libsql"
+            url = "http://127.0.0.1:8080"
+            token = "t"
+            [sqlite_database.files]
+            type = "spin"
+            path = "x/files.db"
+            "#,
+        )
+        .unwrap();
+        assert_eq!(
+            found["default"],
+            Location::Remote {
+                url: "http://127.0.0.1:8080".into(),
+                token: "t".into()
+            }
+        );
+        assert_eq!(found["files"], Location::File("/cwd/x/files.db".into()));
+        let plain = parse_config("").unwrap();
+        assert_eq!(
+            plain["default"],
+            Location::File("/state/sqlite_db.db".into())
+        );
+    }
+
+    #[test]
+    fn mistakes_are_named() {
+        for (text, needle) in [
+            ("[sqlite_database.a]\ntype = \"libsql\"", "`url` is missing"),
+            (
+                "[sqlite_database.a]\ntype = \"libsql\"\nurl = \"ftp://x\"",
+                "must start",
+            ),
+            (
+                "[sqlite_database.a]\ntype = \"spin\"\nurl = \"http://x\"",
+                "unknown key `url`",
+            ),
+            (
+                "[sqlite_database.a]\ntype = \"redis\"",
+                "unknown database type",
+            ),
+            ("[sqlite_database.a]\npath = \"x\"", "`type` is missing"),
+        ] {
+            let err = format!("{:#}", parse_config(text).unwrap_err());
+            assert!(err.contains(needle), "{text}: {err}");
+        }
+    }
+}

@@ -1,0 +1,223 @@
+//! Spin SQLite (`spin:sqlite/sqlite@3.0.0`): the capability's per-store state, its bindings and
+//! its two backends behind one `Connection`:
+//!
+//! - `local`: SQLite files through rusqlite (`type = "spin"`, and `default` unless configured);
+//! - `remote`: a libSQL server through the `libsql` crate (`type = "libsql"`).
+//!
+//! With Spin's semantics whichever backend serves a label: `open` checks the component's
+//! `sqlite_databases` permission first (`access-denied`), then that the label is configured
+//! (`no-such-database`); each `open` hands out its own connection; `execute` runs one statement and
+//! buffers the whole result; every database error is `io(message)` with SQLite's text.
+//! `migrations` applies the app's schema to `default`, on either backend.
+
+mod bindings;
+pub mod config;
+mod local;
+pub mod migrations;
+mod remote;
+mod semantics;
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use wasmtime::component::{HasSelf, Linker, Resource};
+
+use bindings::{Error, QueryResult, Value, sqlite};
+use config::Location;
+
+/// One configured database label.
+pub enum Database {
+    /// A local file (or memory).
+    Local(Arc<local::Database>),
+    /// A libSQL server.
+    Remote(Arc<remote::Database>),
+}
+
+impl Database {
+    /// A new connection.
+    pub fn connect(&self) -> Result<Connection> {
+        Ok(match self {
+            Database::Local(db) => Connection::Local(local::Connection::open(db.clone())?),
+            Database::Remote(db) => Connection::Remote(remote::Connection::open(db)?),
+        })
+    }
+
+    /// Where the database lives, for logs.
+    pub fn describe(&self) -> String {
+        match self {
+            Database::Local(_) => "local SQLite".to_string(),
+            Database::Remote(db) => format!("libSQL at {}", db.url()),
+        }
+    }
+}
+
+/// All configured databases, by label.
+#[derive(Default)]
+pub struct Databases {
+    by_label: HashMap<String, Arc<Database>>,
+}
+
+impl Databases {
+    /// Opens every label of `locations` (see [`config::locations`]).
+    pub async fn open(locations: BTreeMap<String, Location>) -> Result<Self> {
+        let mut by_label = HashMap::new();
+        for (label, location) in locations {
+            let db = match location {
+                Location::Remote { url, token } => {
+                    Database::Remote(Arc::new(remote::Database::new(&label, &url, &token).await?))
+                }
+                local => Database::Local(Arc::new(local::Database::new(&label, local)?)),
+            };
+            by_label.insert(label, Arc::new(db));
+        }
+        Ok(Self { by_label })
+    }
+
+    /// The database configured for `label`.
+    pub fn get(&self, label: &str) -> Option<&Arc<Database>> {
+        self.by_label.get(label)
+    }
+}
+
+/// The `connection` resource: a guest's connection, on whichever backend serves its label.
+pub enum Connection {
+    /// See `local`.
+    Local(local::Connection),
+    /// See `remote`.
+    Remote(remote::Connection),
+}
+
+impl Connection {
+    /// Runs one statement.
+    pub async fn execute(
+        &mut self,
+        statement: &str,
+        parameters: Vec<Value>,
+    ) -> Result<QueryResult, Error> {
+        match self {
+            Connection::Local(c) => c.execute(statement, parameters).await,
+            Connection::Remote(c) => c.execute(statement, parameters).await,
+        }
+    }
+
+    /// Runs a script of several statements.
+    pub async fn execute_batch(&mut self, sql: &str) -> Result<()> {
+        match self {
+            Connection::Local(c) => c.execute_batch(sql).await,
+            Connection::Remote(c) => c.execute_batch(sql).await,
+        }
+    }
+
+    fn last_insert_rowid(&self) -> i64 {
+        match self {
+            Connection::Local(c) => c.last_insert_rowid(),
+            Connection::Remote(c) => c.last_insert_rowid(),
+        }
+    }
+
+    fn changes(&self) -> u64 {
+        match self {
+            Connection::Local(c) => c.changes(),
+            Connection::Remote(c) => c.changes(),
+        }
+    }
+
+    fn close(self) {
+        match self {
+            Connection::Local(c) => c.close(),
+            Connection::Remote(c) => drop(c),
+        }
+    }
+}
+
+/// One store's SQLite state: which labels its component may open, the shared databases, and the
+/// connections its guest holds (a handle's number is the key here).
+pub struct SqliteState {
+    allowed: Arc<HashSet<String>>,
+    databases: Arc<Databases>,
+    connections: HashMap<u32, Connection>,
+    next: u32,
+}
+
+impl SqliteState {
+    /// Fresh state for one store.
+    pub fn new(allowed: Arc<HashSet<String>>, databases: Arc<Databases>) -> Self {
+        Self {
+            allowed,
+            databases,
+            connections: HashMap::new(),
+            next: 0,
+        }
+    }
+
+    fn connection(&mut self, handle: &Resource<sqlite::Connection>) -> Option<&mut Connection> {
+        self.connections.get_mut(&handle.rep())
+    }
+}
+
+/// Adds the interface to `linker`; `get` finds a store's SQLite state.
+pub fn add_to_linker<T: Send + 'static>(
+    linker: &mut Linker<T>,
+    get: fn(&mut T) -> &mut SqliteState,
+) -> Result<()> {
+    sqlite::add_to_linker::<T, HasSelf<SqliteState>>(linker, get)
+        .map_err(anyhow::Error::from)
+        .context("cannot add spin:sqlite to the linker")
+}
+
+impl sqlite::Host for SqliteState {}
+
+impl sqlite::HostConnection for SqliteState {
+    async fn open(
+        &mut self,
+        database: String,
+    ) -> wasmtime::Result<Result<Resource<sqlite::Connection>, Error>> {
+        if !self.allowed.contains(&database) {
+            return Ok(Err(Error::AccessDenied));
+        }
+        let Some(db) = self.databases.get(&database).cloned() else {
+            return Ok(Err(Error::NoSuchDatabase));
+        };
+        let conn = match db.connect() {
+            Ok(conn) => conn,
+            Err(e) => return Ok(Err(Error::Io(format!("{e:#}")))),
+        };
+        let rep = self.next;
+        self.next = self.next.wrapping_add(1);
+        self.connections.insert(rep, conn);
+        Ok(Ok(Resource::new_own(rep)))
+    }
+
+    async fn execute(
+        &mut self,
+        connection: Resource<sqlite::Connection>,
+        statement: String,
+        parameters: Vec<Value>,
+    ) -> wasmtime::Result<Result<QueryResult, Error>> {
+        let Some(conn) = self.connection(&connection) else {
+            return Ok(Err(Error::InvalidConnection));
+        };
+        Ok(conn.execute(&statement, parameters).await)
+    }
+
+    async fn last_insert_rowid(
+        &mut self,
+        connection: Resource<sqlite::Connection>,
+    ) -> wasmtime::Result<i64> {
+        Ok(self
+            .connection(&connection)
+            .map_or(0, |c| c.last_insert_rowid()))
+    }
+
+    async fn changes(&mut self, connection: Resource<sqlite::Connection>) -> wasmtime::Result<u64> {
+        Ok(self.connection(&connection).map_or(0, |c| c.changes()))
+    }
+
+    async fn drop(&mut self, connection: Resource<sqlite::Connection>) -> wasmtime::Result<()> {
+        if let Some(conn) = self.connections.remove(&connection.rep()) {
+            conn.close();
+        }
+        Ok(())
+    }
+}

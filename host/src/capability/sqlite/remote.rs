@@ -1,0 +1,308 @@
+//! The remote backend: a libSQL server (Turso, or a self-hosted `sqld`) through the official
+//! `libsql` crate in remote mode (Hrana over HTTP), as Spin's own libSQL backend does.
+//!
+//! The same semantics to guests as the local backend: each `open` is one server-side stream, so
+//! `BEGIN IMMEDIATE … COMMIT` over it is one transaction (a plain `BEGIN` runs as `BEGIN
+//! IMMEDIATE`); values keep their types; a statement's error is `io` with SQLite's own text
+//! (`UNIQUE constraint failed: …`, without the server's wrapping). Writers wait for each other in
+//! the server (one writer at a time, as with a local file), so this host's writer turns are not
+//! used. A server that is down, refuses the token or does not answer within [`BUSY_TIMEOUT`] gives
+//! `io` too, never a hang. A connection dropped with a transaction open closes its stream, and the
+//! server rolls the transaction back.
+
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+
+use crate::capability::sqlite::bindings::{Error, QueryResult, RowResult, Value};
+use crate::capability::sqlite::semantics::{
+    BUSY_TIMEOUT, MAX_RESULT_BYTES, upgrade_begin, value_bytes,
+};
+
+/// Longest a migration batch may take on the server.
+const BATCH_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// One configured remote database: its HTTP client, shared by all its connections.
+pub struct Database {
+    label: String,
+    url: String,
+    db: libsql::Database,
+}
+
+impl Database {
+    /// A client for `url`; nothing is sent until the first statement.
+    pub async fn new(label: &str, url: &str, token: &str) -> Result<Self> {
+        let db = libsql::Builder::new_remote(url.to_string(), token.to_string())
+            .build()
+            .await
+            .with_context(|| format!("cannot set up libSQL database {label:?} at {url}"))?;
+        Ok(Self {
+            label: label.to_string(),
+            url: url.to_string(),
+            db,
+        })
+    }
+
+    /// The server's address, for logs.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+}
+
+/// The `connection` resource's remote form: one server-side stream.
+pub struct Connection {
+    conn: libsql::Connection,
+    /// `changes` of the last `… RETURNING` statement (the client counts only `execute`d ones).
+    changes: u64,
+}
+
+impl Connection {
+    /// A new stream of `db` (opened on the server at its first statement).
+    pub fn open(db: &Database) -> Result<Self> {
+        let conn = db
+            .db
+            .connect()
+            .with_context(|| format!("cannot connect to libSQL database {:?}", db.label))?;
+        Ok(Self { conn, changes: 0 })
+    }
+
+    /// Runs one statement and buffers its whole result.
+    pub async fn execute(
+        &mut self,
+        statement: &str,
+        parameters: Vec<Value>,
+    ) -> Result<QueryResult, Error> {
+        let statement = upgrade_begin(statement).unwrap_or(statement);
+        let parameters: Vec<libsql::Value> = parameters.into_iter().map(to_libsql).collect();
+        let run = async {
+            // The client keeps `last_insert_rowid`, `changes` and the transaction state only for
+            // statements sent with `execute`; rows come back only from `query`.
+            if !returns_rows(statement) {
+                self.changes = self.conn.execute(statement, parameters).await?;
+                let columns = Vec::new();
+                return Ok(Ok(QueryResult {
+                    columns,
+                    rows: Vec::new(),
+                }));
+            }
+            let mut rows = self.conn.query(statement, parameters).await?;
+            let count = rows.column_count();
+            let columns = (0..count)
+                .map(|i| as_written(statement, rows.column_name(i).unwrap_or("")))
+                .collect();
+            let mut out = Vec::new();
+            let mut bytes = 0usize;
+            while let Some(row) = rows.next().await? {
+                let mut values = Vec::with_capacity(count as usize);
+                for i in 0..count {
+                    let value = from_libsql(row.get_value(i)?);
+                    bytes += value_bytes(match &value {
+                        Value::Text(t) => t.len(),
+                        Value::Blob(b) => b.len(),
+                        _ => 0,
+                    });
+                    values.push(value);
+                }
+                if bytes > MAX_RESULT_BYTES {
+                    return Ok(Err(Error::Io(format!(
+                        "query result exceeds limit of {MAX_RESULT_BYTES} bytes"
+                    ))));
+                }
+                out.push(RowResult { values });
+            }
+            if statement_writes(statement) {
+                self.changes = out.len() as u64;
+            }
+            Ok::<_, libsql::Error>(Ok(QueryResult { columns, rows: out }))
+        };
+        match tokio::time::timeout(BUSY_TIMEOUT, run).await {
+            Ok(Ok(result)) => result,
+            Ok(Err(e)) => Err(Error::Io(server_message(&e.to_string()))),
+            Err(_) => Err(Error::Io(format!(
+                "the libSQL server did not answer within {} s",
+                BUSY_TIMEOUT.as_secs()
+            ))),
+        }
+    }
+
+    /// Runs several statements (migrations, `--sqlite`) in one request to the server.
+    pub async fn execute_batch(&mut self, sql: &str) -> Result<()> {
+        match tokio::time::timeout(BATCH_TIMEOUT, self.conn.execute_batch(sql)).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e)) => anyhow::bail!("{}", server_message(&e.to_string())),
+            Err(_) => anyhow::bail!(
+                "the libSQL server did not answer within {} s",
+                BATCH_TIMEOUT.as_secs()
+            ),
+        }
+    }
+
+    /// The server's `last_insert_rowid` of this stream's last statement.
+    pub fn last_insert_rowid(&self) -> i64 {
+        self.conn.last_insert_rowid()
+    }
+
+    /// The server's `changes` of this stream's last writing statement.
+    pub fn changes(&self) -> u64 {
+        self.changes
+    }
+}
+
+/// A result column's name as SQLite would give it for `statement`. The server parses a statement
+/// and runs it re-rendered: a column written `action` (a keyword) comes back `ACTION`, `COUNT(*)`
+/// comes back `COUNT (*)`. When the statement holds the name with other case or spacing, its own
+/// spelling is the name, as it is on a local database.
+fn as_written(statement: &str, name: &str) -> String {
+    if name.is_empty() || statement.contains(name) {
+        return name.to_string();
+    }
+    let key: Vec<char> = name
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .flat_map(char::to_lowercase)
+        .collect();
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    for (start, first) in statement.char_indices() {
+        if first.to_lowercase().next() != key.first().copied() {
+            continue;
+        }
+        let mut matched = 0;
+        let mut end = start;
+        for (i, c) in statement[start..].char_indices() {
+            if matched == key.len() {
+                break;
+            }
+            if c.is_whitespace() {
+                continue;
+            }
+            if c.to_lowercase().next() != Some(key[matched]) {
+                break;
+            }
+            matched += 1;
+            end = start + i + c.len_utf8();
+        }
+        let before = statement[..start].chars().next_back();
+        let after = statement[end..].chars().next();
+        let key_is_word = word(key.first().copied());
+        if matched == key.len() && !(key_is_word && (word(before) || word(after))) {
+            return statement[start..end].to_string();
+        }
+    }
+    name.to_string()
+}
+
+/// Whether `statement` gives rows back: a query (`SELECT`, `WITH`, `VALUES`, `PRAGMA`, `EXPLAIN`)
+/// or a write with `RETURNING`.
+fn returns_rows(statement: &str) -> bool {
+    let head = statement.trim_start();
+    let starts = |word: &str| {
+        head.get(..word.len())
+            .is_some_and(|h| h.eq_ignore_ascii_case(word))
+    };
+    ["SELECT", "WITH", "VALUES", "PRAGMA", "EXPLAIN"]
+        .iter()
+        .any(|w| starts(w))
+        || statement_writes(statement) && contains_word(statement, "RETURNING")
+}
+
+/// Whether `statement` is an `INSERT`, `UPDATE`, `DELETE` or `REPLACE`.
+fn statement_writes(statement: &str) -> bool {
+    let head = statement.trim_start();
+    ["INSERT", "UPDATE", "DELETE", "REPLACE"].iter().any(|w| {
+        head.get(..w.len())
+            .is_some_and(|h| h.eq_ignore_ascii_case(w))
+    })
+}
+
+fn contains_word(text: &str, word: &str) -> bool {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .any(|w| w.eq_ignore_ascii_case(word))
+}
+
+fn to_libsql(value: Value) -> libsql::Value {
+    match value {
+        Value::Integer(i) => libsql::Value::Integer(i),
+        Value::Real(r) => libsql::Value::Real(r),
+        Value::Text(t) => libsql::Value::Text(t),
+        Value::Blob(b) => libsql::Value::Blob(b),
+        Value::Null => libsql::Value::Null,
+    }
+}
+
+fn from_libsql(value: libsql::Value) -> Value {
+    match value {
+        libsql::Value::Null => Value::Null,
+        libsql::Value::Integer(i) => Value::Integer(i),
+        libsql::Value::Real(r) => Value::Real(r),
+        libsql::Value::Text(t) => Value::Text(t),
+        libsql::Value::Blob(b) => Value::Blob(b),
+    }
+}
+
+/// SQLite's own text out of the client's error: `Hrana: `stream error: `Error { message: "SQLite
+/// error: UNIQUE constraint failed: t.name", code: … }``` → `UNIQUE constraint failed: t.name`,
+/// so guests match constraint violations as they do locally. Other failures (the server down,
+/// the token refused) keep their full text, prefixed with `libSQL: `.
+fn server_message(text: &str) -> String {
+    let inner = if let Some((_, rest)) = text.split_once("message: \"") {
+        rest.split_once("\", code:").map(|(m, _)| m)
+    } else if let Some((_, rest)) = text.split_once("api error: `") {
+        Some(rest.trim_end_matches('`'))
+    } else {
+        None
+    };
+    match inner {
+        Some(message) => message
+            .strip_prefix("SQLite error: ")
+            .unwrap_or(message)
+            .replace("\\\"", "\""),
+        None => format!("libSQL: {text}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_come_from_queries_and_returning_writes() {
+        assert!(returns_rows(" select 1"));
+        assert!(returns_rows("WITH x AS (SELECT 1) SELECT * FROM x"));
+        assert!(returns_rows("UPDATE outbox SET a = 1 WHERE b RETURNING id"));
+        assert!(!returns_rows("INSERT INTO t (returning_x) VALUES (1)"));
+        assert!(!returns_rows("BEGIN IMMEDIATE"));
+        assert!(!returns_rows("CREATE TABLE t (x)"));
+    }
+
+    #[test]
+    fn column_names_as_the_statement_writes_them() {
+        let sql = "SELECT pharmacy_id, action, COUNT(*), x AS Total FROM t";
+        assert_eq!(as_written(sql, "ACTION"), "action");
+        assert_eq!(as_written(sql, "COUNT (*)"), "COUNT(*)");
+        assert_eq!(as_written(sql, "pharmacy_id"), "pharmacy_id");
+        assert_eq!(as_written(sql, "TOTAL"), "Total");
+        // Not inside another word: `ACTION` is not the `action` of `transaction_id`.
+        assert_eq!(
+            as_written("SELECT transaction_id FROM t", "ACTION"),
+            "ACTION"
+        );
+    }
+
+    #[test]
+    fn server_errors_read_like_sqlite_errors() {
+        assert_eq!(
+            server_message(
+                "Hrana: `stream error: `Error { message: \"SQLite error: UNIQUE constraint failed: t.name\", code: \"SQLITE_CONSTRAINT\" }``"
+            ),
+            "UNIQUE constraint failed: t.name"
+        );
+        assert_eq!(
+            server_message("Hrana: `api error: `SQLite error: no such table: nope``"),
+            "no such table: nope"
+        );
+        assert_eq!(
+            server_message("Hrana: `http error: `tcp connect error: Connection refused``"),
+            "libSQL: Hrana: `http error: `tcp connect error: Connection refused``"
+        );
+    }
+}

@@ -1,0 +1,57 @@
+//! What both backends share, so a guest sees one behaviour whichever serves its database.
+
+use std::time::Duration;
+
+/// Spin's cap on a buffered query result.
+pub const MAX_RESULT_BYTES: usize = 128 * 1024 * 1024;
+/// How long a statement waits for another connection's write lock (locally), or for a libSQL
+/// server's answer (remotely) before it fails with `io`.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// `BEGIN`, `BEGIN DEFERRED`, `BEGIN TRANSACTION`, ... → `BEGIN IMMEDIATE`, so that a transaction
+/// takes the write lock up front and waits for it instead of failing with "database is locked"
+/// when two requests write concurrently. Guests meant to also run on Spin should write
+/// `BEGIN IMMEDIATE` themselves.
+pub fn upgrade_begin(statement: &str) -> Option<&'static str> {
+    // Every statement passes here: most are not a BEGIN, and are let through without allocating.
+    let first = statement.trim_start().get(..5)?;
+    if !first.eq_ignore_ascii_case("begin") {
+        return None;
+    }
+    let words: Vec<String> = statement
+        .trim()
+        .trim_end_matches(';')
+        .split_whitespace()
+        .map(str::to_ascii_uppercase)
+        .collect();
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+    matches!(
+        words.as_slice(),
+        ["BEGIN"]
+            | ["BEGIN", "TRANSACTION"]
+            | ["BEGIN", "DEFERRED"]
+            | ["BEGIN", "DEFERRED", "TRANSACTION"]
+    )
+    .then_some("BEGIN IMMEDIATE")
+}
+
+/// The size a value counts for against [`MAX_RESULT_BYTES`].
+pub fn value_bytes(text_or_blob_len: usize) -> usize {
+    16 + text_or_blob_len
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn begin_is_immediate() {
+        assert_eq!(upgrade_begin(" begin ;"), Some("BEGIN IMMEDIATE"));
+        assert_eq!(upgrade_begin("BEGIN TRANSACTION"), Some("BEGIN IMMEDIATE"));
+        assert_eq!(upgrade_begin("BEGIN EXCLUSIVE"), None);
+        assert_eq!(upgrade_begin("BEGIN IMMEDIATE"), None);
+        assert_eq!(upgrade_begin("SELECT 1"), None);
+        assert_eq!(upgrade_begin("beginning"), None);
+        assert_eq!(upgrade_begin("é"), None);
+    }
+}

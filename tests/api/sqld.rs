@@ -1,0 +1,148 @@
+//! A real libSQL server (`sqld`) for the tests that run the app on libSQL: a primary, optionally
+//! with a replica following it. Located as `RECETA_SQLD`, then `sqld` on `PATH`, then
+//! `../shared/tools/libsql-server/sqld` beside the repository; its absence fails the test (never a
+//! silent skip). A server dies with the test thread that started it (`PR_SET_PDEATHSIG`), so a
+//! failed test leaves no server behind.
+
+use std::net::TcpListener;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::helpers::repo_root;
+
+/// The `sqld` binary.
+pub fn binary() -> PathBuf {
+    if let Some(path) = std::env::var_os("RECETA_SQLD").filter(|p| !p.is_empty()) {
+        return PathBuf::from(path);
+    }
+    if let Some(path) = std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .map(|dir| dir.join("sqld"))
+        .find(|p| p.is_file())
+    {
+        return path;
+    }
+    let shared = repo_root().join("../shared/tools/libsql-server/sqld");
+    assert!(
+        shared.is_file(),
+        "no libSQL server: set RECETA_SQLD, put `sqld` on PATH, or provide {}",
+        shared.display()
+    );
+    shared
+}
+
+/// A free TCP port on loopback (released just before the server binds it).
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+/// One running `sqld`, killed when dropped.
+pub struct Sqld {
+    /// `http://127.0.0.1:<port>`: the Hrana endpoint the host's `url` points at.
+    pub url: String,
+    /// Where it keeps its files.
+    pub dir: PathBuf,
+    /// `http://127.0.0.1:<port>` of its gRPC endpoint (a primary's, for replicas).
+    pub grpc: Option<String>,
+    child: Child,
+}
+
+impl Sqld {
+    /// A primary in `dir` that replicas can follow.
+    pub fn primary(dir: &Path) -> Self {
+        Self::start(dir, None)
+    }
+
+    /// A replica of `primary` in `dir`: reads are served locally, writes forwarded.
+    pub fn replica(dir: &Path, primary: &Sqld) -> Self {
+        Self::start(dir, primary.grpc.as_deref())
+    }
+
+    fn start(dir: &Path, primary_grpc: Option<&str>) -> Self {
+        std::fs::create_dir_all(dir).expect("sqld dir");
+        let http = free_port();
+        let mut cmd = Command::new(binary());
+        cmd.arg("--db-path")
+            .arg(dir.join("data.sqld"))
+            .arg("--http-listen-addr")
+            .arg(format!("127.0.0.1:{http}"))
+            .arg("--no-welcome");
+        let grpc = match primary_grpc {
+            Some(primary) => {
+                cmd.arg("--primary-grpc-url").arg(primary);
+                None
+            }
+            None => {
+                let port = free_port();
+                cmd.arg("--grpc-listen-addr")
+                    .arg(format!("127.0.0.1:{port}"));
+                Some(format!("http://127.0.0.1:{port}"))
+            }
+        };
+        let log = std::fs::File::create(dir.join("sqld.log")).expect("sqld log");
+        // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+        let child = cmd
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().expect("sqld log"))
+            .stderr(log)
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", binary().display()));
+        let sqld = Self {
+            url: format!("http://127.0.0.1:{http}"),
+            dir: dir.to_path_buf(),
+            grpc,
+            child,
+        };
+        sqld.wait_ready();
+        sqld
+    }
+
+    fn wait_ready(&self) {
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(20) {
+            if ureq::get(format!("{}/health", self.url)).call().is_ok() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let log = std::fs::read_to_string(self.dir.join("sqld.log")).unwrap_or_default();
+        panic!("sqld did not become ready within 20 s; its log:\n{log}");
+    }
+
+    /// The database file the server keeps (`default` namespace), for read-only checks.
+    pub fn database_file(&self) -> PathBuf {
+        self.dir.join("data.sqld/dbs/default/data")
+    }
+
+    /// A runtime config pointing the app's `default` database at this server.
+    pub fn runtime_config(&self, path: &Path) -> PathBuf {
+        std::fs::write(
+            path,
+            format!(
+                "[sqlite_database.default]\ntype = \"libsql\"\nurl = \"{}\"\n",
+                self.url
+            ),
+        )
+        .expect("runtime config");
+        path.to_path_buf()
+    }
+}
+
+impl Drop for Sqld {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -1,0 +1,168 @@
+//! The libSQL rows: the app with its `default` database on a libSQL server (`sqld`, a primary on
+//! loopback), a detail and a create, so the cost of the network hop sits beside the local SQLite
+//! rows (docs/scale-out.md).
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use super::procs::{Banner, Server};
+use super::report::{Row, thousands};
+use super::{
+    ADMIN_HEADER, ADMIN_TOKEN, MEDICS, READY_PATH, Req, Result, Seed, Settings, app_command,
+    helper, load_rows, rx_body, scripts, seed_rx,
+};
+
+/// Prescriptions seeded before the rows are measured.
+const PRESCRIPTIONS: usize = 2_000;
+
+/// Kills the server when dropped.
+struct Sqld(Child);
+
+impl Drop for Sqld {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> Result<u16> {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .map_err(|e| e.to_string())
+}
+
+/// Measures the rows and appends them (and a note) to `rows`.
+pub fn rows(
+    settings: &Settings,
+    dir: &Path,
+    rows: &mut Vec<Row>,
+    notes: &mut Vec<String>,
+) -> Result {
+    let dir = dir.join("libsql");
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let port = free_port()?;
+    let log = std::fs::File::create(dir.join("sqld.log")).map_err(|e| e.to_string())?;
+    let child = Command::new(crate::cluster::sqld_binary()?)
+        .arg("--db-path")
+        .arg(dir.join("primary.sqld"))
+        .args([
+            "--http-listen-addr",
+            &format!("127.0.0.1:{port}"),
+            "--no-welcome",
+        ])
+        .stdin(Stdio::null())
+        .stdout(log.try_clone().map_err(|e| e.to_string())?)
+        .stderr(log)
+        .spawn()
+        .map_err(|e| format!("cannot start sqld: {e}"))?;
+    let _sqld = Sqld(child);
+    let config = dir.join("runtime-config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[sqlite_database.default]\ntype = \"libsql\"\nurl = \"http://127.0.0.1:{port}\"\n"
+        ),
+    )
+    .map_err(|e| e.to_string())?;
+    // The server may take a moment to listen: the host retries nothing, so wait for it here.
+    let started = std::time::Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if started.elapsed().as_secs() > 20 {
+            return Err("sqld did not listen within 20 s".into());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let mut cmd = app_command(
+        &dir,
+        &dir.join("state"),
+        &dir.join("../cache"),
+        "127.0.0.1:0",
+    );
+    cmd.arg("--runtime-config-file").arg(&config);
+    let server = Server::start(
+        cmd,
+        Banner::Stdout,
+        &dir.join("host.log"),
+        READY_PATH,
+        &[ADMIN_HEADER],
+    )?;
+
+    eprintln!("xtask bench: libSQL: seeding");
+    let seed_dir = dir.join("seed");
+    std::fs::create_dir_all(&seed_dir).map_err(|e| e.to_string())?;
+    helper(&[
+        "seed-catalog",
+        "--url",
+        &server.url,
+        "--admin-token",
+        ADMIN_TOKEN,
+        "--out",
+        &seed_dir.to_string_lossy(),
+        "--hospitals",
+        "10",
+        "--medics",
+        &MEDICS.to_string(),
+        "--patients",
+        "2000",
+        "--threads",
+        "4",
+    ])?;
+    let mut seeding = Vec::new();
+    seed_rx(&server.url, &seed_dir, PRESCRIPTIONS, MEDICS, &mut seeding)?;
+    let seed = Seed::read(&seed_dir)?;
+
+    rows.push(Row::section(&format!(
+        "The app on libSQL (sqld {} primary on loopback, {} prescriptions): compare with the same rows on local SQLite above",
+        "0.24", thousands(PRESCRIPTIONS as f64)
+    )));
+    let scripts_dir = dir.join("scripts");
+    std::fs::create_dir_all(&scripts_dir).map_err(|e| e.to_string())?;
+    let detail = scripts::write(
+        &scripts_dir,
+        "rx-detail",
+        &seed.per_signature(PRESCRIPTIONS, |s| format!("/api/v2/rx-endpoint/{s}/")),
+    )?;
+    load_rows(
+        settings,
+        &server,
+        "libSQL: GET /api/v2/rx-endpoint/&lt;signature&gt;/",
+        "/",
+        &[],
+        Some(&detail),
+        &settings.conns,
+        |_, _, _| {},
+        rows,
+    )?;
+    let new_rx: Vec<Req> = (0..seed.medics.len())
+        .map(|i| Req {
+            method: "POST",
+            path: "/api/v2/rx-endpoint/".into(),
+            token: seed.medics[i].0.clone(),
+            body: Some(rx_body(
+                seed.medics[i].1,
+                &seed.patients[i][i % seed.patients[i].len()],
+            )),
+        })
+        .collect();
+    let create = scripts::write(&scripts_dir, "rx-create", &new_rx)?;
+    load_rows(
+        settings,
+        &server,
+        "libSQL: POST /api/v2/rx-endpoint/ (5 medications)",
+        "/",
+        &[],
+        Some(&create),
+        &settings.conns,
+        |_, _, _| {},
+        rows,
+    )?;
+    server.stop();
+    notes.push(format!(
+        "libSQL rows: the app's `default` database on `sqld` (libSQL's server) on loopback, \
+         through the host's `type = \"libsql\"` backend; every statement is one HTTP round trip \
+         (Hrana), so a request costs its statement count in round trips. Seeding there: {}",
+        seeding.join(" ")
+    ));
+    Ok(())
+}

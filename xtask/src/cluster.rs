@@ -1,0 +1,171 @@
+//! `cargo xtask cluster [BASE_PORT]`: a local scale-out cluster in one command (docs/scale-out.md):
+//! a libSQL primary and one replica (`sqld`), and two `receta` nodes, node A on the primary and
+//! node B on the replica, both running the same `spin.toml`. Prints the URLs, runs until Ctrl-C
+//! (or until any process stops), then stops them all. State lives in `.spin/cluster/`.
+//!
+//! Ports (BASE = 3000 unless given): nodes BASE and BASE+1, the primary's Hrana endpoint BASE+80
+//! and gRPC (for replicas) BASE+50, the replica's Hrana endpoint BASE+81.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::{DEV_OUTBOUND, Result, host_binary, root};
+
+/// The `sqld` binary: `RECETA_SQLD`, then `sqld` on `PATH`, then `../shared/tools/libsql-server/sqld`.
+pub fn sqld_binary() -> Result<PathBuf> {
+    if let Some(path) = std::env::var_os("RECETA_SQLD").filter(|p| !p.is_empty()) {
+        return Ok(PathBuf::from(path));
+    }
+    if let Some(path) = std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .map(|dir| dir.join("sqld"))
+        .find(|p| p.is_file())
+    {
+        return Ok(path);
+    }
+    let shared = root().join("../shared/tools/libsql-server/sqld");
+    if shared.is_file() {
+        return Ok(shared);
+    }
+    Err("no libSQL server: set RECETA_SQLD or put `sqld` on PATH (Turso's releases or its container image)".into())
+}
+
+/// Kills every process it holds when dropped.
+struct Processes(Vec<(String, Child)>);
+
+impl Drop for Processes {
+    fn drop(&mut self) {
+        for (name, child) in &mut self.0 {
+            let _ = child.kill();
+            let _ = child.wait();
+            eprintln!("xtask: stopped {name}");
+        }
+    }
+}
+
+fn spawn(cmd: &mut Command, name: &str, log: &Path) -> Result<Child> {
+    let file = std::fs::File::create(log).map_err(|e| format!("{}: {e}", log.display()))?;
+    let err = file.try_clone().map_err(|e| e.to_string())?;
+    cmd.stdin(Stdio::null())
+        .stdout(file)
+        .stderr(err)
+        .current_dir(root())
+        .spawn()
+        .map_err(|e| format!("cannot start {name}: {e}"))
+}
+
+fn wait_http(url: &str, name: &str) -> Result {
+    let started = Instant::now();
+    let (host, path) = url
+        .strip_prefix("http://")
+        .and_then(|rest| rest.split_once('/').map(|(h, p)| (h, format!("/{p}"))))
+        .ok_or_else(|| format!("bad url {url}"))?;
+    while started.elapsed() < Duration::from_secs(120) {
+        if let Ok(mut stream) = std::net::TcpStream::connect(host) {
+            use std::io::{Read, Write};
+            let request =
+                format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n");
+            let mut answer = String::new();
+            if stream.write_all(request.as_bytes()).is_ok()
+                && stream.read_to_string(&mut answer).is_ok()
+                && answer.starts_with("HTTP/1.1 2")
+            {
+                return Ok(());
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Err(format!("{name} did not answer at {url} within 120 s"))
+}
+
+/// Starts the cluster and waits.
+pub fn cluster(base: u16) -> Result {
+    let sqld = sqld_binary()?;
+    let dir = root().join(".spin/cluster");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let port = |offset: u16| base + offset;
+    let mut procs = Processes(Vec::new());
+
+    let primary_url = format!("http://127.0.0.1:{}", port(80));
+    let replica_url = format!("http://127.0.0.1:{}", port(81));
+    let grpc = format!("127.0.0.1:{}", port(50));
+    let mut primary = Command::new(&sqld);
+    primary
+        .arg("--db-path")
+        .arg(dir.join("primary.sqld"))
+        .args(["--http-listen-addr", &format!("127.0.0.1:{}", port(80))])
+        .args(["--grpc-listen-addr", &grpc, "--no-welcome"]);
+    let child = spawn(&mut primary, "libSQL primary", &dir.join("primary.log"))?;
+    procs.0.push(("libSQL primary".into(), child));
+    wait_http(&format!("{primary_url}/health"), "the libSQL primary")?;
+    let mut replica = Command::new(&sqld);
+    replica
+        .arg("--db-path")
+        .arg(dir.join("replica.sqld"))
+        .args(["--http-listen-addr", &format!("127.0.0.1:{}", port(81))])
+        .args([
+            "--primary-grpc-url",
+            &format!("http://{grpc}"),
+            "--no-welcome",
+        ]);
+    let child = spawn(&mut replica, "libSQL replica", &dir.join("replica.log"))?;
+    procs.0.push(("libSQL replica".into(), child));
+    wait_http(&format!("{replica_url}/health"), "the libSQL replica")?;
+
+    let mut nodes = Vec::new();
+    for (name, db, offset) in [("a", &primary_url, 0), ("b", &replica_url, 1)] {
+        let config = dir.join(format!("node-{name}.toml"));
+        std::fs::write(
+            &config,
+            format!("[sqlite_database.default]\ntype = \"libsql\"\nurl = \"{db}\"\n"),
+        )
+        .map_err(|e| format!("{}: {e}", config.display()))?;
+        let listen = format!("127.0.0.1:{}", port(offset));
+        let mut node = Command::new(host_binary());
+        node.arg("up")
+            .args(["--listen", &listen])
+            .arg("--state-dir")
+            .arg(dir.join(format!("node-{name}")))
+            .arg("--runtime-config-file")
+            .arg(&config);
+        for (var, value) in DEV_OUTBOUND {
+            if std::env::var_os(var).is_none() {
+                node.env(var, value);
+            }
+        }
+        let child = spawn(
+            &mut node,
+            &format!("node {name}"),
+            &dir.join(format!("node-{name}.log")),
+        )?;
+        procs.0.push((format!("node {name}"), child));
+        nodes.push((name, format!("http://{listen}"), db.clone()));
+    }
+    for (name, url, _) in &nodes {
+        wait_http(
+            &format!("{url}/.well-known/receta-keys.json"),
+            &format!("node {name}"),
+        )?;
+    }
+    println!("Cluster up (logs and data in {}):", dir.display());
+    for (name, url, db) in &nodes {
+        println!("  node {name}: {url}   (database: libSQL at {db})");
+    }
+    println!("  libSQL primary: {primary_url} (gRPC {grpc}), replica: {replica_url}");
+    println!(
+        "Put any load balancer in front of the nodes (nothing sticky). Ctrl-C stops everything."
+    );
+    loop {
+        std::thread::sleep(Duration::from_millis(500));
+        for (name, child) in &mut procs.0 {
+            if let Ok(Some(status)) = child.try_wait() {
+                return Err(format!(
+                    "{name} stopped ({status}); see its log in {}",
+                    dir.display()
+                ));
+            }
+        }
+    }
+}

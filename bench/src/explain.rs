@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use anyhow::{Context, Result};
 
-use crate::Flags;
+use crate::args::Flags;
 
 /// (what, source file, the statement in parts; each part appears verbatim in the source file).
 const STATEMENTS: &[(&str, &str, &[&str])] = &[

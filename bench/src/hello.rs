@@ -15,7 +15,7 @@ use hyper::{Request, Response, body::Incoming};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpListener;
 
-use crate::Flags;
+use crate::args::Flags;
 
 pub fn run(flags: &Flags) -> Result<()> {
     let addr: SocketAddr = flags.str("listen")?.parse().context("--listen")?;

@@ -11,6 +11,7 @@
 //!   (see `seed.rs`).
 //! - `explain --db FILE`: `EXPLAIN QUERY PLAN` of the list and search statements.
 
+mod args;
 mod client;
 mod explain;
 mod hello;
@@ -18,10 +19,11 @@ mod pdf;
 mod seed;
 mod sqlite_tps;
 
-use std::collections::HashMap;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result, bail};
+use anyhow::bail;
+
+use args::Flags;
 
 const USAGE: &str = "usage: receta-bench <hyper-hello --listen ADDR | sqlite-tps --db FILE --seconds S | \
 pdf-native --renders N | seed-catalog … | seed-rx … | seed-pharmacy … | explain --db FILE>";
@@ -49,49 +51,4 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
-}
-
-/// `--name value` pairs.
-pub struct Flags(HashMap<String, String>);
-
-impl Flags {
-    fn parse(args: &[String]) -> Result<Flags> {
-        let mut map = HashMap::new();
-        let mut it = args.iter();
-        while let Some(flag) = it.next() {
-            let name = flag
-                .strip_prefix("--")
-                .with_context(|| format!("expected a --flag, got {flag:?}"))?;
-            let value = it
-                .next()
-                .with_context(|| format!("--{name} needs a value"))?;
-            map.insert(name.to_string(), value.clone());
-        }
-        Ok(Flags(map))
-    }
-
-    /// A required flag.
-    pub fn str(&self, name: &str) -> Result<&str> {
-        self.0
-            .get(name)
-            .map(String::as_str)
-            .with_context(|| format!("--{name} is required"))
-    }
-
-    /// A numeric flag with a default.
-    pub fn num<T: std::str::FromStr>(&self, name: &str, default: T) -> Result<T> {
-        match self.0.get(name) {
-            None => Ok(default),
-            Some(v) => v
-                .parse()
-                .map_err(|_| anyhow::anyhow!("--{name}: not a number: {v:?}")),
-        }
-    }
-}
-
-/// The median and the 99th percentile of some samples (sorted in place).
-pub fn median_p99<T: Ord + Copy>(samples: &mut [T]) -> (T, T) {
-    samples.sort_unstable();
-    let n = samples.len();
-    (samples[n / 2], samples[(n * 99 / 100).min(n - 1)])
 }

@@ -6,7 +6,7 @@ mod support;
 
 use anyhow::Result;
 
-use crate::{Flags, median_p99};
+use crate::args::{Flags, median_p99};
 
 pub fn run(flags: &Flags) -> Result<()> {
     let renders: usize = flags.num("renders", 1000)?.max(1);

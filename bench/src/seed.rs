@@ -26,7 +26,7 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
-use crate::Flags;
+use crate::args::Flags;
 use crate::client::Client;
 
 /// A medic as seeded.

@@ -8,12 +8,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use crate::{Flags, median_p99};
+use crate::args::{Flags, median_p99};
 
 pub fn run(flags: &Flags) -> Result<()> {
     let path = flags.str("db")?;
     let seconds: f64 = flags.num("seconds", 5.0)?;
-    let synchronous = flags.0.get("synchronous").map_or("FULL", String::as_str);
+    let synchronous = flags.optional("synchronous").unwrap_or("FULL");
     if !matches!(synchronous, "NORMAL" | "FULL") {
         bail!("--synchronous must be NORMAL or FULL");
     }

@@ -19,10 +19,12 @@
 //! stdout and `docs/bench.md`. Environment: `RECETA_BENCH_SECONDS` (per run, 5),
 //! `RECETA_BENCH_RUNS` (3), `RECETA_BENCH_CONNS` (`2,8`), `RECETA_BENCH_PRESCRIPTIONS` (50000).
 
+mod harness;
 mod libsql;
 mod procs;
 mod report;
 mod scripts;
+mod settings;
 mod wrk;
 
 use std::fmt::Write as _;
@@ -33,25 +35,27 @@ use std::time::Duration;
 use procs::{Banner, Server};
 use report::{Row, Target, ms, thousands};
 use scripts::Req;
-use wrk::Load;
 
-use crate::{Result, WASM_TARGET, cargo, host_binary, on_path, root, run, target_dir};
+use crate::project::{Result, WASM_TARGET, cargo, host_binary, on_path, root, run, target_dir};
+use harness::{
+    ADMIN_HEADER, ADMIN_TOKEN, FLOOR_PATH, MEDICS, READY_PATH, Seed, app_command, bench_binary,
+    helper, helper_text, key_values, load_rows, rx_body, seed_rx, spread, value,
+};
+use settings::Settings;
 
-/// The admin token of the benchmarked app.
-const ADMIN_TOKEN: &str = "bench-admin-token-0123456789abcdef";
 /// wasmtime-cli, the runtime's own reference server (`wasmtime serve`).
 const WASMTIME_VERSION: &str = "48.0.8";
+
 /// Only what `wasmtime serve` needs (a default-features build takes far longer to compile; `serve`
 /// does not build without `component-model-async`); no `profiling` (its call hook would slow the
 /// reference down).
 const WASMTIME_FEATURES: &str = "run,serve,component-model-async,cranelift,cache,config,parallel-compilation,pooling-allocator,component-model";
+
 /// PDF renders per measurement.
 const PDF_RENDERS: u32 = 1000;
-/// Medics seeded, and how many of them keep the 10 prescriptions of the first stage.
-const MEDICS: usize = 100;
+
 const LIGHT: usize = 10;
-/// A path no route serves: the app's cheapest request (the gateway's 404).
-const FLOOR_PATH: &str = "/nothing";
+
 /// Searches of the scenarios: surnames, rotated over the medics.
 const SURNAMES: &[&str] = &[
     "García",
@@ -61,46 +65,6 @@ const SURNAMES: &[&str] = &[
     "Pérez",
     "Sánchez",
 ];
-
-/// How long and how often.
-pub struct Settings {
-    pub seconds: u32,
-    pub warmup_seconds: u32,
-    pub runs: u32,
-    pub conns: Vec<u32>,
-    pub prescriptions: usize,
-}
-
-impl Settings {
-    fn from_env() -> Result<Settings> {
-        let num = |name: &str, default: u64| -> Result<u64> {
-            match std::env::var(name) {
-                Ok(v) => v
-                    .parse()
-                    .map_err(|_| format!("{name}: not a number: {v:?}")),
-                Err(_) => Ok(default),
-            }
-        };
-        let conns = match std::env::var("RECETA_BENCH_CONNS") {
-            Ok(v) => v
-                .split(',')
-                .map(|c| {
-                    c.trim()
-                        .parse()
-                        .map_err(|_| format!("RECETA_BENCH_CONNS: {v:?}"))
-                })
-                .collect::<Result<Vec<u32>>>()?,
-            Err(_) => vec![2, 8],
-        };
-        Ok(Settings {
-            seconds: num("RECETA_BENCH_SECONDS", 5)? as u32,
-            warmup_seconds: 2,
-            runs: num("RECETA_BENCH_RUNS", 3)?.max(1) as u32,
-            conns,
-            prescriptions: num("RECETA_BENCH_PRESCRIPTIONS", 50_000)? as usize,
-        })
-    }
-}
 
 /// Throughput measurements kept for the ratios.
 #[derive(Default)]
@@ -119,7 +83,7 @@ pub fn bench() -> Result {
     let settings = Settings::from_env()?;
     ensure_wrk()?;
     let wasmtime = ensure_wasmtime_cli()?;
-    crate::build()?;
+    crate::project::build()?;
     run(cargo().args(["build", "--release", "-p", "receta-bench"]))?;
 
     let dir = target_dir().join("bench").join("latest");
@@ -164,10 +128,6 @@ pub fn bench() -> Result {
     Ok(())
 }
 
-fn bench_binary() -> PathBuf {
-    target_dir().join("release").join("receta-bench")
-}
-
 fn wasm(name: &str) -> PathBuf {
     root()
         .join("target")
@@ -176,99 +136,11 @@ fn wasm(name: &str) -> PathBuf {
         .join(format!("{name}.wasm"))
 }
 
-/// Runs a `receta-bench` command and parses its `key=value` output line.
-fn helper(args: &[&str]) -> Result<Vec<(String, String)>> {
-    let out = Command::new(bench_binary())
-        .args(args)
-        .output()
-        .map_err(|e| format!("receta-bench {}: {e}", args.join(" ")))?;
-    if !out.status.success() {
-        return Err(format!(
-            "receta-bench {} failed: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    Ok(key_values(&String::from_utf8_lossy(&out.stdout)))
-}
-
-fn key_values(text: &str) -> Vec<(String, String)> {
-    text.split_whitespace()
-        .filter_map(|kv| kv.split_once('='))
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
-}
-
-fn value(kvs: &[(String, String)], key: &str) -> Result<f64> {
-    kvs.iter()
-        .find(|(k, _)| k == key)
-        .and_then(|(_, v)| v.parse().ok())
-        .ok_or_else(|| format!("no {key} in {kvs:?}"))
-}
-
 fn target(text: impl Into<String>, met: bool) -> Target {
     Target {
         text: text.into(),
         met,
     }
-}
-
-/// Runs one load at every connection count against `server`; one row per count.
-#[allow(clippy::too_many_arguments)]
-fn load_rows(
-    settings: &Settings,
-    server: &Server,
-    name: &str,
-    path: &str,
-    headers: &[(&str, &str)],
-    script: Option<&Path>,
-    conns: &[u32],
-    mut finish: impl FnMut(u32, &wrk::Run, &mut Row),
-    rows: &mut Vec<Row>,
-) -> Result<Vec<(u32, f64)>> {
-    let mut measured = Vec::new();
-    for &c in conns {
-        eprintln!("xtask bench: {name}, {c} connections");
-        let url = format!("{}{path}", server.url);
-        server.reset_peak();
-        let (median, all) = wrk::measure(
-            &Load {
-                url: &url,
-                headers,
-                script,
-                conns: c,
-                pid: Some(server.pid()),
-                // The floor row's path has no route: the gateway answers 404.
-                expect_4xx: path == FLOOR_PATH,
-            },
-            settings,
-        )
-        .map_err(|e| format!("{name}: {e}; server log: {}", server.log.display()))?;
-        let mut row = Row {
-            name: name.to_string(),
-            conns: Some(c),
-            result: format!("{} req/s{}", thousands(median.rps), spread(&all)),
-            p50_ms: Some(median.p50_ms),
-            p99_ms: Some(median.p99_ms),
-            cpu_us: median.cpu_us,
-            peak_rss_mib: Some(server.peak_mib()),
-            ..Row::default()
-        };
-        finish(c, &median, &mut row);
-        rows.push(row);
-        measured.push((c, median.rps));
-    }
-    Ok(measured)
-}
-
-/// The spread of the measured runs, when there are several: ` (±x%)` of the median.
-fn spread(all: &[f64]) -> String {
-    if all.len() < 2 {
-        return String::new();
-    }
-    let median = all[all.len() / 2];
-    let (lo, hi) = (all[0], all[all.len() - 1]);
-    format!(" (±{:.0}%)", (hi - lo) / 2.0 / median * 100.0)
 }
 
 fn peers(
@@ -471,24 +343,6 @@ fn fixture_host(dir: &Path) -> Result<Server> {
     Server::start(cmd, Banner::Stdout, &dir.join("fixture-host.log"), "/", &[])
 }
 
-fn app_command(dir: &Path, state: &Path, cache: &Path, listen: &str) -> Command {
-    let mut cmd = Command::new(host_binary());
-    cmd.arg("up")
-        .args(["--listen", listen, "--state-dir"])
-        .arg(state)
-        .arg("--from")
-        .arg(root().join("spin.toml"))
-        .env("SPIN_VARIABLE_ADMIN_TOKEN", ADMIN_TOKEN)
-        // The verify row's load comes from one address: lift its per-address limit.
-        .env("SPIN_VARIABLE_VERIFY_CALLS_PER_MINUTE", "100000000")
-        .env("RECETA_CACHE_DIR", cache)
-        .current_dir(dir);
-    cmd
-}
-
-const ADMIN_HEADER: (&str, &str) = ("Authorization", "Token bench-admin-token-0123456789abcdef");
-const READY_PATH: &str = "/api/v2/hospital/";
-
 fn startup(dir: &Path, rows: &mut Vec<Row>, notes: &mut Vec<String>) -> Result {
     rows.push(Row::section(
         "Start-up (process start to the first 200 of GET /api/v2/hospital/, fresh state dir)",
@@ -558,82 +412,6 @@ fn startup(dir: &Path, rows: &mut Vec<Row>, notes: &mut Vec<String>) -> Result {
     Ok(())
 }
 
-/// Seeded data, read back from the seeder's files.
-struct Seed {
-    /// (token, hospital) by medic index.
-    medics: Vec<(String, i64)>,
-    /// Patient uids by medic index.
-    patients: Vec<Vec<String>>,
-    /// (medic index, signature).
-    signatures: Vec<(usize, String)>,
-}
-
-impl Seed {
-    fn read(dir: &Path) -> Result<Seed> {
-        let read = |name: &str| {
-            std::fs::read_to_string(dir.join(name)).map_err(|e| format!("{name}: {e}"))
-        };
-        let medics = read("medics.tsv")?
-            .lines()
-            .map(|l| {
-                let c: Vec<&str> = l.split('\t').collect();
-                (c[2].to_string(), c[3].parse().unwrap_or(0))
-            })
-            .collect::<Vec<_>>();
-        let mut patients = vec![Vec::new(); medics.len()];
-        for l in read("patients.tsv")?.lines() {
-            let c: Vec<&str> = l.split('\t').collect();
-            if let Ok(m) = c[0].parse::<usize>() {
-                patients[m].push(c[1].to_string());
-            }
-        }
-        let signatures = read("signatures.tsv")
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|l| {
-                let (m, s) = l.split_once('\t')?;
-                Some((m.parse().ok()?, s.to_string()))
-            })
-            .collect();
-        Ok(Seed {
-            medics,
-            patients,
-            signatures,
-        })
-    }
-
-    /// One GET per medic of `medics`, `path(i)` for medic i.
-    fn per_medic(
-        &self,
-        medics: std::ops::Range<usize>,
-        path: impl Fn(usize) -> String,
-    ) -> Vec<Req> {
-        medics
-            .map(|i| Req {
-                method: "GET",
-                path: path(i),
-                token: self.medics[i].0.clone(),
-                body: None,
-            })
-            .collect()
-    }
-
-    /// GETs of `n` signatures spread over all of them (and so over every medic: signature k is
-    /// medic k % 100's, and the stride is prime).
-    fn per_signature(&self, n: usize, path: impl Fn(&str) -> String) -> Vec<Req> {
-        let len = self.signatures.len().max(1);
-        (0..n.min(len))
-            .map(|i| &self.signatures[(i * 7919 + 13) % len])
-            .map(|(m, s)| Req {
-                method: "GET",
-                path: path(s),
-                token: self.medics[*m].0.clone(),
-                body: None,
-            })
-            .collect()
-    }
-}
-
 /// The pharmacy of the pharmacy rows and its dispensable prescriptions (`seed-pharmacy`).
 struct Dispensable {
     token: String,
@@ -658,32 +436,6 @@ impl Dispensable {
             prescriptions,
         })
     }
-}
-
-/// Prescriptions up to `total`, the new ones spread over the first `active` medics.
-fn seed_rx(url: &str, dir: &Path, total: usize, active: usize, notes: &mut Vec<String>) -> Result {
-    eprintln!("xtask bench: seeding prescriptions up to {total}");
-    let kv = helper(&[
-        "seed-rx",
-        "--url",
-        url,
-        "--out",
-        &dir.to_string_lossy(),
-        "--total",
-        &total.to_string(),
-        "--medics",
-        &active.to_string(),
-        "--threads",
-        "4",
-    ])?;
-    notes.push(format!(
-        "Seeding: {} prescriptions (for {active} medics) created through the API (4 connections) \
-         in {:.0} s, {:.0}/s.",
-        thousands(value(&kv, "created")?),
-        value(&kv, "seconds")?,
-        value(&kv, "rate")?
-    ));
-    Ok(())
 }
 
 fn app(
@@ -1150,28 +902,6 @@ fn app(
     Ok(())
 }
 
-fn helper_text(args: &[&str]) -> Result<String> {
-    let out = Command::new(bench_binary())
-        .args(args)
-        .output()
-        .map_err(|e| format!("receta-bench: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "receta-bench {} failed: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
-/// A create body with five medications (three from the seed catalog, two free text).
-fn rx_body(hospital: i64, uid: &str) -> String {
-    format!(
-        r#"{{"hospital":{hospital},"patient":{{"uid":"{uid}"}},"diagnosis":"Faringoamigdalitis bacteriana aguda","extras":"Reposo relativo 3 días. Abundantes líquidos.","show_diagnosis":true,"send_rx":true,"medications":[{{"presentation":"Amoxicilina con ácido clavulánico 875 mg/125 mg, 10 tabletas","instructions":"Tomar 1 tableta cada 12 horas durante 7 días, con alimentos.","qty":2,"drug_upc":"2000000000121"}},{{"presentation":"Paracetamol 500 mg, 10 tabletas","instructions":"Tomar 1 tableta cada 8 horas en caso de fiebre o dolor.","qty":1,"drug_upc":"2000000000015"}},{{"presentation":"Loratadina 10 mg, 20 tabletas","instructions":"Tomar 1 tableta cada 24 horas por la noche.","qty":1,"drug_upc":"2000000000244"}},{{"presentation":"Bencidamina 0.15 % solución para gárgaras, frasco de 120 ml","instructions":"Hacer gárgaras con 15 ml 3 veces al día. No ingerir."}},{{"presentation":"Electrolitos orales, sobres","instructions":"Disolver 1 sobre en 1 litro de agua y beber a sorbos.","qty":6}}]}}"#
-    )
-}
-
 fn sizes(rows: &mut Vec<Row>) -> Result {
     rows.push(Row::section("Component sizes (release, wasm32-wasip2)"));
     let mut total = 0;
@@ -1294,7 +1024,7 @@ fn ensure_wrk() -> Result {
         return Ok(());
     }
     eprintln!("xtask bench: installing wrk with apt-get");
-    crate::apt_install(&["wrk"])
+    crate::project::apt_install(&["wrk"])
 }
 
 /// `wasmtime` 48 under `~/.cache/receta/wasmtime-cli`, installed with `cargo install` the first time.

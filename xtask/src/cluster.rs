@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::{DEV_OUTBOUND, Result, host_binary, root};
+use crate::project::{DEV_OUTBOUND, Result, host_binary, root};
 
 /// The `sqld` binary: `RECETA_SQLD`, then `sqld` on `PATH`, then `../shared/tools/libsql-server/sqld`.
 pub fn sqld_binary() -> Result<PathBuf> {

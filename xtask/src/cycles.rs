@@ -10,7 +10,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use crate::{Result, root};
+use crate::project::{Result, root};
 
 /// The crates `lint` holds to "no cycle" (the others are being untangled; `cargo xtask cycles`
 /// lists what is left in them).

@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-use crate::{Result, host_binary, root, run, target_dir};
+use crate::project::{Result, host_binary, root, run, target_dir};
 
 /// Pinned Python tools.
 const PYTHON_TOOLS: &[&str] = &["schemathesis==4.32.5", "openapi-spec-validator==0.9.0"];

@@ -5,12 +5,15 @@
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
+use super::harness::{
+    ADMIN_HEADER, ADMIN_TOKEN, MEDICS, READY_PATH, Seed, app_command, helper, load_rows, rx_body,
+    seed_rx,
+};
 use super::procs::{Banner, Server};
 use super::report::{Row, thousands};
-use super::{
-    ADMIN_HEADER, ADMIN_TOKEN, MEDICS, READY_PATH, Req, Result, Seed, Settings, app_command,
-    helper, load_rows, rx_body, scripts, seed_rx,
-};
+use super::scripts::{self, Req};
+use super::settings::Settings;
+use crate::project::Result;
 
 /// Prescriptions seeded before the rows are measured.
 const PRESCRIPTIONS: usize = 2_000;

@@ -8,7 +8,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use crate::Result;
+use crate::project::Result;
 
 /// A running server, killed when dropped.
 pub struct Server {

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use crate::Result;
+use crate::project::Result;
 
 /// One request of a rotation.
 pub struct Req {

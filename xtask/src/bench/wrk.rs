@@ -4,8 +4,8 @@
 use std::path::Path;
 use std::process::Command;
 
-use super::Settings;
-use crate::Result;
+use super::settings::Settings;
+use crate::project::Result;
 
 /// One wrk run.
 #[derive(Debug, Clone, Copy, Default)]

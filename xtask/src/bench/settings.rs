@@ -1,0 +1,43 @@
+//! How long and how often the bench measures (`RECETA_BENCH_*`).
+
+use crate::project::Result;
+
+/// How long and how often.
+pub struct Settings {
+    pub seconds: u32,
+    pub warmup_seconds: u32,
+    pub runs: u32,
+    pub conns: Vec<u32>,
+    pub prescriptions: usize,
+}
+
+impl Settings {
+    pub fn from_env() -> Result<Settings> {
+        let num = |name: &str, default: u64| -> Result<u64> {
+            match std::env::var(name) {
+                Ok(v) => v
+                    .parse()
+                    .map_err(|_| format!("{name}: not a number: {v:?}")),
+                Err(_) => Ok(default),
+            }
+        };
+        let conns = match std::env::var("RECETA_BENCH_CONNS") {
+            Ok(v) => v
+                .split(',')
+                .map(|c| {
+                    c.trim()
+                        .parse()
+                        .map_err(|_| format!("RECETA_BENCH_CONNS: {v:?}"))
+                })
+                .collect::<Result<Vec<u32>>>()?,
+            Err(_) => vec![2, 8],
+        };
+        Ok(Settings {
+            seconds: num("RECETA_BENCH_SECONDS", 5)? as u32,
+            warmup_seconds: 2,
+            runs: num("RECETA_BENCH_RUNS", 3)?.max(1) as u32,
+            conns,
+            prescriptions: num("RECETA_BENCH_PRESCRIPTIONS", 50_000)? as usize,
+        })
+    }
+}

@@ -1,0 +1,138 @@
+//! Where the project's things are and how to run them: the root and target directories, cargo, the
+//! host binary, building the components and the host, installing a Debian package. Every command
+//! module builds on this one.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub const WASM_TARGET: &str = "wasm32-wasip2";
+
+pub type Result<T = ()> = std::result::Result<T, String>;
+
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// Where cargo puts its output (`CARGO_TARGET_DIR` or `<root>/target`).
+pub fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"))
+}
+
+pub fn run(cmd: &mut Command) -> Result {
+    let shown = format!("{cmd:?}");
+    let status = cmd
+        .current_dir(root())
+        .status()
+        .map_err(|e| format!("{shown}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{shown} failed: {status}"))
+    }
+}
+
+pub fn cargo() -> Command {
+    Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+}
+
+/// The component crates: every `components/*` except the shared library.
+pub fn component_crates() -> Result<Vec<String>> {
+    let mut names = Vec::new();
+    let dir = root().join("components");
+    for entry in std::fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))? {
+        let path = entry.map_err(|e| e.to_string())?.path();
+        let manifest = std::fs::read_to_string(path.join("Cargo.toml")).unwrap_or_default();
+        if manifest.contains("cdylib") {
+            names.push(path.file_name().unwrap().to_string_lossy().into_owned());
+        }
+    }
+    names.sort();
+    Ok(names)
+}
+
+/// Adds the wasm target with rustup when it is missing.
+pub fn ensure_wasm_target() -> Result {
+    let installed = Command::new("rustup")
+        .args(["target", "list", "--installed"])
+        .output()
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .any(|l| l.trim() == WASM_TARGET)
+        })
+        .unwrap_or(false);
+    if installed {
+        return Ok(());
+    }
+    eprintln!("xtask: adding the {WASM_TARGET} target with rustup");
+    run(Command::new("rustup").args(["target", "add", WASM_TARGET]))
+}
+
+pub fn build() -> Result {
+    ensure_wasm_target()?;
+    let mut wasm = cargo();
+    wasm.args(["build", "--release", "--target", WASM_TARGET]);
+    for name in component_crates()? {
+        wasm.args(["-p", &name]);
+    }
+    run(&mut wasm)?;
+    // spin.toml names `target/wasm32-wasip2/release/*.wasm`; with an outside CARGO_TARGET_DIR, copy them there.
+    let built = target_dir().join(WASM_TARGET).join("release");
+    let expected = root().join("target").join(WASM_TARGET).join("release");
+    if built.canonicalize().ok() != expected.canonicalize().ok() {
+        std::fs::create_dir_all(&expected).map_err(|e| e.to_string())?;
+        for name in component_crates()? {
+            // Cargo names the file after the library: `outbox-worker` → `outbox_worker.wasm`.
+            let file = format!("{}.wasm", name.replace('-', "_"));
+            std::fs::copy(built.join(&file), expected.join(&file))
+                .map_err(|e| format!("copying {file}: {e}"))?;
+        }
+    }
+    run(cargo().args(["build", "--release", "-p", "receta-host"]))
+}
+
+pub fn host_binary() -> PathBuf {
+    target_dir().join("release").join("receta")
+}
+
+/// Development defaults for the outbound permissions (spin.toml's defaults allow nothing): local
+/// email relays and webhook receivers work out of the box. A variable already set is kept.
+pub const DEV_OUTBOUND: [(&str, &str); 3] = [
+    ("SPIN_VARIABLE_EMAIL_RELAY_HOST", "http://127.0.0.1:*"),
+    ("SPIN_VARIABLE_WEBHOOK_HOST_1", "http://127.0.0.1:*"),
+    ("SPIN_VARIABLE_WEBHOOK_HOST_2", "http://localhost:*"),
+];
+
+/// `apt-get update` then `apt-get install` of `packages` (with sudo unless root).
+pub fn apt_install(packages: &[&str]) -> Result {
+    let sudo: &[&str] = if is_root() { &[] } else { &["sudo"] };
+    let apt = |args: &[&str]| {
+        let mut cmd = Command::new(sudo.first().copied().unwrap_or("apt-get"));
+        if !sudo.is_empty() {
+            cmd.arg("apt-get");
+        }
+        cmd.args(args).env("DEBIAN_FRONTEND", "noninteractive");
+        run(&mut cmd)
+    };
+    apt(&["update", "-q"])?;
+    let mut install = vec!["install", "-y", "-q", "--no-install-recommends"];
+    install.extend(packages);
+    apt(&install)
+}
+
+pub fn on_path(tool: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(tool).is_file()))
+}
+
+pub fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}

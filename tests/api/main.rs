@@ -15,6 +15,7 @@ mod landing_browser;
 mod locations;
 mod medics;
 mod memberships;
+mod migrations;
 mod notifications;
 mod outbound;
 mod patients;

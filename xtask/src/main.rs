@@ -29,7 +29,7 @@ fn main() -> ExitCode {
         Some("build") => build(),
         Some("test") => build().and_then(|()| test()),
         Some("lint") => lint(),
-        Some("cycles") => cycles::check(None),
+        Some("cycles") => cycles::check(),
         Some("cluster") => {
             let base = args.get(1).and_then(|p| p.parse().ok()).unwrap_or(3000);
             build().and_then(|()| cluster::cluster(base))
@@ -153,5 +153,5 @@ fn lint() -> Result {
         wasm.args(["-p", &name]);
     }
     run(wasm.args(["--", "-D", "warnings"]))?;
-    cycles::check(Some(cycles::ACYCLIC))
+    cycles::check()
 }

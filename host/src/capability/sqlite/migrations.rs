@@ -15,6 +15,10 @@ use sha2::{Digest, Sha256};
 use crate::capability::sqlite::Connection;
 use crate::capability::sqlite::bindings::{self, Value};
 
+/// Tries of one migration before start-up fails, and the wait between them.
+const ATTEMPTS: u32 = 10;
+const RETRY_AFTER: std::time::Duration = std::time::Duration::from_millis(300);
+
 /// The bookkeeping table.
 pub const TABLE: &str = "_receta_migrations";
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS _receta_migrations (
@@ -58,10 +62,26 @@ pub async fn apply(conn: &mut Connection, dir: &Path) -> Result<Report> {
             .iter()
             .map(|b| format!("{b:02x}"))
             .collect();
-        let outcome = apply_one(conn, &name, &sql, &digest).await;
-        if outcome.is_err() {
-            let _ = conn.execute("ROLLBACK", vec![]).await;
-        }
+        let mut attempt = 1;
+        let outcome = loop {
+            let outcome = apply_one(conn, &name, &sql, &digest).await;
+            if outcome.is_err() {
+                let _ = conn.execute("ROLLBACK", vec![]).await;
+            }
+            match outcome {
+                // A libSQL server that another node is migrating at the same moment (or a replica
+                // still catching up with its primary) can fail a step; each try is all or
+                // nothing, so trying again is safe. A wrong migration fails every time.
+                Err(e) if attempt < ATTEMPTS => {
+                    eprintln!(
+                        "receta: migration {name}: {e:#}; trying again ({attempt}/{ATTEMPTS})"
+                    );
+                    attempt += 1;
+                    tokio::time::sleep(RETRY_AFTER).await;
+                }
+                outcome => break outcome,
+            }
+        };
         match outcome.with_context(|| format!("migration {} failed", path.display()))? {
             Applied::Now => report.applied.push(name),
             Applied::Before { sha256 } => {

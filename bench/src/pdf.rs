@@ -1,8 +1,7 @@
 //! Native PDF render time: the same document and procedure as the `pdfbench` component
-//! (`components/pdfbench`): rxpdf's sample prescription, N/10 unmeasured renders, then N timed.
+//! (`bench/components/pdfbench`): rxpdf's sample prescription, N/10 unmeasured renders, then N timed.
 
-#[path = "../../components/rxpdf/tests/support/mod.rs"]
-mod support;
+use rxpdf_sample as support;
 
 use anyhow::Result;
 

@@ -1,5 +1,5 @@
 //! Black-box tests of the `receta` host's Spin semantics, driven through the `probe` fixture
-//! component (`components/probe`, manifest `tests/fixtures/probe/spin.toml`).
+//! component (`tests/components/probe`, manifest `tests/fixtures/probe/spin.toml`).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;

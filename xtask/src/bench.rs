@@ -4,7 +4,7 @@
 //! (`$CARGO_TARGET_DIR/bench/latest`: state dirs, compiled-code cache, logs, wrk scripts):
 //!
 //! 1. ceilings and peers: a native hyper "hello" (`receta-bench hyper-hello`), the trivial
-//!    component `components/hello` under `wasmtime serve` (wasmtime-cli 48, installed once under
+//!    component `bench/components/hello` under `wasmtime serve` (wasmtime-cli 48, installed once under
 //!    `~/.cache/receta/wasmtime-cli`) and under our host, raw SQLite durable transactions with the
 //!    host's pragmas (`receta-bench sqlite-tps`), PDF render time in a component (`pdfbench`) and
 //!    natively;

@@ -40,15 +40,20 @@ pub fn cargo() -> Command {
     Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
 }
 
-/// The component crates: every `components/*` except the shared library.
+/// Where component crates live: the app's, the bench's fixtures, the host tests' fixture.
+const COMPONENT_DIRS: [&str; 3] = ["components", "bench/components", "tests/components"];
+
+/// The component crates (wasm32-wasip2 `cdylib`s) of `COMPONENT_DIRS`.
 pub fn component_crates() -> Result<Vec<String>> {
     let mut names = Vec::new();
-    let dir = root().join("components");
-    for entry in std::fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))? {
-        let path = entry.map_err(|e| e.to_string())?.path();
-        let manifest = std::fs::read_to_string(path.join("Cargo.toml")).unwrap_or_default();
-        if manifest.contains("cdylib") {
-            names.push(path.file_name().unwrap().to_string_lossy().into_owned());
+    for dir in COMPONENT_DIRS {
+        let dir = root().join(dir);
+        for entry in std::fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))? {
+            let path = entry.map_err(|e| e.to_string())?.path();
+            let manifest = std::fs::read_to_string(path.join("Cargo.toml")).unwrap_or_default();
+            if manifest.contains("cdylib") {
+                names.push(path.file_name().unwrap().to_string_lossy().into_owned());
+            }
         }
     }
     names.sort();

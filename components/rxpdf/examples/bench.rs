@@ -1,8 +1,7 @@
 //! Render time of the sample prescription (five medications, both logos):
 //! `cargo run --release -p rxpdf --example bench [-- RENDERS]`. Prints a markdown table.
 
-#[path = "../tests/support/mod.rs"]
-mod support;
+use rxpdf_sample as support;
 
 /// Median and p99 render time in milliseconds, and the PDF's size.
 fn measure(doc: &rxpdf::RxDocument, renders: usize) -> (f64, f64, usize) {

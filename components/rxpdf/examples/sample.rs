@@ -2,8 +2,7 @@
 //! `cargo run --release -p rxpdf --example sample -- OUT.pdf [half] [info]`.
 //! `docs/prescription-sample.png` is page 1 of it, from `pdftoppm -r 100 -png -singlefile`.
 
-#[path = "../tests/support/mod.rs"]
-mod support;
+use rxpdf_sample as support;
 
 fn main() {
     let mut args = std::env::args().skip(1);

@@ -2,10 +2,8 @@
 //! pdftotext, pdfinfo, pdfimages and pdftoppm, and zbar's zbarimg for the QR code.
 //! These tools are required (Debian: poppler-utils, zbar-tools); a missing one fails the test.
 
-mod support;
-
 use rxpdf::{MedicationLine, RxDocument, render};
-use support::*;
+use rxpdf_sample::*;
 
 fn half_letter(mut doc: RxDocument) -> RxDocument {
     doc.hospital.page_size = 1;

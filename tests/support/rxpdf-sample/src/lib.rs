@@ -1,7 +1,6 @@
-//! Shared by the integration tests and the examples: JPEG logos drawn in code, a realistic
+//! Shared by rxpdf's integration tests and examples, and the benches: JPEG logos drawn in code, a realistic
 //! prescription, the Debian tools (poppler-utils, zbar-tools) that read the PDF back, and the
 //! render-timing loop of the benches (the example, `receta-bench pdf-native`, `pdfbench`).
-#![allow(dead_code)]
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};

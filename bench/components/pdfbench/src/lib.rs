@@ -1,5 +1,5 @@
 //! `pdfbench`: the in-component half of `cargo xtask bench`'s PDF row. `GET /?renders=N` renders
-//! rxpdf's sample prescription (five medications, both logos: `rxpdf/tests/support`) N times inside
+//! rxpdf's sample prescription (five medications, both logos: `tests/support/rxpdf-sample`) N times inside
 //! the component, timed with the WASI monotonic clock, after N/10 unmeasured renders, and answers
 //! `renders=N median_ns=… p99_ns=… bytes=…`. The native half (`receta-bench pdf-native`) renders the
 //! same document with the same procedure.
@@ -8,8 +8,7 @@
 //! its 32-byte seed, then an Ed25519 signature of `receta:rx:v1:<signature>`, the same crate and
 //! version) N times after N/10 unmeasured ones: `seals=N median_ns=… p99_ns=…`.
 
-#[path = "../../rxpdf/tests/support/mod.rs"]
-mod support;
+use rxpdf_sample as support;
 
 use spin_sdk::http::{Request, Response};
 use spin_sdk::http_component;

@@ -1,4 +1,4 @@
--- 0006: pharmacy campaigns, shown to patients on the prescription landing (spec 2.8, decisions
+-- 0006: pharmacy campaigns, shown to patients on the prescription landing (openapi/receta.json, decisions
 -- "Campaigns"), managed by the API admin through /api/v2/campaigns/.
 --
 -- Safe to run more than once (`IF NOT EXISTS`): real Spin runs every `--sqlite @file` on each start.

@@ -1,4 +1,4 @@
-//! `/api/v2/campaigns/` (spec 2.8, decisions "Campaigns"): the pharmacy campaigns the API admin
+//! `/api/v2/campaigns/` (openapi/receta.json, decisions "Campaigns"): the pharmacy campaigns the API admin
 //! manages and the patient landing shows. Shapes and defaults, validation, the admin-only rule,
 //! PATCH, DELETE, and "at most one default".
 
@@ -8,7 +8,7 @@ use crate::helpers::{ADMIN_TOKEN, TestApp, spawn_app};
 
 const ADMIN: Option<&str> = Some(ADMIN_TOKEN);
 
-/// The fields of every campaign response: spec 2.8 plus `is_default`, `is_active`, `created_at`.
+/// The fields of every campaign response: openapi/receta.json plus `is_default`, `is_active`, `created_at`.
 const CAMPAIGN_KEYS: [&str; 12] = [
     "branches",
     "callback_redirect",
@@ -35,7 +35,7 @@ fn keys(v: &Value) -> Vec<String> {
     k
 }
 
-/// A complete campaign body: every field of spec 2.8 without `id`.
+/// A complete campaign body: every field of openapi/receta.json without `id`.
 pub fn campaign_body(short_name: &str) -> Value {
     json!({
         "short_name": short_name,

@@ -1,4 +1,4 @@
-//! Hospitals (spec 2.1, 4.1): create (JSON and multipart), list, get, PATCH, images, and who may do what.
+//! Hospitals (openapi/receta.json, docs/api.md): create (JSON and multipart), list, get, PATCH, images, and who may do what.
 
 use serde_json::{Value, json};
 

@@ -1,4 +1,4 @@
-//! The patient landing (spec 4.4, 2.8; decisions `cta_link`, `raw_size`, "Who sees what"): the JSON
+//! The patient landing (docs/api.md, openapi/receta.json; decisions `cta_link`, `raw_size`, "Who sees what"): the JSON
 //! view for the issuing medic and the API admin, the public page at `/rx/<signature>` with its
 //! headers, escaping and friendly 404, and the tokenless PDF download.
 
@@ -101,7 +101,7 @@ fn landing_path(signature: &str) -> String {
     format!("/api/v2/rx/patient-landing/{signature}/")
 }
 
-/// The fields of a campaign on the landing: exactly spec 2.8.
+/// The fields of a campaign on the landing: exactly openapi/receta.json.
 const CAMPAIGN_KEYS: [&str; 9] = [
     "branches",
     "callback_redirect",

@@ -1,4 +1,4 @@
-//! Locations (spec 2.7, 4.5): the medic's hospitals with the default (active) one, and switching it.
+//! Locations (openapi/receta.json, docs/api.md): the medic's hospitals with the default (active) one, and switching it.
 
 use serde_json::{Value, json};
 

@@ -1,4 +1,4 @@
-//! Medics (spec 2.2, 4.2): creation by the API admin, and search by email.
+//! Medics (openapi/receta.json, docs/api.md): creation by the API admin, and search by email.
 
 use serde_json::{Value, json};
 

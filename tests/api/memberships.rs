@@ -1,4 +1,4 @@
-//! Memberships (spec 2.6, 3, 4.5): create (and reactivate), the management list, the per-hospital
+//! Memberships (openapi/receta.json, docs/lifecycle.md, docs/api.md): create (and reactivate), the management list, the per-hospital
 //! list, PATCH, soft DELETE, and rules 1-3: only managed hospitals; `is_active` only through
 //! locations; creating an existing membership reactivates it.
 
@@ -19,7 +19,7 @@ fn assert_not_found(resp: &TestResponse) {
     assert_eq!(resp.json(), json!({"message": "Not found."}));
 }
 
-/// Asserts the full Membership shape of spec 2.6.
+/// Asserts the full Membership shape of openapi/receta.json.
 fn assert_membership_shape(m: &Value) {
     let mut keys: Vec<&str> = m.as_object().unwrap().keys().map(String::as_str).collect();
     keys.sort();

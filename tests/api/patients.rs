@@ -1,4 +1,4 @@
-//! `/api/v2/patient/` (spec 2.3, 4.3; decisions: gender, PATCH by id or uid, ownership).
+//! `/api/v2/patient/` (openapi/receta.json, docs/api.md; decisions: gender, PATCH by id or uid, ownership).
 
 use serde_json::{Value, json};
 

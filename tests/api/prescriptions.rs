@@ -1,4 +1,4 @@
-//! `/api/v2/rx-endpoint/` and `/api/v2/drugs/` (spec 2.4, 2.5, 3, 4.4; decisions): create, list,
+//! `/api/v2/rx-endpoint/` and `/api/v2/drugs/` (openapi/receta.json, docs/lifecycle.md, docs/api.md; decisions): create, list,
 //! detail by id and by signature, the issuing rules, the drug-catalog rules, the stored document, the
 //! outbox rows, and concurrency.
 

@@ -1,4 +1,4 @@
-//! Pharmacy campaigns (spec 2.8, decisions "Campaigns"): create, list, get, PATCH, DELETE for the API
+//! Pharmacy campaigns (openapi/receta.json, decisions "Campaigns"): create, list, get, PATCH, DELETE for the API
 //! admin, and the active ones for the patient landing. At most one campaign is the default: making a
 //! new default clears the old one in the same transaction (a partial unique index backs it).
 

@@ -1,6 +1,6 @@
 //! Locations: where the calling medic can prescribe from, and which one is active (the default).
 //!
-//! A hospital with `is_active` false is not shown to its members (spec 2.1), so it is neither listed
+//! A hospital with `is_active` false is not shown to its members (openapi/receta.json), so it is neither listed
 //! nor selectable here. There is no clinic model yet: `clinics` is always empty.
 
 use common::db::{Db, int};

@@ -1,4 +1,4 @@
-//! Memberships: create (or reactivate), list, PATCH, soft delete. Rules 1-3 of spec 4.5: only the
+//! Memberships: create (or reactivate), list, PATCH, soft delete. The membership rules (docs/api-notes.md, "Catalog"): only the
 //! memberships of hospitals the caller manages; `is_active` only through `locations`; creating an
 //! existing one reactivates it.
 

@@ -1,7 +1,7 @@
-//! `/api/v2/campaigns/` (API admin): the pharmacy campaigns shown on the patient landing (spec 2.8,
+//! `/api/v2/campaigns/` (API admin): the pharmacy campaigns shown on the patient landing (openapi/receta.json,
 //! decisions "Campaigns"). Create (201), list (paginated), get, PATCH (200), DELETE (204).
 //!
-//! Body: the Campaign fields of spec 2.8 without `id`, plus `is_default` (at most one default: a new
+//! Body: the Campaign fields of openapi/receta.json without `id`, plus `is_default` (at most one default: a new
 //! default clears the old one) and `is_active` (default true; the landing lists active ones).
 //! `callback_redirect`/`main_site_redirect`: an absolute http(s) URL or the literal `landing_view`.
 
@@ -88,7 +88,7 @@ fn admin_caller(req: &Request) -> Result<Principal, Error> {
     req.admin(ADMIN_ONLY).map(|()| Principal::Admin)
 }
 
-/// One branch as spec 2.8 spells it.
+/// One branch as openapi/receta.json spells it.
 fn branch_json(b: &Branch) -> Value {
     json!({
         "Determinante": b.determinante,
@@ -99,7 +99,7 @@ fn branch_json(b: &Branch) -> Value {
     })
 }
 
-/// A campaign as the landing shows it: exactly the fields of spec 2.8.
+/// A campaign as the landing shows it: exactly the fields of openapi/receta.json.
 pub fn landing_json(c: &Campaign) -> Value {
     json!({
         "id": c.id,
@@ -114,7 +114,7 @@ pub fn landing_json(c: &Campaign) -> Value {
     })
 }
 
-/// A campaign as the admin API shows it: spec 2.8 plus `is_default`, `is_active`, `created_at`.
+/// A campaign as the admin API shows it: openapi/receta.json plus `is_default`, `is_active`, `created_at`.
 fn to_json(c: &Campaign) -> Value {
     let mut v = landing_json(c);
     v["is_default"] = json!(c.is_default);

@@ -9,7 +9,7 @@ use crate::bindings::catalog::{self, Hospital, HospitalPatch, Image, ImageUpdate
 use crate::http::{self, Request, Response, path_id};
 use crate::media;
 
-/// `zip_code`, `location_lat`, `location_lon`: strictly under 32 characters (spec 8).
+/// `zip_code`, `location_lat`, `location_lon`: strictly under 32 characters (docs/api-notes.md).
 const SHORT_TEXT: Option<usize> = Some(32);
 /// Names, patron, contact, headline, google_place_id: at most 255 characters.
 const TEXT: Option<usize> = Some(256);

@@ -1,4 +1,4 @@
-//! The patient landing, three ways (spec 4.4, 2.8; decisions `cta_link`, `raw_size`, "Who sees what"):
+//! The patient landing, three ways (docs/api.md, openapi/receta.json; decisions `cta_link`, `raw_size`, "Who sees what"):
 //!
 //! - `GET /api/v2/rx/patient-landing/<signature>/` (token: the issuing medic or the API admin, anyone
 //!   else 404): `{rx: {signature, raw_size, created_at, medications, medic: {name}, rx_status,
@@ -29,7 +29,7 @@ pub fn json(req: &Request, signature: &str) -> Result<Response, Error> {
 }
 
 /// The JSON landing: `medications` are the 2.5 objects without `order_id`; `campaigns` the active
-/// ones (spec 2.8 fields); `default_campaign` the default one if it is active, else null.
+/// ones (openapi/receta.json fields); `default_campaign` the default one if it is active, else null.
 fn landing_body(rx: LandingRx, active: &[Campaign]) -> Value {
     let medications: Vec<Value> = rx
         .medications

@@ -21,7 +21,7 @@ const PASSWORD: Option<usize> = Some(1024);
 
 /// `POST /api/v2/medics/` → 201 Medic with its `token` (the only time it is shown).
 ///
-/// Required (spec 4.2 lists them without "optional"): `name`, `password`, `email` (a valid address,
+/// Required (docs/api.md lists them without "optional"): `name`, `password`, `email` (a valid address,
 /// unique), `date_of_birth` (`YYYY-MM-DD`, not in the future), `cedula_prof`, `specialty_no`,
 /// `specialty`, `alma_mater` (non-blank strings), `female`, `specialty_verified` (booleans).
 /// Optional: `hospital` (an existing hospital id: the first membership), `is_active` (default true),

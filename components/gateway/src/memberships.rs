@@ -28,7 +28,7 @@ fn type_name(kind: MembershipType) -> &'static str {
     }
 }
 
-/// The API shape (spec 2.6): `medic` as `{id, email, name}`.
+/// The API shape (openapi/receta.json): `medic` as `{id, email, name}`.
 fn to_json(m: Membership) -> Value {
     json!({
         "id": m.id,

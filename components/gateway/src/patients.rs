@@ -20,7 +20,7 @@ const STATE: Option<usize> = Some(128);
 const LONG: Option<usize> = Some(512);
 /// `search` in a list: strictly under this many characters.
 pub const SEARCH: usize = 256;
-/// The patient `email` identifier: "more than 4 characters" (spec 8).
+/// The patient `email` identifier: "more than 4 characters" (docs/api-notes.md).
 const EMAIL_MIN: usize = 5;
 
 /// The gender letters (decisions): M male (default), F female, O other, H hombre (male).

@@ -11,7 +11,7 @@ use crate::bindings::pharmacies::{self, Call, CallAction, NewPharmacy, Pharmacy,
 use crate::http::{Request, Response, path_id};
 
 const ADMIN_ONLY: &str = "Only the API admin may manage pharmacies.";
-/// Text fields: at most 255 characters; `address` at most 1023; `zip_code` under 32 (as spec 8's).
+/// Text fields: at most 255 characters; `address` at most 1023; `zip_code` under 32 (as docs/api-notes.md's).
 const TEXT: Option<usize> = Some(256);
 const ADDRESS: Option<usize> = Some(1024);
 const ZIP: Option<usize> = Some(32);

@@ -350,7 +350,7 @@ impl<'a> From<&'a LifecycleEvent> for EventJson<'a> {
     }
 }
 
-/// The create response (spec 2.4): `hospital` as its id, `patient` as `{uid, name, email}`, no status.
+/// The create response (openapi/receta.json): `hospital` as its id, `patient` as `{uid, name, email}`, no status.
 pub fn create_shape<'a>(
     rx: &'a Prescription,
     base_url: &str,

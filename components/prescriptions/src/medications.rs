@@ -1,4 +1,4 @@
-//! The drug-catalog rules for one medication (spec 2.5, decisions):
+//! The drug-catalog rules for one medication (openapi/receta.json, decisions):
 //!
 //! | `drug_upc`                 | `category` sent                   | result                                   |
 //! |----------------------------|-----------------------------------|------------------------------------------|

@@ -25,7 +25,7 @@ pub struct Manifest {
     pub variables: BTreeMap<String, VariableDecl>,
     /// `[[trigger.http]]`, in manifest order.
     pub http_triggers: Vec<HttpTrigger>,
-    /// `[[trigger.cron]]`, in manifest order (parsed so that a later host version can run them).
+    /// `[[trigger.cron]]`, in manifest order (run by `trigger::cron`).
     pub cron_triggers: Vec<CronTrigger>,
     /// `[component.<id>]`, by id.
     pub components: BTreeMap<String, ComponentDecl>,
@@ -90,10 +90,6 @@ pub struct HttpTrigger {
 
 /// One `[[trigger.cron]]` (Spin's cron trigger plugin).
 #[derive(Debug, Clone)]
-#[allow(
-    dead_code,
-    reason = "the cron trigger is parsed now and run by a later host version"
-)]
 pub struct CronTrigger {
     /// `component` (an id in `[component]`).
     pub component: String,

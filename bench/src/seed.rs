@@ -15,6 +15,8 @@
 //! `seed-pharmacy --url U --admin-token T --out DIR [--prescriptions 200]`: registers a pharmacy and
 //! issues prescriptions of one medication of 9,999 units each, to be dispensed a unit at a time.
 //! Writes `DIR/pharmacy.tsv`: the pharmacy's token, then `signature medication_id` lines.
+//!
+//! One file (over 500 lines): the three seeding commands share one HTTP client, the names and the output files.
 
 use std::fmt::Write as _;
 use std::io::Write as _;

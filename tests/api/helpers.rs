@@ -5,6 +5,8 @@
 //!
 //! The host binary and the component files are built by `cargo xtask test` before this binary runs
 //! (it sets `RECETA_BIN`); run on its own, the binary is looked up next to this test executable.
+//!
+//! One file (over 500 lines): `spawn_app()` and the fixtures every test module uses; split it when a group of helpers is used by one module only.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

@@ -1,4 +1,6 @@
 //! Hospitals (openapi/receta.json, docs/api.md): create (JSON and multipart), list, get, PATCH, images, and who may do what.
+//!
+//! One file (over 500 lines): the black-box tests of one resource, the hospital (create, images, PATCH, access), sharing their fixtures.
 
 use serde_json::{Value, json};
 

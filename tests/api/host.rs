@@ -1,5 +1,7 @@
 //! Black-box tests of the `receta` host's Spin semantics, driven through the `probe` fixture
 //! component (`tests/components/probe`, manifest `tests/fixtures/probe/spin.toml`).
+//!
+//! One file (over 500 lines): the host's Spin semantics tested through the probe fixture, one test per rule, sharing the probe's helpers.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;

@@ -1,6 +1,8 @@
 //! The patient landing (docs/api.md, openapi/receta.json; decisions `cta_link`, `raw_size`, "Who sees what"): the JSON
 //! view for the issuing medic and the API admin, the public page at `/rx/<signature>` with its
 //! headers, escaping and friendly 404, and the tokenless PDF download.
+//!
+//! One file (over 500 lines): the patient landing's three forms (JSON, HTML, PDF) tested against one prescription each.
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;

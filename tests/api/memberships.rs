@@ -1,6 +1,8 @@
 //! Memberships (openapi/receta.json, docs/lifecycle.md, docs/api.md): create (and reactivate), the management list, the per-hospital
 //! list, PATCH, soft DELETE, and rules 1-3: only managed hospitals; `is_active` only through
 //! locations; creating an existing membership reactivates it.
+//!
+//! One file (over 500 lines): the black-box tests of memberships and locations, one resource's rules sharing their fixtures.
 
 use serde_json::{Value, json};
 

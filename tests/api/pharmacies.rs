@@ -2,6 +2,8 @@
 //! admin), the pharmacy calls on the original pharmacy API's paths (lookup, burn, reject), the
 //! medic's cancel, the event log, the events webhooks, the call log and its rate limit, and the
 //! rule that nothing is ever sold twice, raced from many threads.
+//!
+//! One file (over 500 lines): the black-box tests of the pharmacy calls and the lifecycle, sharing `register`, `prescribe`, `burn` (also used by `scale_out.rs`).
 
 use std::sync::{Arc, Barrier};
 use std::time::Duration;

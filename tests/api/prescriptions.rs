@@ -1,6 +1,8 @@
 //! `/api/v2/rx-endpoint/` and `/api/v2/drugs/` (openapi/receta.json, docs/lifecycle.md, docs/api.md; decisions): create, list,
 //! detail by id and by signature, the issuing rules, the drug-catalog rules, the stored document, the
 //! outbox rows, and concurrency.
+//!
+//! One file (over 500 lines): the black-box tests of one resource, the prescription, sharing their setup (`Setup`); split by resource, not by size.
 
 use std::collections::HashSet;
 

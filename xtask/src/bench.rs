@@ -18,6 +18,8 @@
 //! connections, a warm-up run, then measured runs; the median run is reported. The table goes to
 //! stdout and `docs/bench.md`. Environment: `RECETA_BENCH_SECONDS` (per run, 5),
 //! `RECETA_BENCH_RUNS` (3), `RECETA_BENCH_CONNS` (`2,8`), `RECETA_BENCH_PRESCRIPTIONS` (50000).
+//!
+//! One file (over 500 lines): the bench's stages in the order they run, each a function; what they share is in `bench/` (harness, settings, wrk, procs, report).
 
 mod harness;
 mod libsql;

@@ -6,6 +6,8 @@
 //! URLs that pass [`is_http_url`]. The one inline `<style>` is allowed by its SHA-256 in the
 //! Content-Security-Policy ([`content_security_policy`]), so no inline script or style attribute would
 //! run even if one slipped in.
+//!
+//! One file (over 500 lines): the patient's HTML page, markup and styles together, so the page reads top to bottom.
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;

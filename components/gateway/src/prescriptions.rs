@@ -7,6 +7,8 @@
 //! medic or the hospital) → `prescriptions.issue`, which applies the drug-catalog rules, signs, and
 //! writes everything, the outbox rows included, in one transaction. Once the response is sent, the
 //! same request delivers the new outbox rows (`notifications.deliver-due`).
+//!
+//! One file (over 500 lines): the prescription routes and the create's orchestration across the domain components, which read best in one place; the body's parsing is here too so every field error of a create is found in one pass.
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;

@@ -73,6 +73,9 @@ const INSERT_EMAIL: &str = "INSERT INTO outbox \
 const SIGNATURE_OF: &str = "SELECT signature FROM prescriptions WHERE id = ?";
 
 /// A prescription that said it would not be sent is pending again once an email is queued for it.
+/// One of the two writes to a table this component does not own (`prescriptions`, owned by the
+/// prescriptions component): the email's delivery state is this component's knowledge
+/// (docs/architecture.md, "Tables and their owners").
 const MARK_PENDING: &str =
     "UPDATE prescriptions SET sent_status = 'pending' WHERE id = ? AND sent_status = 'not_sent'";
 
@@ -91,7 +94,8 @@ const MARK_RETRY: &str = "UPDATE outbox SET lease_until = NULL, updated_at = ?1,
 const MARK_DEAD: &str = "UPDATE outbox SET status = 'dead', lease_until = NULL, updated_at = ?1, \
     last_error = ?4 WHERE id = ?2 AND lease_until = ?3 RETURNING id";
 
-/// Written by this component on purpose (see `wit/notifications.wit`): the relay accepted the email.
+/// Written by this component on purpose (see `wit/notifications.wit` and docs/architecture.md): the
+/// relay accepted the email.
 const MARK_SENT: &str =
     "UPDATE prescriptions SET sent = 1, sent_status = 'sent_email' WHERE id = ?";
 

@@ -3,6 +3,8 @@
 //! Unknown keys are ignored, as Spin ignores tool-specific ones; features `receta` cannot honour
 //! (remote sources, key-value stores, file mounts, WAGI, ...) are rejected with a clear error
 //! instead of being silently dropped.
+//!
+//! One file (over 500 lines): the manifest's schema and its validation, half of it unit tests of the messages a wrong `spin.toml` gets.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

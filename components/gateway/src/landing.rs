@@ -10,12 +10,13 @@
 //! The public responses are private to the patient: `Cache-Control: private, no-store`, `noindex`,
 //! no referrer, and a Content-Security-Policy that allows nothing but the page's own style sheet.
 
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use common::types::Error;
 
 use crate::bindings::campaigns::{self, Campaign};
-use crate::bindings::prescriptions::{self, LandingRx};
+use crate::bindings::prescriptions::{self, LandingRx, Medication};
 use crate::campaigns::landing_json;
 use crate::http::{Request, Response};
 use crate::landing_html;
@@ -28,20 +29,43 @@ pub fn json(req: &Request, signature: &str) -> Result<Response, Error> {
     Ok(Response::json(200, &landing_body(rx, &active)))
 }
 
+/// A medication on the landing: the prescription's medication without `order_id`.
+#[derive(Serialize)]
+struct LandingMedication<'a> {
+    id: i64,
+    presentation: &'a str,
+    instructions: &'a str,
+    qty: u32,
+    drug_upc: &'a str,
+    category: &'a str,
+    drug: &'a str,
+    cost: f64,
+    bought: bool,
+    bought_qty: u32,
+    qty_label: &'a str,
+}
+
+fn landing_medication(m: &Medication) -> LandingMedication<'_> {
+    LandingMedication {
+        id: m.id,
+        presentation: &m.presentation,
+        instructions: &m.instructions,
+        qty: m.qty,
+        drug_upc: &m.drug_upc,
+        category: &m.category,
+        drug: &m.drug,
+        cost: m.cost,
+        bought: m.bought,
+        bought_qty: m.bought_qty,
+        qty_label: &m.qty_label,
+    }
+}
+
 /// The JSON landing: `medications` are the 2.5 objects without `order_id`; `campaigns` the active
 /// ones (openapi/receta.json fields); `default_campaign` the default one if it is active, else null.
 fn landing_body(rx: LandingRx, active: &[Campaign]) -> Value {
-    let medications: Vec<Value> = rx
-        .medications
-        .iter()
-        .map(|m| {
-            let mut v = serde_json::to_value(m).expect("records serialize");
-            if let Some(map) = v.as_object_mut() {
-                map.remove("order_id");
-            }
-            v
-        })
-        .collect();
+    let medications: Vec<LandingMedication> =
+        rx.medications.iter().map(landing_medication).collect();
     let default_campaign = active
         .iter()
         .find(|c| c.is_default)

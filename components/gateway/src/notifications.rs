@@ -5,6 +5,7 @@
 //! right after the response, in the same request (`deliver_after`), and the outbox worker's cron
 //! trigger re-drives the retries.
 
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use common::fields::{Fields, is_valid_email};
@@ -12,7 +13,7 @@ use common::types::{Error, PageRequest, Principal, RxEvent};
 
 use crate::bindings::catalog;
 use crate::bindings::notifications::{
-    self, Delivery, DeliveryFilter, ListedMedic, NewWebhook, Webhook,
+    self, Attempt, Delivery, DeliveryFilter, ListedMedic, NewWebhook, Webhook,
 };
 use crate::bindings::prescriptions;
 use crate::http::{Request, Response, path_id};
@@ -200,14 +201,8 @@ pub fn list_deliveries(req: &Request) -> Result<Response, Error> {
     let found = notifications::list_deliveries(&filter, page)?;
     let results = found
         .results
-        .into_iter()
-        .map(|d| {
-            let mut v = delivery_json(d);
-            if let Some(map) = v.as_object_mut() {
-                map.remove("history");
-            }
-            v
-        })
+        .iter()
+        .map(|d| delivery_view(d, false))
         .collect::<Vec<_>>();
     Ok(Response::page(req, &page, found.count, &results))
 }
@@ -216,7 +211,7 @@ pub fn list_deliveries(req: &Request) -> Result<Response, Error> {
 pub fn get_delivery(req: &Request, id: &str) -> Result<Response, Error> {
     admin(req)?;
     let delivery = notifications::get_delivery(path_id(id)?)?;
-    Ok(Response::json(200, &delivery_json(delivery)))
+    Ok(Response::json(200, &delivery_view(&delivery, true)))
 }
 
 /// `POST /api/v2/deliveries/<id>/replay/` (API admin) → 200 the delivery, due now with a fresh retry
@@ -226,7 +221,7 @@ pub fn replay(req: &Request, id: &str) -> Result<Response, Error> {
     admin(req)?;
     let delivery = notifications::replay_delivery(path_id(id)?)?;
     let prescription = delivery.prescription;
-    Ok(Response::json(200, &delivery_json(delivery)).then(deliver_after(prescription)))
+    Ok(Response::json(200, &delivery_view(&delivery, true)).then(deliver_after(prescription)))
 }
 
 /// `POST /api/v2/deliveries/run/` (API admin) → 200 `{attempted, delivered, failed}`: one pass of the
@@ -389,19 +384,65 @@ fn webhook_json(w: Webhook) -> Value {
     v
 }
 
-/// A delivery as the admin sees it: the fields of its kind only.
-fn delivery_json(d: Delivery) -> Value {
-    let email = d.kind == "email";
-    let mut v = serde_json::to_value(&d).expect("records serialize");
-    if let Some(map) = v.as_object_mut() {
-        let drop: &[&str] = if email {
-            &["subscription", "webhook_id"]
+/// A delivery as the admin sees it: the fields of its kind only (`to`/`cc` for an email row,
+/// `subscription`/`webhook_id` for a webhook row), and `history` in the detail only.
+#[derive(Serialize)]
+struct DeliveryView<'a> {
+    id: i64,
+    kind: &'a str,
+    prescription: i64,
+    signature: &'a str,
+    target: &'a str,
+    status: &'a str,
+    attempts: u32,
+    next_attempt_at: &'a str,
+    created_at: &'a str,
+    updated_at: &'a str,
+    last_error: &'a Option<String>,
+    #[serde(flatten)]
+    recipients: Recipients<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    history: Option<&'a [Attempt]>,
+}
+
+/// Who a delivery goes to, by kind.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Recipients<'a> {
+    Email {
+        to: &'a [String],
+        cc: &'a [String],
+    },
+    Webhook {
+        subscription: Option<i64>,
+        webhook_id: &'a Option<String>,
+    },
+}
+
+fn delivery_view(d: &Delivery, with_history: bool) -> DeliveryView<'_> {
+    DeliveryView {
+        id: d.id,
+        kind: &d.kind,
+        prescription: d.prescription,
+        signature: &d.signature,
+        target: &d.target,
+        status: &d.status,
+        attempts: d.attempts,
+        next_attempt_at: &d.next_attempt_at,
+        created_at: &d.created_at,
+        updated_at: &d.updated_at,
+        last_error: &d.last_error,
+        recipients: if d.kind == "email" {
+            Recipients::Email {
+                to: &d.to,
+                cc: &d.cc,
+            }
         } else {
-            &["to", "cc"]
-        };
-        for key in drop {
-            map.remove(*key);
-        }
+            Recipients::Webhook {
+                subscription: d.subscription,
+                webhook_id: &d.webhook_id,
+            }
+        },
+        history: with_history.then_some(d.history.as_slice()),
     }
-    v
 }

@@ -13,7 +13,8 @@ use common::types::{Error, PageRequest, Principal, RxEvent};
 
 use crate::bindings::catalog;
 use crate::bindings::notifications::{
-    self, Attempt, Delivery, DeliveryFilter, ListedMedic, NewWebhook, Webhook,
+    self, Attempt, Delivery, DeliveryFilter, DeliveryKind, DeliveryStatus, ListedMedic, NewWebhook,
+    Webhook,
 };
 use crate::bindings::prescriptions;
 use crate::http::{Request, Response, path_id};
@@ -154,6 +155,25 @@ pub fn delete_webhook(req: &Request, id: &str) -> Result<Response, Error> {
     Ok(Response::no_content())
 }
 
+/// The delivery kinds and statuses by their API names.
+const KINDS: [(&str, DeliveryKind); 2] = [
+    ("email", DeliveryKind::Email),
+    ("webhook", DeliveryKind::Webhook),
+];
+const STATUSES: [(&str, DeliveryStatus); 3] = [
+    ("pending", DeliveryStatus::Pending),
+    ("done", DeliveryStatus::Done),
+    ("dead", DeliveryStatus::Dead),
+];
+
+/// The API name of a kind or status.
+fn name_of<T: PartialEq + Copy>(table: &[(&'static str, T)], value: T) -> &'static str {
+    table
+        .iter()
+        .find(|(_, v)| *v == value)
+        .map_or("", |(name, _)| name)
+}
+
 /// `GET /api/v2/deliveries/?kind&status&signature&webhook&limit&offset` (API admin) → 200 paginated
 /// deliveries (emails and webhooks), newest first.
 pub fn list_deliveries(req: &Request) -> Result<Response, Error> {
@@ -161,23 +181,25 @@ pub fn list_deliveries(req: &Request) -> Result<Response, Error> {
     let page = req.page()?;
     let q = req.query();
     let mut errors = Fields::from_map(Default::default());
-    let choice = |errors: &mut Fields, key: &str, allowed: &[&str]| {
+    let choice = |errors: &mut Fields, key: &str, allowed: &[&str]| -> Option<usize> {
         let value = q.get(key).filter(|v| !v.is_empty())?;
-        if allowed.contains(&value) {
-            Some(value.to_string())
-        } else {
-            errors.error(
-                key,
-                format!(
-                    "\"{value}\" is not a valid choice. Allowed values: {}.",
-                    allowed.join(", ")
-                ),
-            );
-            None
+        match allowed.iter().position(|a| *a == value) {
+            Some(i) => Some(i),
+            None => {
+                errors.error(
+                    key,
+                    format!(
+                        "\"{value}\" is not a valid choice. Allowed values: {}.",
+                        allowed.join(", ")
+                    ),
+                );
+                None
+            }
         }
     };
-    let kind = choice(&mut errors, "kind", &["email", "webhook"]);
-    let status = choice(&mut errors, "status", &["pending", "done", "dead"]);
+    let kind = choice(&mut errors, "kind", &KINDS.map(|(name, _)| name)).map(|i| KINDS[i].1);
+    let status =
+        choice(&mut errors, "status", &STATUSES.map(|(name, _)| name)).map(|i| STATUSES[i].1);
     let subscription = match q.get("webhook").filter(|v| !v.is_empty()) {
         None => None,
         Some(v) => match v.parse::<i64>() {
@@ -422,17 +444,17 @@ enum Recipients<'a> {
 fn delivery_view(d: &Delivery, with_history: bool) -> DeliveryView<'_> {
     DeliveryView {
         id: d.id,
-        kind: &d.kind,
+        kind: name_of(&KINDS, d.kind),
         prescription: d.prescription,
         signature: &d.signature,
         target: &d.target,
-        status: &d.status,
+        status: name_of(&STATUSES, d.status),
         attempts: d.attempts,
         next_attempt_at: &d.next_attempt_at,
         created_at: &d.created_at,
         updated_at: &d.updated_at,
         last_error: &d.last_error,
-        recipients: if d.kind == "email" {
+        recipients: if d.kind == DeliveryKind::Email {
             Recipients::Email {
                 to: &d.to,
                 cc: &d.cc,

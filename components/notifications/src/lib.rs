@@ -21,7 +21,8 @@ use common::types::{Error, PageRequest, RxEvent, WebhookDelivery};
 mod bindings;
 
 use bindings::exports::receta::erx::notifications::{
-    Delivery, DeliveryFilter, DeliveryPage, DeliveryRun, Guest, NewWebhook, Webhook, WebhookPage,
+    Delivery, DeliveryFilter, DeliveryKind, DeliveryPage, DeliveryRun, Guest, NewWebhook, Webhook,
+    WebhookPage,
 };
 
 struct Notifications;
@@ -64,8 +65,8 @@ impl Guest for Notifications {
     }
 
     fn replay_delivery(id: i64) -> Result<Delivery, Error> {
-        outbox::replay(id, |db, d| match (d.kind.as_str(), d.subscription) {
-            (outbox::WEBHOOK, Some(subscription)) => {
+        outbox::replay(id, |db, d| match (d.kind, d.subscription) {
+            (DeliveryKind::Webhook, Some(subscription)) => {
                 match webhooks::signing_state(db, subscription)? {
                     webhooks::Signing::Active(_) => Ok(()),
                     webhooks::Signing::Stopped(why) => Err(Error::BadRequest(format!(

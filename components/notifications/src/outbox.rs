@@ -13,11 +13,45 @@ use common::time::iso8601;
 use common::types::{Error, PageRequest};
 
 use crate::bindings::exports::receta::erx::notifications::{
-    Attempt, Delivery, DeliveryFilter, DeliveryPage,
+    Attempt, Delivery, DeliveryFilter, DeliveryKind, DeliveryPage, DeliveryStatus,
 };
 
 pub const EMAIL: &str = "email";
 pub const WEBHOOK: &str = "webhook";
+
+/// A kind's name in the `outbox.kind` column (and the API).
+pub fn kind_name(kind: DeliveryKind) -> &'static str {
+    match kind {
+        DeliveryKind::Email => EMAIL,
+        DeliveryKind::Webhook => WEBHOOK,
+    }
+}
+
+fn kind_from(name: &str) -> anyhow::Result<DeliveryKind> {
+    match name {
+        EMAIL => Ok(DeliveryKind::Email),
+        WEBHOOK => Ok(DeliveryKind::Webhook),
+        other => anyhow::bail!("unknown outbox kind {other:?}"),
+    }
+}
+
+/// A status's name in the `outbox.status` column (and the API).
+pub fn status_name(status: DeliveryStatus) -> &'static str {
+    match status {
+        DeliveryStatus::Pending => "pending",
+        DeliveryStatus::Done => "done",
+        DeliveryStatus::Dead => "dead",
+    }
+}
+
+fn status_from(name: &str) -> anyhow::Result<DeliveryStatus> {
+    match name {
+        "pending" => Ok(DeliveryStatus::Pending),
+        "done" => Ok(DeliveryStatus::Done),
+        "dead" => Ok(DeliveryStatus::Dead),
+        other => anyhow::bail!("unknown outbox status {other:?}"),
+    }
+}
 
 /// `?1` now, `?2` whether email rows may be taken, `?3` a prescription id or NULL.
 const DUE: &str = "status = 'pending' AND next_attempt_at <= ?1 \
@@ -276,8 +310,8 @@ pub fn queue_email(prescription: i64, to: &[String], cc: &[String]) -> Result<i6
 pub fn list(filter: &DeliveryFilter, page: PageRequest) -> Result<DeliveryPage, Error> {
     let db = Db::open()?;
     let params = [
-        opt_text(filter.kind.as_deref()),
-        opt_text(filter.status.as_deref()),
+        opt_text(filter.kind.map(kind_name)),
+        opt_text(filter.status.map(status_name)),
         opt_text(filter.signature.as_deref()),
         opt_int(filter.subscription),
     ];
@@ -349,11 +383,11 @@ fn delivery(r: &Row) -> anyhow::Result<Delivery> {
     };
     Ok(Delivery {
         id: r.i64("id")?,
-        kind: r.string("kind")?,
+        kind: kind_from(&r.string("kind")?)?,
         prescription: r.i64("prescription_id")?,
         signature: r.string("signature")?,
         target: r.string("target")?,
-        status: r.string("status")?,
+        status: status_from(&r.string("status")?)?,
         attempts: u32::try_from(r.i64("attempts")?).unwrap_or(0),
         next_attempt_at: r.string("next_attempt_at")?,
         created_at: r.string("created_at")?,

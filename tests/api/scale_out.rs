@@ -275,7 +275,7 @@ fn killing_a_node_under_load_loses_nothing_it_acknowledged() {
     let failed: usize = clients.into_iter().map(|c| c.join().unwrap()).sum();
     let acknowledged = acknowledged.lock().unwrap().clone();
     eprintln!(
-        "scale-out: {} creates acknowledged by node B before kill -9, {failed} cut off",
+        "scale-out: {} creates acknowledged by node B before kill -9; {failed} requests failed after it (in flight, then refused)",
         acknowledged.len()
     );
     assert!(failed > 0, "the kill happened under load");

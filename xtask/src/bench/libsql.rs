@@ -164,7 +164,7 @@ pub fn rows(
     notes.push(format!(
         "libSQL rows: the app's `default` database on `sqld` (libSQL's server) on loopback, \
          through the host's `type = \"libsql\"` backend; every statement is one HTTP round trip \
-         (Hrana), so a request costs its statement count in round trips. Seeding there: {}",
+         (Hrana), so a request costs its statement count in round trips. On libSQL: {}",
         seeding.join(" ")
     ));
     Ok(())

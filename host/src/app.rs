@@ -12,7 +12,6 @@ use anyhow::{Context, Result};
 use tokio::sync::Semaphore;
 use wasmtime_wasi_http::p2::bindings::ProxyPre;
 
-use crate::capability::PROVIDED;
 use crate::capability::outbound::AllowedHosts;
 use crate::capability::sqlite::{Databases, config as sqlite_config, migrations};
 use crate::capability::variables::ComponentVariables;
@@ -20,8 +19,8 @@ use crate::cli::{UpOptions, env_number};
 use crate::config::manifest::{Manifest, RouteSpec};
 use crate::config::runtime::RuntimeConfig;
 use crate::config::variables::AppVariables;
-use crate::runtime::compose::Sources;
-use crate::runtime::engine::{self, Limits, Provenance, WasmtimeResultExt};
+use crate::runtime::engine::{self, Limits, WasmtimeResultExt};
+use crate::runtime::linking::{self, Composition};
 use crate::runtime::store::ComponentContext;
 use crate::trigger::Runner;
 use crate::trigger::cron::{CronJob, CronTrigger, SpinCronPre, schedule::Schedule};
@@ -109,6 +108,7 @@ impl App {
             max_instances: max_instances + max_background,
         })?;
         let linker = engine::new_linker(&engine)?;
+        let composition = Composition::from_env()?;
 
         // Which trigger kinds use each component.
         let mut routes = Vec::new();
@@ -157,30 +157,7 @@ impl App {
                 memory_limit,
             });
 
-            let sources = Sources::read(decl)?;
-            let identity = sources.identity();
-            let dependencies = sources.dependencies.len();
-            let (component, provenance, took) =
-                engine::load_component(&engine, id, &identity, || sources.compose())?;
-            eprintln!(
-                "receta: component {id}: {} in {} ms",
-                match (provenance, dependencies) {
-                    (Provenance::Cached, _) => "loaded compiled code from the cache".to_string(),
-                    (Provenance::Compiled, 0) => "compiled".to_string(),
-                    (Provenance::Compiled, n) =>
-                        format!("composed with {n} dependencies and compiled"),
-                },
-                took.as_millis(),
-            );
-            let instance_pre = linker
-                .instantiate_pre(&component)
-                .anyhow()
-                .with_context(|| {
-                    format!(
-                        "component {id:?} imports something receta does not provide \
-                         (receta provides {PROVIDED})"
-                    )
-                })?;
+            let instance_pre = linking::prepare(&engine, &linker, decl, composition)?;
             if *is_http {
                 let pre = ProxyPre::new(instance_pre.clone()).anyhow().with_context(|| {
                     format!("component {id:?} has an HTTP trigger but does not export wasi:http/incoming-handler@0.2.x")

@@ -100,6 +100,12 @@ fn test() -> Result {
     run(cargo()
         .args(["test", "--release", "-p", "receta-tests"])
         .env("RECETA_BIN", host_binary()))?;
+    // The whole suite once more with the dependencies composed ahead of time (the host's static
+    // mode, as real Spin runs them) instead of linked lazily (the default).
+    run(cargo()
+        .args(["test", "--release", "-p", "receta-tests"])
+        .env("RECETA_BIN", host_binary())
+        .env("RECETA_COMPOSITION", "static"))?;
     // The same groups once more with the app's database on a libSQL server (docs/scale-out.md).
     let sqld = cluster::sqld_binary()?;
     run(cargo()

@@ -270,6 +270,15 @@ impl Fields {
         }
     }
 
+    /// `finish`, then the parsed value: a handler builds its input from values that are there, and
+    /// never checks after `finish` that a parser gave something back. `value` is `None` only when
+    /// a parser recorded an error; if one ever returns `None` without an error, that is this
+    /// crate's bug, answered as an internal error (500, logged) rather than a panic.
+    pub fn finish_with<T>(self, value: Option<T>) -> Result<T, Error> {
+        self.finish()?;
+        value.ok_or_else(|| Error::Internal("a field parser gave no value and no error".into()))
+    }
+
     /// Every field error found (none when all were valid), for a caller that merges them into an
     /// outer object's (a list item's errors into the list's).
     pub fn into_errors(self) -> Vec<FieldError> {
@@ -317,6 +326,21 @@ pub fn is_valid_email(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn finish_with_gives_the_value_or_every_error() {
+        let mut f = Fields::from_map(serde_json::Map::new());
+        let n = f.optional_i64("n");
+        assert!(matches!(f.finish_with(Some(n)), Ok(None)));
+        let mut f = Fields::from_json(br#"{"n": "x"}"#).unwrap();
+        let n = f.optional_i64("n");
+        assert!(matches!(f.finish_with(n), Err(Error::Invalid(e)) if e[0].field == "n"));
+        let f = Fields::from_map(serde_json::Map::new());
+        assert!(matches!(
+            f.finish_with(None::<i64>),
+            Err(Error::Internal(_))
+        ));
+    }
     use serde_json::json;
 
     fn fields(v: Value) -> Fields {

@@ -96,10 +96,8 @@ fn issue(req: &Request, medic_id: i64) -> Result<Response, Error> {
         },
         None => None,
     };
-    f.finish()?;
-    let (Some(hospital), Some(patient)) = (hospital, patient) else {
-        return Err(anyhow::anyhow!("hospital or patient missing after validation").into());
-    };
+    // Each of the two is `None` only with its field's error recorded.
+    let (hospital, patient) = f.finish_with(hospital.zip(patient))?;
 
     let image = |present: bool, kind| {
         if present {

@@ -74,6 +74,15 @@ impl Sources {
         })
     }
 
+    /// One component on its own (a lazily linked component or dependency), for its cache key.
+    pub fn single(id: &str, bytes: Vec<u8>) -> Self {
+        Self {
+            id: id.to_string(),
+            main: bytes,
+            dependencies: Vec::new(),
+        }
+    }
+
     /// SHA-256 of everything the composed bytes depend on, for the compiled-code cache key: the
     /// same inputs always compose to the same component, so a cache hit skips composing altogether.
     pub fn identity(&self) -> [u8; 32] {
@@ -147,21 +156,16 @@ fn split_package(name: &str) -> Option<(&str, (Option<&str>, Option<&str>))> {
     })
 }
 
-fn compose(id: &str, main: Vec<u8>, dependencies: &[(Dependency, Vec<u8>)]) -> Result<Vec<u8>> {
-    let mut graph = CompositionGraph::new();
-    let main_pkg = Package::from_bytes(&format!("receta:{id}"), None, main, graph.types_mut())
-        .map_err(|e| anyhow::anyhow!("{e:#}"))
-        .context("cannot read the main component")?;
-    let main_world = main_pkg.ty();
-    let main_id = graph
-        .register_package(main_pkg)
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
-    let main_instance = graph.instantiate(main_id);
-    let imports: Vec<String> = graph.types()[main_world].imports.keys().cloned().collect();
-
-    // import name -> dependency index
+/// Which dependency satisfies each plugged import (import name → dependency index), by Spin's key
+/// matching: a key matching no import, or an import matched by two keys, is an error.
+pub fn plugs<'a>(
+    id: &str,
+    imports: &[String],
+    dependencies: impl Iterator<Item = &'a Dependency>,
+) -> Result<BTreeMap<String, usize>> {
+    let dependencies: Vec<&Dependency> = dependencies.collect();
     let mut plugged: BTreeMap<String, usize> = BTreeMap::new();
-    for (n, (dep, _)) in dependencies.iter().enumerate() {
+    for (n, dep) in dependencies.iter().enumerate() {
         let matched: Vec<&String> = imports.iter().filter(|i| matches(&dep.name, i)).collect();
         if matched.is_empty() {
             bail!(
@@ -174,12 +178,28 @@ fn compose(id: &str, main: Vec<u8>, dependencies: &[(Dependency, Vec<u8>)]) -> R
             if let Some(other) = plugged.insert(import.clone(), n) {
                 bail!(
                     "import {import:?} is matched by two dependencies: {:?} and {:?}",
-                    dependencies[other].0.name,
+                    dependencies[other].name,
                     dep.name
                 );
             }
         }
     }
+    Ok(plugged)
+}
+
+fn compose(id: &str, main: Vec<u8>, dependencies: &[(Dependency, Vec<u8>)]) -> Result<Vec<u8>> {
+    let mut graph = CompositionGraph::new();
+    let main_pkg = Package::from_bytes(&format!("receta:{id}"), None, main, graph.types_mut())
+        .map_err(|e| anyhow::anyhow!("{e:#}"))
+        .context("cannot read the main component")?;
+    let main_world = main_pkg.ty();
+    let main_id = graph
+        .register_package(main_pkg)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let main_instance = graph.instantiate(main_id);
+    let imports: Vec<String> = graph.types()[main_world].imports.keys().cloned().collect();
+
+    let plugged = plugs(id, &imports, dependencies.iter().map(|(dep, _)| dep))?;
 
     let mut instances: Vec<Option<(NodeId, wac_graph::types::WorldId)>> =
         vec![None; dependencies.len()];
@@ -263,7 +283,7 @@ fn compose(id: &str, main: Vec<u8>, dependencies: &[(Dependency, Vec<u8>)]) -> R
 /// A dependency that does not inherit configuration would run with no permissions in Spin (a
 /// deny-all adapter is plugged in). `receta` cannot do that, so it refuses such a dependency if
 /// it imports a permissioned interface.
-fn check_inheritance<'a>(
+pub fn check_inheritance<'a>(
     dep: &Dependency,
     imports: impl Iterator<Item = &'a String>,
 ) -> Result<()> {

@@ -23,6 +23,9 @@ use crate::runtime::store::HostState;
 /// How often the epoch advances; a running guest yields to the scheduler at every tick.
 pub const EPOCH_TICK: Duration = Duration::from_millis(10);
 
+/// Component instances one store may hold: the trigger component and up to 7 dependencies.
+pub const COMPONENT_INSTANCES_PER_STORE: u32 = 8;
+
 /// Limits applied to every instance.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
@@ -47,7 +50,8 @@ impl<T> WasmtimeResultExt<T> for wasmtime::Result<T> {
 /// Builds the engine: components, async, epoch interruption, pooling allocator.
 pub fn new_engine(limits: Limits) -> Result<Engine> {
     let mut pool = PoolingAllocationConfig::new();
-    pool.total_component_instances(limits.max_instances)
+    // A request's store holds its component and, linked lazily, each dependency it calls.
+    pool.total_component_instances(limits.max_instances * COMPONENT_INSTANCES_PER_STORE)
         // A composed component has several core instances (and tables) per component.
         .total_core_instances(limits.max_instances * 32)
         // A composed component has one memory per dependency.

@@ -1,7 +1,8 @@
-//! Running components: the Wasmtime engine and compiled-code cache (`engine`), composing a
-//! component with its dependencies (`compose`), and the per-store data every capability's state
-//! lives in (`store`).
+//! Running components: the Wasmtime engine and compiled-code cache (`engine`), a component's
+//! dependencies linked lazily or composed (`linking`, `compose`), and the per-store data every
+//! capability's state lives in (`store`).
 
 pub mod compose;
 pub mod engine;
+pub mod linking;
 pub mod store;

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use wasmtime::component::ResourceTable;
+use wasmtime::component::{Instance, ResourceTable};
 use wasmtime::{Engine, Store, StoreLimits, StoreLimitsBuilder, UpdateDeadline};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
@@ -48,6 +48,9 @@ pub struct HostState {
     pub variables: VariablesState,
     /// Memory and instance limits.
     pub limits: StoreLimits,
+    /// The dependencies instantiated so far in this store, by index (lazy linking,
+    /// `runtime::linking`).
+    pub dependencies: Vec<Option<Instance>>,
 }
 
 impl HostState {
@@ -78,6 +81,7 @@ impl HostState {
             ),
             variables: VariablesState(component.variables.clone()),
             limits,
+            dependencies: Vec::new(),
         }
     }
 }

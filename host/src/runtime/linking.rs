@@ -1,0 +1,213 @@
+//! How a trigger component gets its dependencies (`[component.x.dependencies]`), two ways:
+//!
+//! - **lazy** (the default): the component and each dependency are compiled on their own. The
+//!   component's imports that a dependency satisfies are host functions of this component's own
+//!   linker; the first call of one within a store instantiates that dependency *in the same store*
+//!   (with the same host state: the component's permissions, as with
+//!   `dependencies_inherit_configuration`) and forwards the call; later calls in that store reuse
+//!   the instance. A request pays only for the dependencies it calls, and every request still gets
+//!   fresh instances: nothing survives between stores, which is Spin's semantics.
+//! - **static** (`RECETA_COMPOSITION=static`): composed with `wac-graph` as Spin does
+//!   (`compose.rs`), every dependency instantiated with the component on every request.
+//!
+//! Both modes plug the same imports (Spin's key matching, `compose::plugs`) and refuse the same
+//! manifests; the app and `spin.toml` are the same either way, and real Spin composes statically.
+
+use std::sync::Arc;
+
+use anyhow::{Context, Result, bail};
+use wasmtime::Engine;
+use wasmtime::component::types::ComponentItem;
+use wasmtime::component::{Component, ComponentExportIndex, InstancePre, Linker};
+
+use crate::capability::PROVIDED;
+use crate::config::manifest::ComponentDecl;
+use crate::runtime::compose::{Sources, check_inheritance, plugs};
+use crate::runtime::engine::{self, Provenance, WasmtimeResultExt};
+use crate::runtime::store::HostState;
+
+/// How dependencies are linked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Composition {
+    /// Instantiated on first use, in the same store.
+    Lazy,
+    /// Composed ahead of time, all instantiated with the component.
+    Static,
+}
+
+impl Composition {
+    /// `RECETA_COMPOSITION`: `lazy` (default) or `static`.
+    pub fn from_env() -> Result<Self> {
+        match std::env::var("RECETA_COMPOSITION").as_deref() {
+            Err(_) | Ok("") | Ok("lazy") => Ok(Self::Lazy),
+            Ok("static") => Ok(Self::Static),
+            Ok(other) => bail!("RECETA_COMPOSITION must be `lazy` or `static`, not {other:?}"),
+        }
+    }
+}
+
+/// The component `decl`, compiled (or loaded from the cache) and pre-instantiated with its
+/// dependencies linked the `composition` way; `base` provides the host interfaces.
+pub fn prepare(
+    engine: &Engine,
+    base: &Linker<HostState>,
+    decl: &ComponentDecl,
+    composition: Composition,
+) -> Result<InstancePre<HostState>> {
+    let id = decl.id.as_str();
+    let sources = Sources::read(decl)?;
+    let instance_pre = |linker: &Linker<HostState>, component: &Component| {
+        linker.instantiate_pre(component).anyhow().with_context(|| {
+            format!(
+                "component {id:?} imports something receta does not provide \
+                     (receta provides {PROVIDED})"
+            )
+        })
+    };
+    if composition == Composition::Static || sources.dependencies.is_empty() {
+        let identity = sources.identity();
+        let dependencies = sources.dependencies.len();
+        let (component, provenance, took) =
+            engine::load_component(engine, id, &identity, || sources.compose())?;
+        log(id, provenance, took, dependencies, "composed with");
+        return instance_pre(base, &component);
+    }
+
+    let Sources {
+        main, dependencies, ..
+    } = sources;
+    if dependencies.len() >= engine::COMPONENT_INSTANCES_PER_STORE as usize {
+        bail!(
+            "component {id:?} has {} dependencies; linked lazily, a store holds at most {} \
+             (run with RECETA_COMPOSITION=static)",
+            dependencies.len(),
+            engine::COMPONENT_INSTANCES_PER_STORE - 1
+        );
+    }
+    let main = Sources::single(id, main);
+    let (component, provenance, took) =
+        engine::load_component(engine, id, &main.identity(), || Ok(main.main.clone()))?;
+    log(id, provenance, took, 0, "");
+    let imports: Vec<String> = component
+        .component_type()
+        .imports(engine)
+        .map(|(name, _)| name.to_string())
+        .collect();
+    let plugged = plugs(id, &imports, dependencies.iter().map(|(dep, _)| dep))?;
+
+    let mut linker = base.clone();
+    // Each dependency compiled alone and pre-instantiated against the host interfaces.
+    let mut prepared: Vec<Option<(Arc<InstancePre<HostState>>, Component)>> =
+        vec![None; dependencies.len()];
+    for (import, n) in &plugged {
+        let (dep, bytes) = &dependencies[*n];
+        if prepared[*n].is_none() {
+            let name = format!("{id}/{}", dep.name);
+            let single = Sources::single(&name, bytes.clone());
+            let (dep_component, provenance, took) =
+                engine::load_component(engine, &name, &single.identity(), || {
+                    Ok(single.main.clone())
+                })?;
+            log(&name, provenance, took, 0, "");
+            let dep_imports: Vec<String> = dep_component
+                .component_type()
+                .imports(engine)
+                .map(|(name, _)| name.to_string())
+                .collect();
+            check_inheritance(dep, dep_imports.iter())?;
+            let pre = base
+                .instantiate_pre(&dep_component)
+                .anyhow()
+                .with_context(|| {
+                    format!(
+                        "dependency {:?} of component {id:?} imports something receta does not \
+                         provide (receta provides {PROVIDED})",
+                        dep.name
+                    )
+                })?;
+            prepared[*n] = Some((Arc::new(pre), dep_component));
+        }
+        let (pre, dep_component) = prepared[*n].clone().expect("prepared above");
+        let export = dep.export.clone().unwrap_or_else(|| import.clone());
+        let Some(interface) = dep_component.get_export_index(None, &export) else {
+            bail!(
+                "dependency {:?} ({}) does not export {export:?} to satisfy import {import:?}",
+                dep.name,
+                dep.source.display()
+            );
+        };
+        let Some(ComponentItem::ComponentInstance(ty)) = component
+            .component_type()
+            .get_import(engine, import)
+            .map(|e| e.ty)
+        else {
+            bail!("import {import:?} of component {id:?} is not an interface");
+        };
+        let mut instance = linker
+            .instance(import)
+            .anyhow()
+            .with_context(|| format!("cannot link import {import:?}"))?;
+        for (func, item) in ty.exports(engine) {
+            // Types need no definition; an interface of functions and types is what the app has.
+            match item.ty {
+                ComponentItem::ComponentFunc(_) => {}
+                ComponentItem::Type(_) => continue,
+                _ => bail!("import {import:?}: only functions and types can be linked lazily"),
+            }
+            let Some(index) = dep_component.get_export_index(Some(&interface), func) else {
+                bail!(
+                    "dependency {:?} export {export:?} has no function {func:?}",
+                    dep.name
+                );
+            };
+            forward(&mut instance, func, *n, pre.clone(), index)
+                .with_context(|| format!("cannot link {import}#{func}"))?;
+        }
+    }
+    instance_pre(&linker, &component)
+}
+
+/// Defines `func` to instantiate dependency `n` on first use in the store and call its export.
+fn forward(
+    instance: &mut wasmtime::component::LinkerInstance<'_, HostState>,
+    func: &str,
+    n: usize,
+    pre: Arc<InstancePre<HostState>>,
+    index: ComponentExportIndex,
+) -> Result<()> {
+    let name = func.to_string();
+    instance
+        .func_new_async(func, move |mut store, _ty, params, results| {
+            let (pre, name) = (pre.clone(), name.clone());
+            Box::new(async move {
+                let existing = store.data().dependencies.get(n).copied().flatten();
+                let dependency = match existing {
+                    Some(instance) => instance,
+                    None => {
+                        let instance = pre.instantiate_async(&mut store).await?;
+                        let slots = &mut store.data_mut().dependencies;
+                        if slots.len() <= n {
+                            slots.resize(n + 1, None);
+                        }
+                        slots[n] = Some(instance);
+                        instance
+                    }
+                };
+                let Some(callee) = dependency.get_func(&mut store, index) else {
+                    let missing = format!("dependency function {name:?} is missing");
+                    return Err(wasmtime::Error::msg(missing));
+                };
+                callee.call_async(&mut store, params, results).await
+            })
+        })
+        .anyhow()
+}
+
+fn log(id: &str, provenance: Provenance, took: std::time::Duration, deps: usize, how: &str) {
+    let what = match (provenance, deps) {
+        (Provenance::Cached, _) => "loaded compiled code from the cache".to_string(),
+        (Provenance::Compiled, 0) => "compiled".to_string(),
+        (Provenance::Compiled, n) => format!("{how} {n} dependencies and compiled"),
+    };
+    eprintln!("receta: component {id}: {what} in {} ms", took.as_millis());
+}

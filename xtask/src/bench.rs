@@ -572,7 +572,7 @@ fn app(
     load_rows(
         settings,
         &server,
-        "GET /nothing: the gateway's 404 (the floor: every component of the composition instantiated, no SQL)",
+        "GET /nothing: the gateway's 404 (the floor: the gateway alone, no dependency called, no SQL)",
         FLOOR_PATH,
         &[],
         None,

@@ -298,3 +298,36 @@ fn killing_a_node_under_load_loses_nothing_it_acknowledged() {
     );
     assert!(emails >= acknowledged.len());
 }
+
+#[test]
+fn a_database_that_goes_away_is_a_prompt_500_and_the_node_resumes_when_it_is_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut db = Sqld::primary(&dir.path().join("primary"));
+    let app = node(&db, AppConfig::default());
+    let list = || app.get("/api/v2/hospital/", Some(ADMIN_TOKEN));
+    assert_eq!(list().status, 200);
+
+    db.stop();
+    let asked = Instant::now();
+    let down = list();
+    assert_eq!(down.status, 500, "{}", down.text());
+    assert_eq!(down.json(), json!({"message": "Internal server error."}));
+    assert!(
+        asked.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        asked.elapsed()
+    );
+    assert!(
+        app.log().contains("libSQL"),
+        "the cause is logged:\n{}",
+        app.log()
+    );
+
+    // The same server back (same address, same data): the node carries on, nothing restarted.
+    db.start_again();
+    let back = eventually("the node answering again", WAIT, || {
+        let resp = list();
+        (resp.status == 200).then_some(resp)
+    });
+    assert_eq!(back.json()["count"], json!(0));
+}

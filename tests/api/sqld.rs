@@ -51,6 +51,8 @@ pub struct Sqld {
     /// `http://127.0.0.1:<port>` of its gRPC endpoint (a primary's, for replicas).
     pub grpc: Option<String>,
     child: Child,
+    /// How it was started, to start it again.
+    command: Vec<std::ffi::OsString>,
 }
 
 impl Sqld {
@@ -85,28 +87,30 @@ impl Sqld {
                 Some(format!("http://127.0.0.1:{port}"))
             }
         };
-        let log = std::fs::File::create(dir.join("sqld.log")).expect("sqld log");
-        // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec.
-        unsafe {
-            cmd.pre_exec(|| {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                Ok(())
-            });
-        }
-        let child = cmd
-            .stdin(Stdio::null())
-            .stdout(log.try_clone().expect("sqld log"))
-            .stderr(log)
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {}: {e}", binary().display()));
+        let command = cmd.get_args().map(|a| a.to_os_string()).collect();
         let sqld = Self {
             url: format!("http://127.0.0.1:{http}"),
             dir: dir.to_path_buf(),
             grpc,
-            child,
+            child: spawn(&dir.join("sqld.log"), cmd),
+            command,
         };
         sqld.wait_ready();
         sqld
+    }
+
+    /// Kills the server (its data stays in its directory).
+    pub fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Starts the server again, same address and data.
+    pub fn start_again(&mut self) {
+        let mut cmd = Command::new(binary());
+        cmd.args(&self.command);
+        self.child = spawn(&self.dir.join("sqld-again.log"), cmd);
+        self.wait_ready();
     }
 
     fn wait_ready(&self) {
@@ -138,6 +142,23 @@ impl Sqld {
         .expect("runtime config");
         path.to_path_buf()
     }
+}
+
+/// Starts `cmd` (an sqld) logging to `log`, dying with the calling thread.
+fn spawn(log: &Path, mut cmd: Command) -> Child {
+    let log = std::fs::File::create(log).expect("sqld log");
+    // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
+    cmd.stdin(Stdio::null())
+        .stdout(log.try_clone().expect("sqld log"))
+        .stderr(log)
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {}: {e}", binary().display()))
 }
 
 impl Drop for Sqld {

@@ -19,6 +19,9 @@ use crate::capability::sqlite::semantics::{
     BUSY_TIMEOUT, MAX_RESULT_BYTES, upgrade_begin, value_bytes,
 };
 
+/// How long a statement outside a transaction is tried again while the server says "database is
+/// locked".
+const LOCKED_TIMEOUT: Duration = Duration::from_secs(15);
 /// Longest a migration batch may take on the server.
 const BATCH_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -66,8 +69,36 @@ impl Connection {
         Ok(Self { conn, changes: 0 })
     }
 
-    /// Runs one statement and buffers its whole result.
+    /// Runs one statement and buffers its whole result. A server that answers "database is
+    /// locked" to a statement outside a transaction of ours (a `BEGIN IMMEDIATE`, an autocommit
+    /// write) ran nothing: that statement is tried again, as SQLite's busy handler would, for up
+    /// to [`LOCKED_TIMEOUT`] (sqld holds its lock through a log compaction: 5.8 s measured on a
+    /// 48,000-frame log).
     pub async fn execute(
+        &mut self,
+        statement: &str,
+        parameters: Vec<Value>,
+    ) -> Result<QueryResult, Error> {
+        let started = std::time::Instant::now();
+        let mut pause = Duration::from_millis(5);
+        loop {
+            let outside = self.conn.is_autocommit();
+            let result = self.execute_once(statement, parameters.clone()).await;
+            match result {
+                Err(Error::Io(message))
+                    if outside
+                        && message.contains("database is locked")
+                        && started.elapsed() + pause < LOCKED_TIMEOUT =>
+                {
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(Duration::from_millis(200));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    async fn execute_once(
         &mut self,
         statement: &str,
         parameters: Vec<Value>,

@@ -30,9 +30,7 @@ use rusqlite::types::{Value as SqlValue, ValueRef};
 
 use crate::capability::sqlite::bindings::{Error, QueryResult, RowResult, Value};
 use crate::capability::sqlite::config::Location;
-use crate::capability::sqlite::semantics::{
-    BUSY_TIMEOUT, MAX_RESULT_BYTES, upgrade_begin, value_bytes,
-};
+use crate::capability::sqlite::semantics::{BUSY_TIMEOUT, ResultBudget, upgrade_begin};
 /// Idle connections kept per database.
 const MAX_IDLE: usize = 32;
 /// Prepared statements cached per connection.
@@ -300,7 +298,7 @@ fn execute(
     });
     let mut rows = stmt.query(rusqlite::params_from_iter(params)).map_err(io)?;
     let mut out = Vec::new();
-    let mut bytes = 0usize;
+    let mut budget = ResultBudget::default();
     while let Some(row) = rows.next().map_err(io)? {
         let mut values = Vec::with_capacity(columns.len());
         for i in 0..columns.len() {
@@ -311,18 +309,9 @@ fn execute(
                 ValueRef::Text(t) => Value::Text(String::from_utf8_lossy(t).into_owned()),
                 ValueRef::Blob(b) => Value::Blob(b.to_vec()),
             };
-            bytes += value_bytes(match &value {
-                Value::Text(t) => t.len(),
-                Value::Blob(b) => b.len(),
-                _ => 0,
-            });
             values.push(value);
         }
-        if bytes > MAX_RESULT_BYTES {
-            return Err(Error::Io(format!(
-                "query result exceeds limit of {MAX_RESULT_BYTES} bytes"
-            )));
-        }
+        budget.add(&values)?;
         out.push(RowResult { values });
     }
     Ok(QueryResult { columns, rows: out })

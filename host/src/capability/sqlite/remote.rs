@@ -15,9 +15,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 
 use crate::capability::sqlite::bindings::{Error, QueryResult, RowResult, Value};
-use crate::capability::sqlite::semantics::{
-    BUSY_TIMEOUT, MAX_RESULT_BYTES, upgrade_begin, value_bytes,
-};
+use crate::capability::sqlite::semantics::{BUSY_TIMEOUT, ResultBudget, upgrade_begin};
 
 /// How long a statement outside a transaction is tried again while the server says "database is
 /// locked".
@@ -122,22 +120,14 @@ impl Connection {
                 .map(|i| as_written(statement, rows.column_name(i).unwrap_or("")))
                 .collect();
             let mut out = Vec::new();
-            let mut bytes = 0usize;
+            let mut budget = ResultBudget::default();
             while let Some(row) = rows.next().await? {
                 let mut values = Vec::with_capacity(count as usize);
                 for i in 0..count {
-                    let value = from_libsql(row.get_value(i)?);
-                    bytes += value_bytes(match &value {
-                        Value::Text(t) => t.len(),
-                        Value::Blob(b) => b.len(),
-                        _ => 0,
-                    });
-                    values.push(value);
+                    values.push(from_libsql(row.get_value(i)?));
                 }
-                if bytes > MAX_RESULT_BYTES {
-                    return Ok(Err(Error::Io(format!(
-                        "query result exceeds limit of {MAX_RESULT_BYTES} bytes"
-                    ))));
+                if let Err(over) = budget.add(&values) {
+                    return Ok(Err(over));
                 }
                 out.push(RowResult { values });
             }

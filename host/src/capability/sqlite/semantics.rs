@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use crate::capability::sqlite::bindings::{Error, Value};
+
 /// Spin's cap on a buffered query result.
 pub const MAX_RESULT_BYTES: usize = 128 * 1024 * 1024;
 /// How long a statement waits for another connection's write lock (locally), or for a libSQL
@@ -35,9 +37,33 @@ pub fn upgrade_begin(statement: &str) -> Option<&'static str> {
     .then_some("BEGIN IMMEDIATE")
 }
 
-/// The size a value counts for against [`MAX_RESULT_BYTES`].
-pub fn value_bytes(text_or_blob_len: usize) -> usize {
-    16 + text_or_blob_len
+/// A buffered result's size, counted row by row against [`MAX_RESULT_BYTES`] (16 bytes a value,
+/// plus a text's or blob's length), the same way on both backends.
+#[derive(Default)]
+pub struct ResultBudget {
+    bytes: usize,
+}
+
+impl ResultBudget {
+    /// Counts one row; `io` once the result is over the cap.
+    pub fn add(&mut self, values: &[Value]) -> Result<(), Error> {
+        self.bytes += values
+            .iter()
+            .map(|value| {
+                16 + match value {
+                    Value::Text(t) => t.len(),
+                    Value::Blob(b) => b.len(),
+                    _ => 0,
+                }
+            })
+            .sum::<usize>();
+        if self.bytes > MAX_RESULT_BYTES {
+            return Err(Error::Io(format!(
+                "query result exceeds limit of {MAX_RESULT_BYTES} bytes"
+            )));
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

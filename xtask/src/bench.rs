@@ -41,7 +41,7 @@ use scripts::Req;
 use crate::project::{Result, WASM_TARGET, cargo, host_binary, on_path, root, run, target_dir};
 use harness::{
     ADMIN_HEADER, ADMIN_TOKEN, FLOOR_PATH, MEDICS, READY_PATH, Seed, app_command, bench_binary,
-    helper, helper_text, key_values, load_rows, rx_body, seed_rx, spread, value,
+    helper, helper_text, key_values, load_rows, seed_rx, spread, value,
 };
 use settings::Settings;
 
@@ -841,17 +841,7 @@ fn app(
         vs_sqlite(None),
         rows,
     )?;
-    let new_rx: Vec<Req> = (0..seed.medics.len())
-        .map(|i| Req {
-            method: "POST",
-            path: "/api/v2/rx-endpoint/".into(),
-            token: seed.medics[i].0.clone(),
-            body: Some(rx_body(
-                seed.medics[i].1,
-                &seed.patients[i][i % seed.patients[i].len()],
-            )),
-        })
-        .collect();
+    let new_rx = seed.rx_creates();
     let create_rx = scripts::write(&scripts_dir, "rx-create", &new_rx)?;
     load_rows(
         settings,

@@ -6,12 +6,11 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
 use super::harness::{
-    ADMIN_HEADER, ADMIN_TOKEN, MEDICS, READY_PATH, Seed, app_command, helper, load_rows, rx_body,
-    seed_rx,
+    ADMIN_HEADER, ADMIN_TOKEN, MEDICS, READY_PATH, Seed, app_command, helper, load_rows, seed_rx,
 };
 use super::procs::{Banner, Server};
 use super::report::{Row, thousands};
-use super::scripts::{self, Req};
+use super::scripts;
 use super::settings::Settings;
 use crate::project::Result;
 
@@ -137,17 +136,7 @@ pub fn rows(
         |_, _, _| {},
         rows,
     )?;
-    let new_rx: Vec<Req> = (0..seed.medics.len())
-        .map(|i| Req {
-            method: "POST",
-            path: "/api/v2/rx-endpoint/".into(),
-            token: seed.medics[i].0.clone(),
-            body: Some(rx_body(
-                seed.medics[i].1,
-                &seed.patients[i][i % seed.patients[i].len()],
-            )),
-        })
-        .collect();
+    let new_rx = seed.rx_creates();
     let create = scripts::write(&scripts_dir, "rx-create", &new_rx)?;
     load_rows(
         settings,

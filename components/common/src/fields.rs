@@ -262,12 +262,7 @@ impl Fields {
 
     /// `Ok(())` when every field read was valid, else the 400 with all of them.
     pub fn finish(self) -> Result<(), Error> {
-        let errors = self.into_errors();
-        if errors.is_empty() {
-            Ok(())
-        } else {
-            Err(Error::Invalid(errors))
-        }
+        self.finish_item().map_err(Error::Invalid)
     }
 
     /// `finish`, then the parsed value: a handler builds its input from values that are there, and
@@ -279,13 +274,17 @@ impl Fields {
         value.ok_or_else(|| Error::Internal("a field parser gave no value and no error".into()))
     }
 
-    /// Every field error found (none when all were valid), for a caller that merges them into an
-    /// outer object's (a list item's errors into the list's).
-    pub fn into_errors(self) -> Vec<FieldError> {
-        self.errors
+    /// `finish` for a list item: `Err` with every field error found, for a caller that merges them
+    /// into the list's own errors.
+    pub fn finish_item(self) -> Result<(), Vec<FieldError>> {
+        if self.errors.is_empty() {
+            return Ok(());
+        }
+        Err(self
+            .errors
             .into_iter()
             .map(|(field, messages)| FieldError { field, messages })
-            .collect()
+            .collect())
     }
 }
 

@@ -289,10 +289,7 @@ fn branch(map: Map<String, Value>) -> Result<Branch, Vec<FieldError>> {
     let address = b
         .optional_str("address", BRANCH_ADDRESS)
         .unwrap_or_default();
-    let errors = b.into_errors();
-    if !errors.is_empty() {
-        return Err(errors);
-    }
+    b.finish_item()?;
     Ok(Branch {
         determinante,
         name,

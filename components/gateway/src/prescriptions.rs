@@ -639,10 +639,7 @@ fn medication(map: Map<String, Value>) -> Result<NewMedication, Vec<FieldError>>
         m.error("drug_upc", "Control characters are not allowed.");
     }
     let category = m.choice("category", &CATEGORIES, true);
-    let errors = m.into_errors();
-    if !errors.is_empty() {
-        return Err(errors);
-    }
+    m.finish_item()?;
     Ok(NewMedication {
         presentation,
         instructions,

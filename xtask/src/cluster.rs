@@ -32,8 +32,40 @@ pub fn sqld_binary() -> Result<PathBuf> {
     Err("no libSQL server: set RECETA_SQLD or put `sqld` on PATH (Turso's releases or its container image)".into())
 }
 
-/// Kills every process it holds when dropped.
-struct Processes(Vec<(String, Child)>);
+/// Started processes, killed when dropped.
+#[derive(Default)]
+pub struct Processes(Vec<(String, Child)>);
+
+impl Processes {
+    /// Starts an `sqld` keeping its data in `db_path` and serving Hrana on 127.0.0.1:`http`, with
+    /// `extra` arguments (a primary's gRPC listener, a replica's primary), logging to `log`;
+    /// returns its URL once it answers.
+    pub fn sqld(
+        &mut self,
+        name: &str,
+        db_path: &Path,
+        http: u16,
+        extra: &[&str],
+        log: &Path,
+    ) -> Result<String> {
+        let mut cmd = Command::new(sqld_binary()?);
+        cmd.arg("--db-path")
+            .arg(db_path)
+            .args(["--http-listen-addr", &format!("127.0.0.1:{http}")])
+            .arg("--no-welcome")
+            .args(extra);
+        let child = spawn(&mut cmd, name, log)?;
+        self.0.push((name.to_string(), child));
+        let url = format!("http://127.0.0.1:{http}");
+        wait_http(&format!("{url}/health"), name)?;
+        Ok(url)
+    }
+}
+
+/// A runtime config putting the app's `default` database on the libSQL server at `url`.
+pub fn runtime_config(url: &str) -> String {
+    format!("[sqlite_database.default]\ntype = \"libsql\"\nurl = \"{url}\"\n")
+}
 
 impl Drop for Processes {
     fn drop(&mut self) {
@@ -82,46 +114,32 @@ fn wait_http(url: &str, name: &str) -> Result {
 
 /// Starts the cluster and waits.
 pub fn cluster(base: u16) -> Result {
-    let sqld = sqld_binary()?;
     let dir = root().join(".spin/cluster");
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let port = |offset: u16| base + offset;
-    let mut procs = Processes(Vec::new());
+    let mut procs = Processes::default();
 
-    let primary_url = format!("http://127.0.0.1:{}", port(80));
-    let replica_url = format!("http://127.0.0.1:{}", port(81));
     let grpc = format!("127.0.0.1:{}", port(50));
-    let mut primary = Command::new(&sqld);
-    primary
-        .arg("--db-path")
-        .arg(dir.join("primary.sqld"))
-        .args(["--http-listen-addr", &format!("127.0.0.1:{}", port(80))])
-        .args(["--grpc-listen-addr", &grpc, "--no-welcome"]);
-    let child = spawn(&mut primary, "libSQL primary", &dir.join("primary.log"))?;
-    procs.0.push(("libSQL primary".into(), child));
-    wait_http(&format!("{primary_url}/health"), "the libSQL primary")?;
-    let mut replica = Command::new(&sqld);
-    replica
-        .arg("--db-path")
-        .arg(dir.join("replica.sqld"))
-        .args(["--http-listen-addr", &format!("127.0.0.1:{}", port(81))])
-        .args([
-            "--primary-grpc-url",
-            &format!("http://{grpc}"),
-            "--no-welcome",
-        ]);
-    let child = spawn(&mut replica, "libSQL replica", &dir.join("replica.log"))?;
-    procs.0.push(("libSQL replica".into(), child));
-    wait_http(&format!("{replica_url}/health"), "the libSQL replica")?;
+    let primary_url = procs.sqld(
+        "libSQL primary",
+        &dir.join("primary.sqld"),
+        port(80),
+        &["--grpc-listen-addr", &grpc],
+        &dir.join("primary.log"),
+    )?;
+    let replica_url = procs.sqld(
+        "libSQL replica",
+        &dir.join("replica.sqld"),
+        port(81),
+        &["--primary-grpc-url", &format!("http://{grpc}")],
+        &dir.join("replica.log"),
+    )?;
 
     let mut nodes = Vec::new();
     for (name, db, offset) in [("a", &primary_url, 0), ("b", &replica_url, 1)] {
         let config = dir.join(format!("node-{name}.toml"));
-        std::fs::write(
-            &config,
-            format!("[sqlite_database.default]\ntype = \"libsql\"\nurl = \"{db}\"\n"),
-        )
-        .map_err(|e| format!("{}: {e}", config.display()))?;
+        std::fs::write(&config, runtime_config(db))
+            .map_err(|e| format!("{}: {e}", config.display()))?;
         let listen = format!("127.0.0.1:{}", port(offset));
         let mut node = Command::new(host_binary());
         node.arg("up")

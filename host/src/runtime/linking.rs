@@ -175,7 +175,8 @@ fn forward(
     pre: Arc<InstancePre<HostState>>,
     index: ComponentExportIndex,
 ) -> Result<()> {
-    let name = func.to_string();
+    // Shared, not copied per call: it is only read in the error below.
+    let name: Arc<str> = Arc::from(func);
     instance
         .func_new_async(func, move |mut store, _ty, params, results| {
             let (pre, name) = (pre.clone(), name.clone());

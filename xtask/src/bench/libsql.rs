@@ -3,7 +3,6 @@
 //! rows (docs/scale-out.md).
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 
 use super::harness::{
     ADMIN_HEADER, ADMIN_TOKEN, MEDICS, READY_PATH, Seed, app_command, helper, load_rows, seed_rx,
@@ -16,16 +15,6 @@ use crate::project::Result;
 
 /// Prescriptions seeded before the rows are measured.
 const PRESCRIPTIONS: usize = 2_000;
-
-/// Kills the server when dropped.
-struct Sqld(Child);
-
-impl Drop for Sqld {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 fn free_port() -> Result<u16> {
     std::net::TcpListener::bind("127.0.0.1:0")
@@ -43,38 +32,16 @@ pub fn rows(
 ) -> Result {
     let dir = dir.join("libsql");
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-    let port = free_port()?;
-    let log = std::fs::File::create(dir.join("sqld.log")).map_err(|e| e.to_string())?;
-    let child = Command::new(crate::cluster::sqld_binary()?)
-        .arg("--db-path")
-        .arg(dir.join("primary.sqld"))
-        .args([
-            "--http-listen-addr",
-            &format!("127.0.0.1:{port}"),
-            "--no-welcome",
-        ])
-        .stdin(Stdio::null())
-        .stdout(log.try_clone().map_err(|e| e.to_string())?)
-        .stderr(log)
-        .spawn()
-        .map_err(|e| format!("cannot start sqld: {e}"))?;
-    let _sqld = Sqld(child);
+    let mut procs = crate::cluster::Processes::default();
+    let url = procs.sqld(
+        "libSQL primary",
+        &dir.join("primary.sqld"),
+        free_port()?,
+        &[],
+        &dir.join("sqld.log"),
+    )?;
     let config = dir.join("runtime-config.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[sqlite_database.default]\ntype = \"libsql\"\nurl = \"http://127.0.0.1:{port}\"\n"
-        ),
-    )
-    .map_err(|e| e.to_string())?;
-    // The server may take a moment to listen: the host retries nothing, so wait for it here.
-    let started = std::time::Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        if started.elapsed().as_secs() > 20 {
-            return Err("sqld did not listen within 20 s".into());
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    std::fs::write(&config, crate::cluster::runtime_config(&url)).map_err(|e| e.to_string())?;
     let mut cmd = app_command(
         &dir,
         &dir.join("state"),

@@ -121,11 +121,14 @@ impl TestResponse {
     }
 }
 
+/// The repository: the parent of this crate's directory, as `cargo test` says at run time (a test
+/// binary shared through one target directory by two checkouts serves the one that runs it), else
+/// as it was when compiled.
 pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
+    let manifest = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+    manifest.parent().unwrap_or(Path::new(".")).to_path_buf()
 }
 
 /// The `receta` binary under test: `RECETA_BIN`, or next to this test executable.

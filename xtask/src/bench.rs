@@ -774,8 +774,8 @@ fn app(
         flat(search_1k),
         rows,
     )?;
-    // A search's cost grows with the medic's own prescriptions: `LIKE '%…%'` cannot use an index,
-    // so it reads every one of them (through `prescriptions_by_medic`, never the whole table).
+    // A search tests every one of the medic's own prescriptions (`LIKE '%…%'` plus the total
+    // count), reading them from `prescriptions_search_by_medic` (0011), never the whole table.
     let heavy_search = scripts::write(
         &scripts_dir,
         "rx-search-all-10-heavy",

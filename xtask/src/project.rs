@@ -9,11 +9,14 @@ pub const WASM_TARGET: &str = "wasm32-wasip2";
 
 pub type Result<T = ()> = std::result::Result<T, String>;
 
+/// The project's root: the parent of xtask's manifest directory, read at run time first (`cargo run`
+/// sets it), so an xtask binary left in a target directory shared by two checkouts serves the one
+/// that ran it.
 pub fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
+    let manifest = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+    manifest.parent().unwrap_or(Path::new(".")).to_path_buf()
 }
 
 /// Where cargo puts its output (`CARGO_TARGET_DIR` or `<root>/target`).

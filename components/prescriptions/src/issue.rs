@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use common::db::{Db, blob, boolean, int, opt_text, text};
+use common::db::{Db, Param, blob, boolean, int, opt_text, text};
 use common::types::{Error, FieldError};
 
 use crate::bindings::exports::receta::erx::prescriptions::{
@@ -20,7 +20,11 @@ use crate::pdf;
 use crate::read;
 use crate::seal;
 
-const SELECT_DRUG: &str = "SELECT upc, name, category FROM drugs WHERE upc = ?";
+/// The formulary's entries for `count` UPCs: one statement for all of a prescription's medications.
+fn drugs_sql(count: usize) -> String {
+    let placeholders = vec!["?"; count].join(", ");
+    format!("SELECT upc, name, category FROM drugs WHERE upc IN ({placeholders})")
+}
 
 const INSERT_PRESCRIPTION: &str = "INSERT INTO prescriptions \
     (signature, medic_id, medic_email, hospital_id, hospital_patron, hospital_location, clinic, \
@@ -28,9 +32,17 @@ const INSERT_PRESCRIPTION: &str = "INSERT INTO prescriptions \
      diagnosis, extras, show_diagnosis, send_rx, created_at, sent, rx_status, sent_status) \
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?) RETURNING id";
 
-const INSERT_MEDICATION: &str = "INSERT INTO medications \
-    (prescription_id, position, presentation, instructions, qty, drug_upc, category, drug, qty_label) \
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id";
+/// All of a prescription's `count` medications in one statement (the gateway allows at most 50:
+/// 450 parameters, far under SQLite's limit). `RETURNING` order is not guaranteed, so each id comes
+/// back with its `position`.
+fn insert_medications_sql(count: usize) -> String {
+    let rows = vec!["(?, ?, ?, ?, ?, ?, ?, ?, ?)"; count].join(", ");
+    format!(
+        "INSERT INTO medications \
+         (prescription_id, position, presentation, instructions, qty, drug_upc, category, drug, qty_label) \
+         VALUES {rows} RETURNING id, position"
+    )
+}
 
 const INSERT_DOCUMENT: &str =
     "INSERT INTO prescription_documents (prescription_id, canonical, pdf) VALUES (?, ?, ?)";
@@ -90,23 +102,30 @@ pub fn issue(req: IssueRequest) -> Result<Prescription, Error> {
                 |r| r.i64("id"),
             )?
             .ok_or_else(|| anyhow::anyhow!("INSERT … RETURNING returned no row"))?;
-        let mut ids = Vec::with_capacity(meds.len());
-        for (position, m) in meds.iter().enumerate() {
-            let params = [
-                int(id),
-                int(position as i64),
-                text(&m.presentation),
-                text(&m.instructions),
-                int(m.qty.into()),
-                text(&m.drug_upc),
-                text(&m.category),
-                text(&m.drug),
-                text(&m.qty_label),
-            ];
-            let mid = db
-                .query_opt(INSERT_MEDICATION, &params, |r| r.i64("id"))?
-                .ok_or_else(|| anyhow::anyhow!("INSERT … RETURNING returned no row"))?;
-            ids.push(mid);
+        let params: Vec<Param> = meds
+            .iter()
+            .enumerate()
+            .flat_map(|(position, m)| {
+                [
+                    int(id),
+                    int(position as i64),
+                    text(&m.presentation),
+                    text(&m.instructions),
+                    int(m.qty.into()),
+                    text(&m.drug_upc),
+                    text(&m.category),
+                    text(&m.drug),
+                    text(&m.qty_label),
+                ]
+            })
+            .collect();
+        let mut ids = vec![0; meds.len()];
+        for (mid, position) in db.query(&insert_medications_sql(meds.len()), &params, |r| {
+            Ok((r.i64("id")?, r.i64("position")?))
+        })? {
+            if let Some(slot) = usize::try_from(position).ok().and_then(|p| ids.get_mut(p)) {
+                *slot = mid;
+            }
         }
         db.execute(
             INSERT_DOCUMENT,
@@ -176,22 +195,30 @@ pub fn issue(req: IssueRequest) -> Result<Prescription, Error> {
 
 /// Every medication resolved against the drug catalog, or one 400 on `medications` naming each bad item.
 fn resolve_all(db: &Db, req: &IssueRequest) -> Result<Vec<Resolved>, Error> {
+    let upcs: Vec<Param> = req
+        .medications
+        .iter()
+        .map(|m| m.drug_upc.trim())
+        .filter(|upc| !upc.is_empty())
+        .map(text)
+        .collect();
+    let entries = if upcs.is_empty() {
+        Vec::new()
+    } else {
+        db.query(&drugs_sql(upcs.len()), &upcs, |r| {
+            Ok(Drug {
+                upc: r.string("upc")?,
+                name: r.string("name")?,
+                category: r.string("category")?,
+            })
+        })?
+    };
     let mut resolved = Vec::with_capacity(req.medications.len());
     let mut messages = Vec::new();
     for (i, med) in req.medications.iter().enumerate() {
         let upc = med.drug_upc.trim();
-        let entry = if upc.is_empty() {
-            None
-        } else {
-            db.query_opt(SELECT_DRUG, &[text(upc)], |r| {
-                Ok(Drug {
-                    upc: r.string("upc")?,
-                    name: r.string("name")?,
-                    category: r.string("category")?,
-                })
-            })?
-        };
-        match medications::resolve(med, entry.as_ref()) {
+        let entry = entries.iter().find(|d| !upc.is_empty() && d.upc == upc);
+        match medications::resolve(med, entry) {
             Ok(r) => resolved.push(r),
             Err(message) => messages.push(format!("Item {}: {message}", i + 1)),
         }

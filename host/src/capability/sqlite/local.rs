@@ -204,6 +204,9 @@ impl Connection {
             return Err(Error::InvalidConnection);
         };
         let writes = writes(conn, statement);
+        // Inside a transaction this connection already writes in, a statement never waits for a
+        // lock (it holds SQLite's and this host's): only its end (the commit's `fsync`) may block.
+        let writing = self.turn.is_some() && !conn.is_autocommit();
         if writes && self.turn.is_none() {
             let writer = self.db.writer.clone();
             let turn = tokio::time::timeout(BUSY_TIMEOUT, writer.lock_owned()).await;
@@ -212,10 +215,15 @@ impl Connection {
         let Some(conn) = self.conn.as_mut() else {
             return Err(Error::InvalidConnection);
         };
-        let result = if writes || !conn.is_autocommit() {
-            blocking(|| execute(conn, statement, parameters))
+        let inline = if writing {
+            !ends_transaction(statement)
         } else {
+            !writes && conn.is_autocommit()
+        };
+        let result = if inline {
             execute(conn, statement, parameters)
+        } else {
+            blocking(|| execute(conn, statement, parameters))
         };
         if conn.is_autocommit() {
             self.turn = None;
@@ -257,16 +265,30 @@ impl Connection {
 }
 
 /// Whether `statement` takes the write lock (`BEGIN` included, as it runs `BEGIN IMMEDIATE`; a
-/// statement that does not prepare counts as a write). A write, and anything inside a transaction
-/// (a commit, a checkpoint), may wait or do heavy I/O, so it leaves the async worker thread
-/// (`blocking`). A read-only statement outside a transaction never waits in WAL mode and takes
-/// microseconds: it runs inline, like the guest's own code, since handing the worker to another
-/// thread (`block_in_place`) around every statement cost more than most statements.
+/// statement that does not prepare counts as a write). A statement that may wait for a lock or
+/// flush (a write outside a transaction, `BEGIN`, a transaction's end, a checkpoint) leaves the
+/// async worker thread (`blocking`). A read-only statement outside a transaction never waits in
+/// WAL mode, and neither does a statement inside a transaction that already holds the write lock:
+/// they take microseconds and run inline, like the guest's own code, since handing the worker to
+/// another thread (`block_in_place`) around every statement cost more than most statements.
 fn writes(conn: &rusqlite::Connection, statement: &str) -> bool {
     let statement = upgrade_begin(statement).unwrap_or(statement);
     !conn
         .prepare_cached(statement)
         .is_ok_and(|stmt| stmt.readonly())
+}
+
+/// Whether `statement` may end a transaction (and so flush it): `COMMIT`, `END`, or the `RELEASE` of
+/// what may be the outermost savepoint.
+fn ends_transaction(statement: &str) -> bool {
+    let first = statement
+        .trim_start()
+        .split(|c: char| !c.is_ascii_alphabetic())
+        .next()
+        .unwrap_or("");
+    ["COMMIT", "END", "RELEASE"]
+        .iter()
+        .any(|w| first.eq_ignore_ascii_case(w))
 }
 
 /// Runs blocking SQLite work without stalling the async runtime's other tasks.
@@ -320,6 +342,28 @@ fn execute(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_transactions_end_may_flush_it() {
+        for end in [
+            "COMMIT",
+            " commit;",
+            "END TRANSACTION",
+            "release sp1",
+            "COMMIT\n",
+        ] {
+            assert!(ends_transaction(end), "{end:?}");
+        }
+        for other in [
+            "INSERT INTO t VALUES (1)",
+            "SELECT 1",
+            "ROLLBACK",
+            "ENDX",
+            "UPDATE t SET x=1",
+        ] {
+            assert!(!ends_transaction(other), "{other:?}");
+        }
+    }
 
     fn db() -> (tempfile::TempDir, Database) {
         let dir = tempfile::tempdir().unwrap();

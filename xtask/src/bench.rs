@@ -12,36 +12,41 @@
 //!    idle RSS, component sizes;
 //! 3. the app (`spin.toml`) on a fresh state dir, seeded through the API (10 hospitals, 100
 //!    medics, 10,000 patients, then 1,000 and 50,000 prescriptions): lists, searches, details,
-//!    PDFs and creates, with the list and search measured at 1,000 and at 50,000 prescriptions.
+//!    PDFs, pharmacy calls and creates, with the list and search measured at 1,000 and at 50,000
+//!    prescriptions (`bench/app.rs`: two tables of scenarios, `bench/scenarios.rs`: the loop that
+//!    measures them and computes their ratios and targets);
+//! 4. the same app on libSQL (`bench/libsql.rs`).
 //!
 //! Every load comes from `wrk` (installed with apt-get when missing) on loopback: fixed
 //! connections, a warm-up run, then measured runs; the median run is reported. The table goes to
 //! stdout and `docs/bench.md`. Environment: `RECETA_BENCH_SECONDS` (per run, 5),
 //! `RECETA_BENCH_RUNS` (3), `RECETA_BENCH_CONNS` (`2,8`), `RECETA_BENCH_PRESCRIPTIONS` (50000).
 //!
-//! One file (over 500 lines): the bench's stages in the order they run, each a function; what they share is in `bench/` (harness, settings, wrk, procs, report).
+//! This file: the driver, the ceilings and peers, start-up and sizes; what the stages share is in
+//! `bench/` (harness, settings, wrk, procs, scripts, report).
 
+mod app;
 mod harness;
 mod libsql;
 mod procs;
 mod report;
+mod scenarios;
 mod scripts;
 mod settings;
 mod wrk;
 
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
 use procs::{Banner, Server};
-use report::{Row, Target, ms, thousands};
-use scripts::Req;
+use report::{Row, Target, document, loadavg, machine, ms, thousands};
+use scenarios::at;
 
 use crate::project::{Result, WASM_TARGET, cargo, host_binary, on_path, root, run, target_dir};
 use harness::{
-    ADMIN_HEADER, ADMIN_TOKEN, FLOOR_PATH, MEDICS, READY_PATH, Seed, app_command, bench_binary,
-    helper, helper_text, key_values, load_rows, seed_rx, spread, value,
+    ADMIN_HEADER, READY_PATH, app_command, bench_binary, helper, key_values, load_rows, spread,
+    value,
 };
 use settings::Settings;
 
@@ -56,18 +61,6 @@ const WASMTIME_FEATURES: &str = "run,serve,component-model-async,cranelift,cache
 /// PDF renders per measurement.
 const PDF_RENDERS: u32 = 1000;
 
-const LIGHT: usize = 10;
-
-/// Searches of the scenarios: surnames, rotated over the medics.
-const SURNAMES: &[&str] = &[
-    "García",
-    "Hernández",
-    "López",
-    "Martínez",
-    "Pérez",
-    "Sánchez",
-];
-
 /// Throughput measurements kept for the ratios.
 #[derive(Default)]
 struct Ceilings {
@@ -75,10 +68,6 @@ struct Ceilings {
     wasmtime: Vec<(u32, f64)>,
     hello: Vec<(u32, f64)>,
     sqlite_tps: f64,
-}
-
-fn at(list: &[(u32, f64)], conns: u32) -> Option<f64> {
-    list.iter().find(|(c, _)| *c == conns).map(|(_, v)| *v)
 }
 
 pub fn bench() -> Result {
@@ -110,7 +99,11 @@ pub fn bench() -> Result {
         &mut notes,
     )?;
     startup(&dir, &mut rows, &mut notes)?;
-    app(&settings, &dir, &mut rows, &ceilings, &mut notes)?;
+    let baselines = scenarios::Baselines {
+        hello: &ceilings.hello,
+        sqlite_tps: ceilings.sqlite_tps,
+    };
+    app::rows(&settings, &dir, &baselines, &mut rows, &mut notes)?;
     libsql::rows(&settings, &dir, &mut rows, &mut notes)?;
     sizes(&mut rows)?;
 
@@ -414,486 +407,6 @@ fn startup(dir: &Path, rows: &mut Vec<Row>, notes: &mut Vec<String>) -> Result {
     Ok(())
 }
 
-/// The pharmacy of the pharmacy rows and its dispensable prescriptions (`seed-pharmacy`).
-struct Dispensable {
-    token: String,
-    /// (signature, the medication's id).
-    prescriptions: Vec<(String, i64)>,
-}
-
-impl Dispensable {
-    fn read(dir: &Path) -> Result<Dispensable> {
-        let text = std::fs::read_to_string(dir.join("pharmacy.tsv"))
-            .map_err(|e| format!("pharmacy.tsv: {e}"))?;
-        let mut lines = text.lines();
-        let token = lines.next().unwrap_or_default().to_string();
-        let prescriptions = lines
-            .filter_map(|l| {
-                let (s, m) = l.split_once('\t')?;
-                Some((s.to_string(), m.parse().ok()?))
-            })
-            .collect();
-        Ok(Dispensable {
-            token,
-            prescriptions,
-        })
-    }
-}
-
-fn app(
-    settings: &Settings,
-    dir: &Path,
-    rows: &mut Vec<Row>,
-    ceilings: &Ceilings,
-    notes: &mut Vec<String>,
-) -> Result {
-    let state = dir.join("app-state");
-    let seed_dir = dir.join("seed");
-    std::fs::create_dir_all(&seed_dir).map_err(|e| e.to_string())?;
-    let scripts_dir = dir.join("scripts");
-    std::fs::create_dir_all(&scripts_dir).map_err(|e| e.to_string())?;
-    let server = Server::start(
-        app_command(dir, &state, &dir.join("cache"), "127.0.0.1:0"),
-        Banner::Stdout,
-        &dir.join("app-host.log"),
-        READY_PATH,
-        &[ADMIN_HEADER],
-    )?;
-
-    eprintln!("xtask bench: seeding hospitals, medics and patients");
-    let seeded_at = std::time::Instant::now();
-    let kv = helper(&[
-        "seed-catalog",
-        "--url",
-        &server.url,
-        "--admin-token",
-        ADMIN_TOKEN,
-        "--out",
-        &seed_dir.to_string_lossy(),
-        "--hospitals",
-        "10",
-        "--medics",
-        &MEDICS.to_string(),
-        "--patients",
-        "10000",
-        "--threads",
-        "4",
-    ])?;
-    notes.push(format!(
-        "Seeding: {} hospitals, {} medics (each a MEMBER of one hospital; Argon2id password \
-         hashing), {} patients through the API in {:.0} s.",
-        value(&kv, "hospitals")?,
-        value(&kv, "medics")?,
-        thousands(value(&kv, "patients")?),
-        seeded_at.elapsed().as_secs_f64()
-    ));
-
-    let hello = |c: u32| at(&ceilings.hello, c);
-    let conns = settings.conns.clone();
-    let first = 1000.min(settings.prescriptions);
-
-    // Stage 1: lists and searches at 1,000 prescriptions, 10 per medic. The last LIGHT medics get
-    // no more afterwards: their lists measure the table's growth alone, while the other medics'
-    // lists also grow with their own history.
-    let light = MEDICS - LIGHT..MEDICS;
-    let heavy = 0..MEDICS - LIGHT;
-    seed_rx(&server.url, &seed_dir, first, MEDICS, notes)?;
-    let seed = Seed::read(&seed_dir)?;
-    let flat_list = scripts::write(
-        &scripts_dir,
-        "rx-list-10",
-        &seed.per_medic(light.clone(), |_| "/api/v2/rx-endpoint/?limit=10".into()),
-    )?;
-    let flat_search = scripts::write(
-        &scripts_dir,
-        "rx-search-all-10",
-        &seed.per_medic(light.clone(), |_| {
-            "/api/v2/rx-endpoint/?search=correo.mx&limit=10".into()
-        }),
-    )?;
-    let flat_rows = |name: &str| format!("{name} at {} prescriptions", thousands(first as f64));
-    rows.push(Row::section(&format!(
-        "The app at {} prescriptions (10 hospitals, 100 medics, 10,000 patients)",
-        thousands(first as f64)
-    )));
-    let list_1k = load_rows(
-        settings,
-        &server,
-        &flat_rows("GET /api/v2/rx-endpoint/?limit=10, medics with 10 prescriptions,"),
-        "/",
-        &[],
-        Some(&flat_list),
-        &conns,
-        |_, _, _| {},
-        rows,
-    )?;
-    let search_1k = load_rows(
-        settings,
-        &server,
-        &flat_rows(
-            "GET /api/v2/rx-endpoint/?search=correo.mx&limit=10 (matches all 10), medics with 10 prescriptions,",
-        ),
-        "/",
-        &[],
-        Some(&flat_search),
-        &conns,
-        |_, _, _| {},
-        rows,
-    )?;
-
-    // Stage 2: everything at the full size.
-    seed_rx(
-        &server.url,
-        &seed_dir,
-        settings.prescriptions,
-        heavy.len(),
-        notes,
-    )?;
-    let seed = Seed::read(&seed_dir)?;
-    let full = thousands(seed.signatures.len() as f64);
-    rows.push(Row::section(&format!(
-        "The app at {full} prescriptions (ratios: to the `hello` component through `receta`, same connections)"
-    )));
-    let vs_hello = |want: Option<f64>| {
-        move |c: u32, run: &wrk::Run, row: &mut Row| {
-            if let Some(h) = hello(c) {
-                let r = run.rps / h;
-                row.ratios.push((r, "of `hello`".into()));
-                if let Some(want) = want {
-                    row.targets.push(target(
-                        format!("≥ {:.0}% of `hello`", want * 100.0),
-                        r >= want,
-                    ));
-                }
-            }
-        }
-    };
-
-    load_rows(
-        settings,
-        &server,
-        "GET /nothing: the gateway's 404 (the floor: the gateway alone, no dependency called, no SQL)",
-        FLOOR_PATH,
-        &[],
-        None,
-        &conns,
-        vs_hello(None),
-        rows,
-    )?;
-    load_rows(
-        settings,
-        &server,
-        "GET /api/v2/hospital/ (API admin, paginated: 10 of 10)",
-        "/api/v2/hospital/",
-        &[ADMIN_HEADER],
-        None,
-        &conns,
-        vs_hello(Some(0.5)),
-        rows,
-    )?;
-    let list = scripts::write(
-        &scripts_dir,
-        "rx-list",
-        &seed.per_medic(heavy.clone(), |_| "/api/v2/rx-endpoint/".into()),
-    )?;
-    load_rows(
-        settings,
-        &server,
-        "GET /api/v2/rx-endpoint/ (a medic's newest 20, with medications)",
-        "/",
-        &[],
-        Some(&list),
-        &conns,
-        vs_hello(Some(0.5)),
-        rows,
-    )?;
-    let detail = scripts::write(
-        &scripts_dir,
-        "rx-detail",
-        &seed.per_signature(2000, |s| format!("/api/v2/rx-endpoint/{s}/")),
-    )?;
-    load_rows(
-        settings,
-        &server,
-        "GET /api/v2/rx-endpoint/&lt;signature&gt;/ (2,000 signatures rotated)",
-        "/",
-        &[],
-        Some(&detail),
-        &conns,
-        vs_hello(Some(0.5)),
-        rows,
-    )?;
-    let pdf = scripts::write(
-        &scripts_dir,
-        "rx-pdf",
-        &seed.per_signature(2000, |s| format!("/api/v2/rx/pdf/{s}/")),
-    )?;
-    load_rows(
-        settings,
-        &server,
-        "GET /api/v2/rx/pdf/&lt;signature&gt;/ (stored PDF, base64 in JSON)",
-        "/",
-        &[],
-        Some(&pdf),
-        &conns,
-        vs_hello(None),
-        rows,
-    )?;
-    // The pharmacy calls: a lookup of any prescription by signature, and (with the writes below) a
-    // one-unit dispense. Each call also checks the pharmacy's rate limit and is logged (one commit).
-    let kv = helper(&[
-        "seed-pharmacy",
-        "--url",
-        &server.url,
-        "--admin-token",
-        ADMIN_TOKEN,
-        "--out",
-        &seed_dir.to_string_lossy(),
-        "--prescriptions",
-        "200",
-    ])?;
-    let dispensable = Dispensable::read(&seed_dir)?;
-    notes.push(format!(
-        "Pharmacy rows: one pharmacy registered through the API, and {} prescriptions of one \
-         9,999-unit medication for the dispense row (each burn sells 1 unit).",
-        value(&kv, "prescriptions")?
-    ));
-    let lookups: Vec<Req> = seed
-        .per_signature(2000, |s| format!("/api/v2/pharmacy/rx/{s}"))
-        .into_iter()
-        .map(|r| Req {
-            token: dispensable.token.clone(),
-            ..r
-        })
-        .collect();
-    let lookup = scripts::write(&scripts_dir, "pharmacy-lookup", &lookups)?;
-    load_rows(
-        settings,
-        &server,
-        "GET /api/v2/pharmacy/rx/&lt;signature&gt; (pharmacy token, 2,000 signatures rotated, call logged)",
-        "/",
-        &[],
-        Some(&lookup),
-        &conns,
-        vs_hello(None),
-        rows,
-    )?;
-    let verifies = scripts::write(
-        &scripts_dir,
-        "verify",
-        &seed.per_signature(2000, |s| format!("/api/v2/verify/{s}")),
-    )?;
-    load_rows(
-        settings,
-        &server,
-        "GET /api/v2/verify/&lt;signature&gt; (no token: digest + Ed25519 check, rate-limit commit)",
-        "/",
-        &[],
-        Some(&verifies),
-        &conns,
-        vs_hello(None),
-        rows,
-    )?;
-    let search = scripts::write(
-        &scripts_dir,
-        "rx-search",
-        &seed.per_medic(heavy.clone(), |i| {
-            format!(
-                "/api/v2/rx-endpoint/?search={}",
-                scripts::encode(SURNAMES[i % SURNAMES.len()])
-            )
-        }),
-    )?;
-    load_rows(
-        settings,
-        &server,
-        &format!("GET /api/v2/rx-endpoint/?search=&lt;surname&gt; over the {full}"),
-        "/",
-        &[],
-        Some(&search),
-        &conns,
-        vs_hello(None),
-        rows,
-    )?;
-    let patients = scripts::write(
-        &scripts_dir,
-        "patient-search",
-        &seed.per_medic(0..MEDICS, |i| {
-            format!(
-                "/api/v2/patient/?search={}",
-                scripts::encode(SURNAMES[i % SURNAMES.len()])
-            )
-        }),
-    )?;
-    load_rows(
-        settings,
-        &server,
-        "GET /api/v2/patient/?search=&lt;surname&gt; (100 patients per medic)",
-        "/",
-        &[],
-        Some(&patients),
-        &conns,
-        vs_hello(None),
-        rows,
-    )?;
-
-    // Flatness: the same list and search as at 1,000.
-    let flat = |before: Vec<(u32, f64)>| {
-        move |c: u32, run: &wrk::Run, row: &mut Row| {
-            if let Some(b) = at(&before, c) {
-                let r = run.rps / b;
-                row.ratios.push((r, "of the same at 1,000".into()));
-                row.targets
-                    .push(target("flat: ≥ 80% of the same at 1,000", r >= 0.8));
-            }
-        }
-    };
-    load_rows(
-        settings,
-        &server,
-        &format!(
-            "GET /api/v2/rx-endpoint/?limit=10, the same medics (10 prescriptions each), at {full}"
-        ),
-        "/",
-        &[],
-        Some(&flat_list),
-        &conns,
-        flat(list_1k),
-        rows,
-    )?;
-    let search_light = load_rows(
-        settings,
-        &server,
-        &format!(
-            "GET /api/v2/rx-endpoint/?search=correo.mx&limit=10 (matches all 10), the same medics, at {full}"
-        ),
-        "/",
-        &[],
-        Some(&flat_search),
-        &conns,
-        flat(search_1k),
-        rows,
-    )?;
-    // A search tests every one of the medic's own prescriptions (`LIKE '%…%'` plus the total
-    // count), reading them from `prescriptions_search_by_medic` (0011), never the whole table.
-    let heavy_search = scripts::write(
-        &scripts_dir,
-        "rx-search-all-10-heavy",
-        &seed.per_medic(heavy.clone(), |_| {
-            "/api/v2/rx-endpoint/?search=correo.mx&limit=10".into()
-        }),
-    )?;
-    let per_heavy = (seed.signatures.len() - first) / heavy.len() + first / MEDICS;
-    load_rows(
-        settings,
-        &server,
-        &format!(
-            "GET /api/v2/rx-endpoint/?search=correo.mx&limit=10 (matches all), medics with ~{per_heavy} prescriptions, at {full}"
-        ),
-        "/",
-        &[],
-        Some(&heavy_search),
-        &conns,
-        |c, run, row| {
-            if let Some(b) = at(&search_light, c) {
-                row.ratios.push((
-                    run.rps / b,
-                    "of the same for medics with 10, same table".into(),
-                ));
-            }
-        },
-        rows,
-    )?;
-
-    // Writes last: they add rows.
-    let sqlite = ceilings.sqlite_tps;
-    let vs_sqlite = |want: Option<f64>| {
-        move |_: u32, run: &wrk::Run, row: &mut Row| {
-            let r = run.rps / sqlite;
-            row.ratios.push((r, "of raw SQLite tx/s".into()));
-            if let Some(want) = want {
-                row.targets.push(target(
-                    format!("≥ {:.0}% of raw SQLite", want * 100.0),
-                    r >= want,
-                ));
-            }
-        }
-    };
-    let new_patients: Vec<Req> = (0..seed.medics.len())
-        .map(|i| Req {
-            method: "POST",
-            path: "/api/v2/patient/".into(),
-            token: seed.medics[i].0.clone(),
-            body: Some(format!(
-                r#"{{"name":"Paciente Nuevo {i} Ramírez","email":"nuevo{i}@correo.mx","date_of_birth":"1985-04-12","gender":"F","phone":"5512345678","state":"Jalisco","zip_code":"44100"}}"#
-            )),
-        })
-        .collect();
-    let create_patient = scripts::write(&scripts_dir, "patient-create", &new_patients)?;
-    load_rows(
-        settings,
-        &server,
-        "POST /api/v2/patient/",
-        "/",
-        &[],
-        Some(&create_patient),
-        &conns,
-        vs_sqlite(None),
-        rows,
-    )?;
-    let new_rx = seed.rx_creates();
-    let create_rx = scripts::write(&scripts_dir, "rx-create", &new_rx)?;
-    load_rows(
-        settings,
-        &server,
-        "POST /api/v2/rx-endpoint/ (5 medications, PDF stored, outbox row, one commit)",
-        "/",
-        &[],
-        Some(&create_rx),
-        &conns,
-        vs_sqlite(Some(0.25)),
-        rows,
-    )?;
-    let burns: Vec<Req> = dispensable
-        .prescriptions
-        .iter()
-        .enumerate()
-        .map(|(i, (signature, medication))| Req {
-            method: "POST",
-            path: format!("/api/v1/prescriptions/burn/{signature}"),
-            token: dispensable.token.clone(),
-            body: Some(format!(
-                r#"{{"sales_code":"TICKET-{i}","medications":[{{"id":{medication},"bought_qty":1}}]}}"#
-            )),
-        })
-        .collect();
-    let burn = scripts::write(&scripts_dir, "pharmacy-burn", &burns)?;
-    load_rows(
-        settings,
-        &server,
-        "POST /api/v1/prescriptions/burn/&lt;signature&gt; (1 unit: event, conditional UPDATE, one commit; call logged)",
-        "/",
-        &[],
-        Some(&burn),
-        &conns,
-        vs_sqlite(None),
-        rows,
-    )?;
-    server.stop();
-
-    let plans = helper_text(&[
-        "explain",
-        "--db",
-        &state.join("sqlite_db.db").to_string_lossy(),
-    ])?;
-    notes.push(format!(
-        "EXPLAIN QUERY PLAN of the statements behind these rows, on the seeded database \
-         (`receta-bench explain`):\n\n```text\n{}```",
-        plans
-    ));
-    Ok(())
-}
-
 fn sizes(rows: &mut Vec<Row>) -> Result {
     rows.push(Row::section("Component sizes (release, wasm32-wasip2)"));
     let mut total = 0;
@@ -938,77 +451,6 @@ fn sizes(rows: &mut Vec<Row>) -> Result {
     });
     Ok(())
 }
-
-fn loadavg() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_else(|_| "unknown".into())
-}
-
-fn machine() -> String {
-    let cpu = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|s| {
-            s.lines().find_map(|l| {
-                l.strip_prefix("model name")?
-                    .split_once(':')
-                    .map(|(_, v)| v.trim().to_string())
-            })
-        })
-        .unwrap_or_else(|| "unknown CPU".into());
-    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
-    format!("{cores} × {cpu}")
-}
-
-fn git_revision() -> String {
-    Command::new("git")
-        .args(["rev-parse", "--short", "HEAD"])
-        .current_dir(root())
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_else(|| "unknown".into())
-}
-
-fn document(
-    settings: &Settings,
-    rows: &[Row],
-    notes: &[String],
-    load_before: &str,
-    load_after: &str,
-    took: Duration,
-) -> String {
-    let mut doc = String::new();
-    let _ = writeln!(doc, "# Benchmarks\n");
-    let _ = writeln!(
-        doc,
-        "Made by `cargo xtask bench` (see `xtask/src/bench.rs`) at commit `{}`; the whole run \
-         took {:.0} min. Every load is `wrk` on loopback from a separate process: a {} s warm-up, \
-         then {} runs of {} s at a fixed number of connections; the median run is shown, ± is half \
-         the spread of the runs. Machine: {}; load average {} before, {} after (other builds were \
-         running: compare ratios, not absolute numbers).\n",
-        git_revision(),
-        took.as_secs_f64() / 60.0,
-        settings.warmup_seconds,
-        settings.runs,
-        settings.seconds,
-        machine(),
-        load_before,
-        load_after,
-    );
-    doc.push_str(&report::markdown(rows));
-    doc.push_str("\n## Notes on this run\n\n");
-    for note in notes {
-        let _ = writeln!(doc, "- {note}\n");
-    }
-    doc.push('\n');
-    doc.push_str(FINDINGS);
-    doc
-}
-
-/// What profiling found and what was changed because of it (kept by hand, `bench/findings.md`).
-const FINDINGS: &str = include_str!("bench/findings.md");
 
 /// Installs `wrk` with apt-get when it is missing.
 fn ensure_wrk() -> Result {

@@ -5,11 +5,11 @@
 use std::path::Path;
 
 use super::harness::{
-    ADMIN_HEADER, ADMIN_TOKEN, MEDICS, READY_PATH, Seed, app_command, helper, load_rows, seed_rx,
+    ADMIN_HEADER, ADMIN_TOKEN, MEDICS, READY_PATH, Seed, app_command, helper, seed_rx,
 };
 use super::procs::{Banner, Server};
 use super::report::{Row, thousands};
-use super::scripts;
+use super::scenarios::{Baselines, Load, Measured, Scenario, measure};
 use super::settings::Settings;
 use crate::project::Result;
 
@@ -87,33 +87,31 @@ pub fn rows(
     )));
     let scripts_dir = dir.join("scripts");
     std::fs::create_dir_all(&scripts_dir).map_err(|e| e.to_string())?;
-    let detail = scripts::write(
+    let scenarios = vec![
+        Scenario::new(
+            "rx-detail",
+            "libSQL: GET /api/v2/rx-endpoint/&lt;signature&gt;/",
+            Load::Rotated(
+                seed.per_signature(PRESCRIPTIONS, |s| format!("/api/v2/rx-endpoint/{s}/")),
+            ),
+        ),
+        Scenario::new(
+            "rx-create",
+            "libSQL: POST /api/v2/rx-endpoint/ (5 medications)",
+            Load::Rotated(seed.rx_creates()),
+        ),
+    ];
+    let baselines = Baselines {
+        hello: &[],
+        sqlite_tps: 0.0,
+    };
+    measure(
+        settings,
+        &server,
         &scripts_dir,
-        "rx-detail",
-        &seed.per_signature(PRESCRIPTIONS, |s| format!("/api/v2/rx-endpoint/{s}/")),
-    )?;
-    load_rows(
-        settings,
-        &server,
-        "libSQL: GET /api/v2/rx-endpoint/&lt;signature&gt;/",
-        "/",
-        &[],
-        Some(&detail),
-        &settings.conns,
-        |_, _, _| {},
-        rows,
-    )?;
-    let new_rx = seed.rx_creates();
-    let create = scripts::write(&scripts_dir, "rx-create", &new_rx)?;
-    load_rows(
-        settings,
-        &server,
-        "libSQL: POST /api/v2/rx-endpoint/ (5 medications)",
-        "/",
-        &[],
-        Some(&create),
-        &settings.conns,
-        |_, _, _| {},
+        &baselines,
+        scenarios,
+        &mut Measured::default(),
         rows,
     )?;
     server.stop();

@@ -1,6 +1,12 @@
-//! The table: one row per measurement, grouped in sections, written as markdown.
+//! `docs/bench.md`: the table (one row per measurement, grouped in sections, as markdown), the
+//! run's notes and the findings kept by hand.
 
 use std::fmt::Write as _;
+use std::process::Command;
+use std::time::Duration;
+
+use super::settings::Settings;
+use crate::project::root;
 
 /// A target and whether this run met it.
 pub struct Target {
@@ -107,6 +113,77 @@ pub fn markdown(rows: &[Row]) -> String {
     }
     out
 }
+
+pub fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+pub fn machine() -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines().find_map(|l| {
+                l.strip_prefix("model name")?
+                    .split_once(':')
+                    .map(|(_, v)| v.trim().to_string())
+            })
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    format!("{cores} × {cpu}")
+}
+
+fn git_revision() -> String {
+    Command::new("git")
+        .args(["rev-parse", "--short", "HEAD"])
+        .current_dir(root())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+pub fn document(
+    settings: &Settings,
+    rows: &[Row],
+    notes: &[String],
+    load_before: &str,
+    load_after: &str,
+    took: Duration,
+) -> String {
+    let mut doc = String::new();
+    let _ = writeln!(doc, "# Benchmarks\n");
+    let _ = writeln!(
+        doc,
+        "Made by `cargo xtask bench` (see `xtask/src/bench.rs`) at commit `{}`; the whole run \
+         took {:.0} min. Every load is `wrk` on loopback from a separate process: a {} s warm-up, \
+         then {} runs of {} s at a fixed number of connections; the median run is shown, ± is half \
+         the spread of the runs. Machine: {}; load average {} before, {} after (other builds were \
+         running: compare ratios, not absolute numbers).\n",
+        git_revision(),
+        took.as_secs_f64() / 60.0,
+        settings.warmup_seconds,
+        settings.runs,
+        settings.seconds,
+        machine(),
+        load_before,
+        load_after,
+    );
+    doc.push_str(&markdown(rows));
+    doc.push_str("\n## Notes on this run\n\n");
+    for note in notes {
+        let _ = writeln!(doc, "- {note}\n");
+    }
+    doc.push('\n');
+    doc.push_str(FINDINGS);
+    doc
+}
+
+/// What profiling found and what was changed because of it (kept by hand, `bench/findings.md`).
+const FINDINGS: &str = include_str!("findings.md");
 
 #[cfg(test)]
 mod tests {

@@ -1,0 +1,363 @@
+//! The app stage: `spin.toml` on a fresh state dir, seeded through the API (10 hospitals, 100
+//! medics, 10,000 patients, then 1,000 and 50,000 prescriptions), and its rows as two tables of
+//! scenarios (at 1,000 prescriptions, then at the full size). A new row is one entry in a table.
+
+use std::ops::Range;
+use std::path::Path;
+
+use super::harness::{
+    ADMIN_HEADER, ADMIN_TOKEN, FLOOR_PATH, MEDICS, READY_PATH, Seed, app_command, helper,
+    helper_text, seed_rx, value,
+};
+use super::procs::{Banner, Server};
+use super::report::{Row, thousands};
+use super::scenarios::{Baselines, Load, Measured, Scenario, measure};
+use super::scripts::{Req, encode};
+use super::settings::Settings;
+use crate::project::Result;
+
+/// Medics that keep the 10 prescriptions of the first stage (the last ones): their lists measure
+/// the table's growth alone, while the others' lists also grow with their own history.
+const LIGHT: usize = 10;
+
+/// Searches of the scenarios: surnames, rotated over the medics.
+const SURNAMES: &[&str] = &[
+    "García",
+    "Hernández",
+    "López",
+    "Martínez",
+    "Pérez",
+    "Sánchez",
+];
+
+/// Flat means at least this share of the same request on the smaller history.
+const FLAT: Option<f64> = Some(0.8);
+
+/// The pharmacy of the pharmacy rows and its dispensable prescriptions (`seed-pharmacy`).
+struct Dispensable {
+    token: String,
+    /// (signature, the medication's id).
+    prescriptions: Vec<(String, i64)>,
+}
+
+impl Dispensable {
+    fn read(dir: &Path) -> Result<Dispensable> {
+        let text = std::fs::read_to_string(dir.join("pharmacy.tsv"))
+            .map_err(|e| format!("pharmacy.tsv: {e}"))?;
+        let mut lines = text.lines();
+        let token = lines.next().unwrap_or_default().to_string();
+        let prescriptions = lines
+            .filter_map(|l| {
+                let (s, m) = l.split_once('\t')?;
+                Some((s.to_string(), m.parse().ok()?))
+            })
+            .collect();
+        Ok(Dispensable {
+            token,
+            prescriptions,
+        })
+    }
+}
+
+/// Seeds the app and measures its rows.
+pub fn rows(
+    settings: &Settings,
+    dir: &Path,
+    baselines: &Baselines,
+    rows: &mut Vec<Row>,
+    notes: &mut Vec<String>,
+) -> Result {
+    let state = dir.join("app-state");
+    let seed_dir = dir.join("seed");
+    let scripts_dir = dir.join("scripts");
+    for d in [&seed_dir, &scripts_dir] {
+        std::fs::create_dir_all(d).map_err(|e| e.to_string())?;
+    }
+    let server = Server::start(
+        app_command(dir, &state, &dir.join("cache"), "127.0.0.1:0"),
+        Banner::Stdout,
+        &dir.join("app-host.log"),
+        READY_PATH,
+        &[ADMIN_HEADER],
+    )?;
+    seed_catalog(&server, &seed_dir, notes)?;
+    let light = MEDICS - LIGHT..MEDICS;
+    let heavy = 0..MEDICS - LIGHT;
+    let mut measured = Measured::default();
+
+    // Stage 1: 10 prescriptions per medic.
+    let first = 1000.min(settings.prescriptions);
+    seed_rx(&server.url, &seed_dir, first, MEDICS, notes)?;
+    let seed = Seed::read(&seed_dir)?;
+    let at_first = format!("at {} prescriptions", thousands(first as f64));
+    rows.push(Row::section(&format!(
+        "The app {at_first} (10 hospitals, 100 medics, 10,000 patients)"
+    )));
+    let stage1 = vec![
+        Scenario::new(
+            "rx-list-10",
+            format!("GET /api/v2/rx-endpoint/?limit=10, medics with 10 prescriptions, {at_first}"),
+            Load::Rotated(seed.per_medic(light.clone(), |_| LIST_10.into())),
+        ),
+        Scenario::new(
+            "rx-search-all-10",
+            format!(
+                "GET /api/v2/rx-endpoint/?search=correo.mx&limit=10 (matches all 10), medics with 10 prescriptions, {at_first}"
+            ),
+            Load::Rotated(seed.per_medic(light.clone(), |_| SEARCH_ALL_10.into())),
+        ),
+    ];
+    measure(
+        settings,
+        &server,
+        &scripts_dir,
+        baselines,
+        stage1,
+        &mut measured,
+        rows,
+    )?;
+
+    // Stage 2: everything at the full size; the heavy medics get the new prescriptions.
+    seed_rx(
+        &server.url,
+        &seed_dir,
+        settings.prescriptions,
+        heavy.len(),
+        notes,
+    )?;
+    let seed = Seed::read(&seed_dir)?;
+    let dispensable = seed_pharmacy(&server, &seed_dir, notes)?;
+    let full = thousands(seed.signatures.len() as f64);
+    let per_heavy = (seed.signatures.len() - first) / heavy.len() + first / MEDICS;
+    rows.push(Row::section(&format!(
+        "The app at {full} prescriptions (ratios: to the `hello` component through `receta`, same connections)"
+    )));
+    let stage2 = full_size(&seed, &dispensable, light, heavy, &full, per_heavy);
+    measure(
+        settings,
+        &server,
+        &scripts_dir,
+        baselines,
+        stage2,
+        &mut measured,
+        rows,
+    )?;
+    server.stop();
+
+    let plans = helper_text(&[
+        "explain",
+        "--db",
+        &state.join("sqlite_db.db").to_string_lossy(),
+    ])?;
+    notes.push(format!(
+        "EXPLAIN QUERY PLAN of the statements behind these rows, on the seeded database \
+         (`receta-bench explain`):\n\n```text\n{plans}```"
+    ));
+    Ok(())
+}
+
+const LIST_10: &str = "/api/v2/rx-endpoint/?limit=10";
+const SEARCH_ALL_10: &str = "/api/v2/rx-endpoint/?search=correo.mx&limit=10";
+
+/// The rows at the full size, reads first (writes add rows).
+fn full_size(
+    seed: &Seed,
+    pharmacy: &Dispensable,
+    light: Range<usize>,
+    heavy: Range<usize>,
+    full: &str,
+    per_heavy: usize,
+) -> Vec<Scenario> {
+    let by_signature = |path: &dyn Fn(&str) -> String| seed.per_signature(2000, path);
+    let surname = |i: usize| encode(SURNAMES[i % SURNAMES.len()]);
+    let as_pharmacy = |reqs: Vec<Req>| -> Vec<Req> {
+        reqs.into_iter()
+            .map(|r| Req {
+                token: pharmacy.token.clone(),
+                ..r
+            })
+            .collect()
+    };
+    const SAME_AT_1K: &str = "of the same at 1,000";
+    vec![
+        Scenario::new(
+            "floor",
+            "GET /nothing: the gateway's 404 (the floor: the gateway alone, no dependency called, no SQL)",
+            Load::Path(FLOOR_PATH, &[]),
+        )
+        .vs_hello(None),
+        Scenario::new(
+            "hospital-list",
+            "GET /api/v2/hospital/ (API admin, paginated: 10 of 10)",
+            Load::Path("/api/v2/hospital/", &[ADMIN_HEADER]),
+        )
+        .vs_hello(Some(0.5)),
+        Scenario::new(
+            "rx-list",
+            "GET /api/v2/rx-endpoint/ (a medic's newest 20, with medications)",
+            Load::Rotated(seed.per_medic(heavy.clone(), |_| "/api/v2/rx-endpoint/".into())),
+        )
+        .vs_hello(Some(0.25)),
+        Scenario::new(
+            "rx-detail",
+            "GET /api/v2/rx-endpoint/&lt;signature&gt;/ (2,000 signatures rotated)",
+            Load::Rotated(by_signature(&|s| format!("/api/v2/rx-endpoint/{s}/"))),
+        )
+        .vs_hello(Some(0.5)),
+        Scenario::new(
+            "rx-pdf",
+            "GET /api/v2/rx/pdf/&lt;signature&gt;/ (stored PDF, base64 in JSON)",
+            Load::Rotated(by_signature(&|s| format!("/api/v2/rx/pdf/{s}/"))),
+        )
+        .vs_hello(None),
+        Scenario::new(
+            "pharmacy-lookup",
+            "GET /api/v2/pharmacy/rx/&lt;signature&gt; (pharmacy token, 2,000 signatures rotated, call logged)",
+            Load::Rotated(as_pharmacy(by_signature(&|s| format!("/api/v2/pharmacy/rx/{s}")))),
+        )
+        .vs_hello(None),
+        Scenario::new(
+            "verify",
+            "GET /api/v2/verify/&lt;signature&gt; (no token: digest + Ed25519 check, rate-limit commit)",
+            Load::Rotated(by_signature(&|s| format!("/api/v2/verify/{s}"))),
+        )
+        .vs_hello(None),
+        Scenario::new(
+            "rx-search",
+            format!("GET /api/v2/rx-endpoint/?search=&lt;surname&gt; over the {full}"),
+            Load::Rotated(seed.per_medic(heavy.clone(), |i| {
+                format!("/api/v2/rx-endpoint/?search={}", surname(i))
+            })),
+        )
+        .vs_hello(None),
+        Scenario::new(
+            "patient-search",
+            "GET /api/v2/patient/?search=&lt;surname&gt; (100 patients per medic)",
+            Load::Rotated(seed.per_medic(0..MEDICS, |i| {
+                format!("/api/v2/patient/?search={}", surname(i))
+            })),
+        )
+        .vs_hello(None),
+        // Flatness: the same list and search as at 1,000, for the same medics.
+        Scenario::new(
+            "rx-list-10-full",
+            format!("GET /api/v2/rx-endpoint/?limit=10, the same medics (10 prescriptions each), at {full}"),
+            Load::Rotated(seed.per_medic(light.clone(), |_| LIST_10.into())),
+        )
+        .vs_row("rx-list-10", SAME_AT_1K, FLAT),
+        Scenario::new(
+            "rx-search-all-10-full",
+            format!("GET /api/v2/rx-endpoint/?search=correo.mx&limit=10 (matches all 10), the same medics, at {full}"),
+            Load::Rotated(seed.per_medic(light, |_| SEARCH_ALL_10.into())),
+        )
+        .vs_row("rx-search-all-10", SAME_AT_1K, FLAT),
+        // A search tests every one of the medic's own prescriptions (`LIKE '%…%'` plus the total
+        // count), reading them from `prescriptions_search_by_medic` (0011), never the whole table.
+        Scenario::new(
+            "rx-search-all-10-heavy",
+            format!("GET /api/v2/rx-endpoint/?search=correo.mx&limit=10 (matches all), medics with ~{per_heavy} prescriptions, at {full}"),
+            Load::Rotated(seed.per_medic(heavy, |_| SEARCH_ALL_10.into())),
+        )
+        .vs_row("rx-search-all-10-full", "of the same for medics with 10, same table", FLAT),
+        Scenario::new(
+            "patient-create",
+            "POST /api/v2/patient/",
+            Load::Rotated(patient_creates(seed)),
+        )
+        .vs_sqlite(None),
+        Scenario::new(
+            "rx-create",
+            "POST /api/v2/rx-endpoint/ (5 medications, PDF stored, outbox row, one commit)",
+            Load::Rotated(seed.rx_creates()),
+        )
+        .vs_sqlite(Some(0.25)),
+        Scenario::new(
+            "pharmacy-burn",
+            "POST /api/v1/prescriptions/burn/&lt;signature&gt; (1 unit: event, conditional UPDATE, one commit; call logged)",
+            Load::Rotated(burns(pharmacy)),
+        )
+        .vs_sqlite(None),
+    ]
+}
+
+fn patient_creates(seed: &Seed) -> Vec<Req> {
+    (0..seed.medics.len())
+        .map(|i| Req {
+            method: "POST",
+            path: "/api/v2/patient/".into(),
+            token: seed.medics[i].0.clone(),
+            body: Some(format!(
+                r#"{{"name":"Paciente Nuevo {i} Ramírez","email":"nuevo{i}@correo.mx","date_of_birth":"1985-04-12","gender":"F","phone":"5512345678","state":"Jalisco","zip_code":"44100"}}"#
+            )),
+        })
+        .collect()
+}
+
+fn burns(pharmacy: &Dispensable) -> Vec<Req> {
+    pharmacy
+        .prescriptions
+        .iter()
+        .enumerate()
+        .map(|(i, (signature, medication))| Req {
+            method: "POST",
+            path: format!("/api/v1/prescriptions/burn/{signature}"),
+            token: pharmacy.token.clone(),
+            body: Some(format!(
+                r#"{{"sales_code":"TICKET-{i}","medications":[{{"id":{medication},"bought_qty":1}}]}}"#
+            )),
+        })
+        .collect()
+}
+
+fn seed_catalog(server: &Server, seed_dir: &Path, notes: &mut Vec<String>) -> Result {
+    eprintln!("xtask bench: seeding hospitals, medics and patients");
+    let started = std::time::Instant::now();
+    let kv = helper(&[
+        "seed-catalog",
+        "--url",
+        &server.url,
+        "--admin-token",
+        ADMIN_TOKEN,
+        "--out",
+        &seed_dir.to_string_lossy(),
+        "--hospitals",
+        "10",
+        "--medics",
+        &MEDICS.to_string(),
+        "--patients",
+        "10000",
+        "--threads",
+        "4",
+    ])?;
+    notes.push(format!(
+        "Seeding: {} hospitals, {} medics (each a MEMBER of one hospital; Argon2id password \
+         hashing), {} patients through the API in {:.0} s.",
+        value(&kv, "hospitals")?,
+        value(&kv, "medics")?,
+        thousands(value(&kv, "patients")?),
+        started.elapsed().as_secs_f64()
+    ));
+    Ok(())
+}
+
+/// The pharmacy calls: a lookup of any prescription by signature, and a one-unit dispense. Each
+/// call also checks the pharmacy's rate limit and is logged (one commit).
+fn seed_pharmacy(server: &Server, seed_dir: &Path, notes: &mut Vec<String>) -> Result<Dispensable> {
+    let kv = helper(&[
+        "seed-pharmacy",
+        "--url",
+        &server.url,
+        "--admin-token",
+        ADMIN_TOKEN,
+        "--out",
+        &seed_dir.to_string_lossy(),
+        "--prescriptions",
+        "200",
+    ])?;
+    notes.push(format!(
+        "Pharmacy rows: one pharmacy registered through the API, and {} prescriptions of one \
+         9,999-unit medication for the dispense row (each burn sells 1 unit).",
+        value(&kv, "prescriptions")?
+    ));
+    Dispensable::read(seed_dir)
+}

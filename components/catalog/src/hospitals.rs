@@ -1,5 +1,6 @@
 //! Hospitals: create, list, get, PATCH, their two images, and the hospital a medic prescribes from.
 
+use common::codes::PageSize;
 use common::db::{Db, Param, Row, blob, boolean, int, text};
 use common::types::{Error, PageRequest, Principal};
 use sha2::{Digest, Sha256};
@@ -99,7 +100,11 @@ fn from_row(r: &Row) -> anyhow::Result<Hospital> {
         location: r.string("location")?,
         contact: r.string("contact")?,
         headline: r.string("headline")?,
-        page_size: r.i64("page_size")? as u8,
+        page_size: {
+            let n = r.i64("page_size")?;
+            PageSize::from_number(n)
+                .ok_or_else(|| anyhow::anyhow!("page_size {n} is not 0 or 1"))?
+        },
         page_template: r.string("page_template")?,
         picture: media(r.opt_string("picture_sha")?, "picture.jpg"),
         university_logo: media(r.opt_string("logo_sha")?, "university_logo.jpg"),
@@ -145,7 +150,7 @@ pub fn create(caller: Principal, input: NewHospital) -> Result<Hospital, Error> 
                 text(&input.location),
                 text(&input.contact),
                 text(&input.headline),
-                int(input.page_size.into()),
+                int(input.page_size.number().into()),
                 boolean(input.info),
                 boolean(input.send_emails),
                 boolean(input.is_active),
@@ -216,7 +221,9 @@ pub fn update(caller: Principal, id: i64, patch: HospitalPatch) -> Result<Hospit
                 opt_text(&patch.location),
                 opt_text(&patch.contact),
                 opt_text(&patch.headline),
-                patch.page_size.map_or(Param::Null, |n| int(n.into())),
+                patch
+                    .page_size
+                    .map_or(Param::Null, |p| int(p.number().into())),
                 opt_bool(patch.info),
                 opt_bool(patch.send_emails),
                 opt_bool(patch.is_active),

@@ -132,6 +132,12 @@ impl Row<'_> {
         }
     }
 
+    /// A stored code of a closed set (`common::codes`); an unknown code is an error.
+    pub fn code<T: crate::codes::Labelled>(&self, column: &str) -> Result<T> {
+        let code = self.string(column)?;
+        T::parse(&code).ok_or_else(|| anyhow!("column {column}: unknown code {code:?}"))
+    }
+
     pub fn opt_string(&self, column: &str) -> Result<Option<String>> {
         match self.value(column)? {
             Value::Null => Ok(None),

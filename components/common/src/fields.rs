@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
+use crate::time::Date;
 use crate::types::{Error, FieldError};
 
 pub const REQUIRED: &str = "This field is required.";
@@ -18,6 +19,29 @@ pub const BAD_DATE: &str = "Date has wrong format. Use one of these formats inst
 pub const NULL: &str = "This field may not be null.";
 pub const BLANK: &str = "This field may not be blank.";
 pub const BAD_EMAIL: &str = "Enter a valid email address.";
+pub const FUTURE_BIRTH: &str = "The date of birth cannot be in the future.";
+
+/// An email address that passed `is_valid_email`, without surrounding whitespace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Email(String);
+
+impl Email {
+    /// The address in `s` (trimmed), if it is one.
+    pub fn parse(s: &str) -> Option<Email> {
+        let s = s.trim();
+        is_valid_email(s).then(|| Email(s.to_string()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<Email> for String {
+    fn from(email: Email) -> String {
+        email.0
+    }
+}
 
 /// The fields of one request body and the errors found so far.
 #[derive(Debug, Default)]
@@ -161,13 +185,35 @@ impl Fields {
         self.optional_i64(field).unwrap_or(0)
     }
 
-    /// A required calendar date `YYYY-MM-DD`.
-    pub fn required_date(&mut self, field: &str) -> String {
+    /// A required date of birth: a calendar date `YYYY-MM-DD`, not after today. `None` only with
+    /// the field's error recorded.
+    pub fn required_birth_date(&mut self, field: &str) -> Option<Date> {
         let s = self.required_str(field, None);
-        if !s.is_empty() && crate::time::Date::parse(&s).is_none() {
-            self.error(field, BAD_DATE);
+        if s.is_empty() {
+            return None;
         }
-        s
+        self.birth_date(field, &s)
+    }
+
+    /// For a PATCH: a date of birth as `required_birth_date` reads it, `None` when absent.
+    pub fn patch_birth_date(&mut self, field: &str) -> Option<Date> {
+        let s = self.patch_str(field, None, false)?;
+        self.birth_date(field, &s)
+    }
+
+    fn birth_date(&mut self, field: &str, s: &str) -> Option<Date> {
+        let today = Date::parse(&crate::time::today());
+        match Date::parse(s) {
+            None => {
+                self.error(field, BAD_DATE);
+                None
+            }
+            Some(date) if today.is_some_and(|t| date > t) => {
+                self.error(field, FUTURE_BIRTH);
+                None
+            }
+            date => date,
+        }
     }
 
     /// For a PATCH: `None` when the field is absent; `null` is an error, anything else reads as
@@ -210,14 +256,27 @@ impl Fields {
         self.optional_i64(field)
     }
 
-    /// A required email address (see `is_valid_email`), surrounding whitespace removed.
-    pub fn required_email(&mut self, field: &str) -> String {
+    /// A required email address. `None` only with the field's error recorded.
+    pub fn required_email(&mut self, field: &str) -> Option<Email> {
         let s = self.required_str(field, None);
-        let s = s.trim().to_string();
-        if !s.is_empty() && !is_valid_email(&s) {
+        if s.trim().is_empty() {
+            return None;
+        }
+        self.email(field, &s)
+    }
+
+    /// For a PATCH: an email address, `None` when absent (or with the field's error recorded).
+    pub fn patch_email(&mut self, field: &str, under: Option<usize>) -> Option<Email> {
+        let s = self.patch_str(field, under, false)?;
+        self.email(field, &s)
+    }
+
+    fn email(&mut self, field: &str, s: &str) -> Option<Email> {
+        let email = Email::parse(s);
+        if email.is_none() {
             self.error(field, BAD_EMAIL);
         }
-        s
+        email
     }
 
     /// One of `choices`, matched exactly: `None` when absent (or null with `allow_null`), an error
@@ -406,13 +465,27 @@ mod tests {
     }
 
     #[test]
-    fn dates_must_exist() {
-        let mut f = fields(json!({"d": "2023-02-29", "ok": "2024-02-29"}));
-        f.required_date("d");
-        f.required_date("ok");
+    fn birth_dates_exist_and_are_not_in_the_future() {
+        let mut f = fields(json!({
+            "d": "2023-02-29", "ok": "2024-02-29", "future": "2999-01-01", "p": "1980-13-01"
+        }));
+        assert_eq!(f.required_birth_date("d"), None);
+        assert_eq!(
+            f.required_birth_date("ok")
+                .map(|d| d.to_string())
+                .as_deref(),
+            Some("2024-02-29")
+        );
+        assert_eq!(f.required_birth_date("future"), None);
+        assert_eq!(f.required_birth_date("missing"), None);
+        assert_eq!(f.patch_birth_date("absent"), None);
+        assert_eq!(f.patch_birth_date("p"), None);
         let m = messages(f.finish());
         assert_eq!(m["d"], [BAD_DATE]);
-        assert!(!m.contains_key("ok"));
+        assert_eq!(m["future"], [FUTURE_BIRTH]);
+        assert_eq!(m["missing"], [REQUIRED]);
+        assert_eq!(m["p"], [BAD_DATE]);
+        assert!(!m.contains_key("ok") && !m.contains_key("absent"));
     }
 
     #[test]
@@ -472,13 +545,19 @@ mod tests {
         ] {
             assert!(!is_valid_email(bad), "{bad:?}");
         }
-        let mut f = fields(json!({"email": " ana@b.mx ", "bad": "nope"}));
-        assert_eq!(f.required_email("email"), "ana@b.mx");
-        f.required_email("bad");
-        f.required_email("missing");
+        let mut f = fields(json!({"email": " ana@b.mx ", "bad": "nope", "p": "x@y"}));
+        assert_eq!(
+            f.required_email("email").map(String::from).as_deref(),
+            Some("ana@b.mx")
+        );
+        assert_eq!(f.required_email("bad"), None);
+        assert_eq!(f.required_email("missing"), None);
+        assert_eq!(f.patch_email("absent", None), None);
+        assert_eq!(f.patch_email("p", None), None);
         let m = messages(f.finish());
         assert_eq!(m["bad"], [BAD_EMAIL]);
         assert_eq!(m["missing"], [REQUIRED]);
+        assert_eq!(m["p"], [BAD_EMAIL]);
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! the thin wrapper over Spin's SQLite interface.
 
 pub mod canonical;
+pub mod codes;
 #[cfg(feature = "spin")]
 pub mod db;
 pub mod error;
@@ -21,6 +22,14 @@ mod bindings {
         world: "common",
         path: "../../wit",
         additional_derives: [serde::Serialize],
+    });
+}
+
+mod code_bindings {
+    // No derives: `codes.rs` gives each code its API form by hand.
+    wit_bindgen::generate!({
+        world: "common-codes",
+        path: "../../wit",
     });
 }
 

@@ -4,7 +4,10 @@
 wit_bindgen::generate!({
     world: "gateway",
     path: "../../wit",
-    with: { "receta:erx/types@0.1.0": common::types },
+    with: {
+        "receta:erx/types@0.1.0": common::types,
+        "receta:erx/codes@0.1.0": common::codes,
+    },
     additional_derives: [serde::Serialize],
 });
 

@@ -1,4 +1,4 @@
-//! `/api/v2/drugs/`: the service's drug catalog. The API admin loads it (a JSON array of
+//! `/api/v2/drugs/`: the service's drug catalog (the formulary, owned by the prescriptions component). The API admin loads it (a JSON array of
 //! `{upc, name, category}`, added or replaced by UPC, all or nothing); anyone with a token searches it.
 
 use serde_json::Value;

@@ -1,5 +1,6 @@
 //! `/api/v2/hospital/`: create (JSON or multipart), list, get, PATCH (JSON or multipart).
 
+use common::codes::PageSize;
 use serde_json::{Map, Value};
 
 use common::fields::Fields;
@@ -31,7 +32,7 @@ pub fn create(req: &Request) -> Result<Response, Error> {
         location: fields.required_str("location", ADDRESS),
         contact: fields.required_str("contact", TEXT),
         headline: fields.optional_str("headline", TEXT).unwrap_or_default(),
-        page_size: page_size(&mut fields).unwrap_or(0),
+        page_size: page_size(&mut fields).unwrap_or(PageSize::Letter),
         info: fields.optional_bool("info").unwrap_or(false),
         is_admin: fields.optional_bool("is_admin").unwrap_or(true),
         send_emails: fields.optional_bool("send_emails").unwrap_or(true),
@@ -129,16 +130,16 @@ fn with_urls(mut hospital: Hospital, base_url: &str) -> Hospital {
 }
 
 /// `page_size`: 0 (Letter) or 1 (Half Letter); `true`/`false` are accepted for 0/1.
-fn page_size(fields: &mut Fields) -> Option<u8> {
+fn page_size(fields: &mut Fields) -> Option<PageSize> {
     let raw = fields.raw("page_size")?.clone();
     let size = match &raw {
         Value::Null => return None,
-        Value::Bool(true) => Some(0),
-        Value::Bool(false) => Some(1),
-        Value::Number(n) => n.as_u64().filter(|n| *n <= 1).map(|n| n as u8),
+        Value::Bool(true) => Some(PageSize::Letter),
+        Value::Bool(false) => Some(PageSize::HalfLetter),
+        Value::Number(n) => n.as_i64().and_then(PageSize::from_number),
         Value::String(s) => match s.trim() {
-            "0" | "true" | "True" => Some(0),
-            "1" | "false" | "False" => Some(1),
+            "0" | "true" | "True" => Some(PageSize::Letter),
+            "1" | "false" | "False" => Some(PageSize::HalfLetter),
             _ => None,
         },
         _ => None,

@@ -11,6 +11,7 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
+use common::codes::{Labelled, RxState};
 use sha2::{Digest, Sha256};
 
 use crate::bindings::campaigns::Campaign;
@@ -126,7 +127,7 @@ const FOOTER: &str = "<footer>\n<p>Este enlace es personal: quien lo tenga puede
 
 /// What the patient should know about the prescription's state, in Spanish; `None` while nothing
 /// has happened to it.
-fn state_note(code: &str, reason: &str) -> Option<String> {
+fn state_note(state: RxState, reason: &str) -> Option<String> {
     let with_reason = |text: &str| {
         if reason.trim().is_empty() {
             text.to_string()
@@ -134,21 +135,21 @@ fn state_note(code: &str, reason: &str) -> Option<String> {
             format!("{text} Motivo: {reason}")
         }
     };
-    match code {
-        "partially_dispensed" => Some(
+    match state {
+        RxState::Available => None,
+        RxState::PartiallyDispensed => Some(
             "Una farmacia ya surtió parte de esta receta; puedes surtir lo que falta.".to_string(),
         ),
-        "dispensed" => Some("Esta receta ya fue surtida por completo.".to_string()),
-        "rejected" => Some(with_reason(
+        RxState::Dispensed => Some("Esta receta ya fue surtida por completo.".to_string()),
+        RxState::Rejected => Some(with_reason(
             "Una farmacia rechazó esta receta; ya no puede surtirse.",
         )),
         // The reason already reads as the medic's ("Cancelada por el médico: …").
-        "cancelled" => Some(if reason.trim().is_empty() {
+        RxState::Cancelled => Some(if reason.trim().is_empty() {
             "Tu médico canceló esta receta; ya no puede surtirse.".to_string()
         } else {
             format!("Tu médico canceló esta receta; ya no puede surtirse. {reason}")
         }),
-        _ => None,
     }
 }
 
@@ -191,9 +192,9 @@ pub fn page(rx: &LandingRx, campaigns: &[Campaign]) -> String {
     ));
     html.push_str(&format!(
         "<div><dt>Estado</dt><dd id=\"estado\">{}</dd></div>\n</dl>\n",
-        escape(&rx.rx_status.1)
+        escape(rx.rx_status.label())
     ));
-    if let Some(note) = state_note(&rx.rx_status.0, &rx.reason_of_rejected) {
+    if let Some(note) = state_note(rx.rx_status, &rx.reason_of_rejected) {
         html.push_str(&format!(
             "<p class=\"note\" id=\"aviso\">{}</p>\n",
             escape(&note)
@@ -369,7 +370,7 @@ mod tests {
             hospital_name: "Clínica Roma".into(),
             patient_first_name: "Juan".into(),
             medications: vec![medication("Paracetamol 500 mg", "1 cada 8 horas")],
-            rx_status: ("available".into(), "Disponible".into()),
+            rx_status: RxState::Available,
             reason_of_rejected: String::new(),
             seal: None,
         }
@@ -381,7 +382,7 @@ mod tests {
         assert!(html.contains("<dd id=\"estado\">Disponible</dd>"), "{html}");
         assert!(!html.contains("id=\"aviso\""));
         let mut r = rx();
-        r.rx_status = ("cancelled".into(), "Cancelada".into());
+        r.rx_status = RxState::Cancelled;
         r.reason_of_rejected = "Cancelada por el médico: dosis <equivocada>".into();
         r.medications[0].bought_qty = 0;
         let html = page(&r, &[]);
@@ -389,7 +390,7 @@ mod tests {
         assert!(html.contains("Tu médico canceló esta receta"), "{html}");
         assert!(html.contains("dosis &lt;equivocada&gt;"), "{html}");
         let mut r = rx();
-        r.rx_status = ("partially_dispensed".into(), "Surtida parcialmente".into());
+        r.rx_status = RxState::PartiallyDispensed;
         r.medications[0].qty = 3;
         r.medications[0].bought_qty = 1;
         let html = page(&r, &[]);

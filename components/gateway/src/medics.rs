@@ -8,8 +8,6 @@ use serde_json::{Value, json};
 
 use common::types::{Error, Principal};
 
-use common::fields::is_valid_email;
-
 use crate::bindings::catalog::{MedicPatch, MedicView};
 use crate::bindings::{auth, catalog};
 use crate::http::{Request, Response, path_id};
@@ -36,13 +34,7 @@ pub fn create(req: &Request) -> Result<Response, Error> {
     let name = fields.required_str("name", TEXT);
     let password = fields.required_str("password", PASSWORD);
     let email = fields.required_email("email");
-    let date_of_birth = fields.required_date("date_of_birth");
-    if !date_of_birth.is_empty() && date_of_birth.as_str() > common::time::today().as_str() {
-        fields.error(
-            "date_of_birth",
-            "The date of birth cannot be in the future.",
-        );
-    }
+    let date_of_birth = fields.required_birth_date("date_of_birth");
     let cedula_prof = fields.required_str("cedula_prof", TEXT);
     // A general practitioner has no specialty licence: blank or left out is accepted.
     let specialty_no = fields
@@ -56,15 +48,15 @@ pub fn create(req: &Request) -> Result<Response, Error> {
     let hospital = fields.optional_i64("hospital");
     let is_active = fields.optional_bool("is_active").unwrap_or(true);
     let is_admin_membership = fields.optional_bool("is_admin_membership").unwrap_or(false);
-    fields.finish()?;
+    let (email, date_of_birth) = fields.finish_with(email.zip(date_of_birth))?;
 
     let minted = auth::mint_token();
     let input = catalog::NewMedic {
         name,
-        email,
+        email: email.into(),
         password_hash: auth::hash_password(&password),
         token_hash: minted.token_hash,
-        date_of_birth,
+        date_of_birth: date_of_birth.to_string(),
         cedula_prof,
         specialty_no,
         specialty,
@@ -124,24 +116,9 @@ pub fn update(req: &Request, id: &str) -> Result<Response, Error> {
     catalog::view_medic(caller, id)?;
     let mut f = req.json_fields()?;
     let name = f.patch_str("name", TEXT, false);
-    let email = f
-        .patch_str("email", TEXT, false)
-        .map(|e| e.trim().to_string());
-    if email.as_deref().is_some_and(|e| !is_valid_email(e)) {
-        f.error("email", common::fields::BAD_EMAIL);
-    }
+    let email = f.patch_email("email", TEXT);
     let password = f.patch_str("password", PASSWORD, false);
-    let date_of_birth = f.patch_str("date_of_birth", None, false);
-    if let Some(d) = &date_of_birth {
-        match common::time::Date::parse(d) {
-            None => f.error("date_of_birth", common::fields::BAD_DATE),
-            Some(_) if d.as_str() > common::time::today().as_str() => f.error(
-                "date_of_birth",
-                "The date of birth cannot be in the future.",
-            ),
-            Some(_) => {}
-        }
-    }
+    let date_of_birth = f.patch_birth_date("date_of_birth");
     let cedula_prof = f.patch_str("cedula_prof", TEXT, false);
     let specialty_no = f.patch_str("specialty_no", TEXT, true);
     let specialty = f.patch_str("specialty", TEXT, false);
@@ -152,9 +129,9 @@ pub fn update(req: &Request, id: &str) -> Result<Response, Error> {
     f.finish()?;
     let patch = MedicPatch {
         name,
-        email,
+        email: email.map(String::from),
         password_hash: password.map(|p| auth::hash_password(&p)),
-        date_of_birth,
+        date_of_birth: date_of_birth.map(|d| d.to_string()),
         cedula_prof,
         specialty_no,
         specialty,

@@ -4,7 +4,6 @@
 use serde_json::Value;
 
 use common::fields::Fields;
-use common::time::Date;
 use common::types::Error;
 
 use crate::bindings::patients::{self, NewPatient, PatientKey, PatientPatch};
@@ -54,12 +53,11 @@ pub fn create(req: &Request) -> Result<Response, Error> {
 
 fn create_for(req: &Request, medic: i64) -> Result<Response, Error> {
     let mut f = req.json_fields()?;
-    let date_of_birth = f.required_date("date_of_birth");
-    check_not_future(&mut f, &date_of_birth);
+    let date_of_birth = f.required_birth_date("date_of_birth");
     let input = NewPatient {
         name: f.required_str("name", NAME),
         email: email(&mut f, false).unwrap_or_default(),
-        date_of_birth,
+        date_of_birth: String::new(),
         external_patient_file: f
             .optional_str("external_patient_file", NAME)
             .unwrap_or_default(),
@@ -71,7 +69,10 @@ fn create_for(req: &Request, medic: i64) -> Result<Response, Error> {
         zip_code: f.optional_str("zip_code", SHORT).unwrap_or_default(),
         location: f.optional_str("location", LONG).unwrap_or_default(),
     };
-    f.finish()?;
+    let input = NewPatient {
+        date_of_birth: f.finish_with(date_of_birth)?.to_string(),
+        ..input
+    };
     let patient = patients::create_patient(medic, &input)?;
     Ok(Response::json(201, &patient))
 }
@@ -99,18 +100,11 @@ pub fn update(req: &Request, segment: &str) -> Result<Response, Error> {
     let medic = medic_caller(req)?;
     let key = path_key(segment)?;
     let mut f = req.json_fields()?;
-    let date_of_birth = f.patch_str("date_of_birth", None, false);
-    if let Some(d) = &date_of_birth {
-        if Date::parse(d).is_none() {
-            f.error("date_of_birth", common::fields::BAD_DATE);
-        } else {
-            check_not_future(&mut f, d);
-        }
-    }
+    let date_of_birth = f.patch_birth_date("date_of_birth");
     let patch = PatientPatch {
         name: f.patch_str("name", NAME, false),
         email: email(&mut f, true),
-        date_of_birth,
+        date_of_birth: date_of_birth.map(|d| d.to_string()),
         external_patient_file: f.patch_str("external_patient_file", NAME, true),
         gender: gender(&mut f, true),
         curp: f.patch_str("curp", SHORT, true),
@@ -138,15 +132,6 @@ pub fn path_key(segment: &str) -> Result<PatientKey, Error> {
         return Err(Error::not_found());
     }
     Ok(PatientKey::Uid(segment.to_string()))
-}
-
-fn check_not_future(f: &mut Fields, date: &str) {
-    if Date::parse(date).is_some() && date > common::time::today().as_str() {
-        f.error(
-            "date_of_birth",
-            "The date of birth cannot be in the future.",
-        );
-    }
 }
 
 /// `email`: an address or another identifier of more than 4 characters; empty or absent is "none".

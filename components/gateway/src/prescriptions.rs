@@ -4,7 +4,7 @@
 //! `auth.authenticate` → `catalog.get-medic` (not `specialty_verified`: 403) → the body's shape →
 //! `catalog.prescribing-hospital` (no live membership: 400 on `hospital`) → `patients.get-owned`
 //! (not the medic's: 400 on `patient`) → `notifications.plan` (the webhook subscriptions listing the
-//! medic or the hospital) → `prescriptions.issue`, which applies the drug-catalog rules, signs, and
+//! medic or the hospital) → `prescriptions.issue`, which applies the formulary rules, signs, and
 //! writes everything, the outbox rows included, in one transaction. Once the response is sent, the
 //! same request delivers the new outbox rows (`notifications.deliver-due`).
 //!
@@ -12,6 +12,7 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
+use common::codes::SentState;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
@@ -155,7 +156,7 @@ fn issue(req: &Request, medic_id: i64) -> Result<Response, Error> {
         webhooks,
     };
     let issued = prescriptions::issue(&request)?;
-    let queued = !request.webhooks.is_empty() || issued.status.sent_status.0 == "pending";
+    let queued = !request.webhooks.is_empty() || issued.status.sent_status == SentState::Pending;
     let id = issued.id;
     let response = Response::json(200, &create_shape(&issued, &base_url));
     Ok(if queued {

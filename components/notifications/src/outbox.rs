@@ -4,6 +4,7 @@
 //! Times are ISO 8601 UTC text with microseconds (`common::time::iso8601`), like every stored
 //! timestamp: fixed width, so comparing the text compares the times.
 
+use common::codes::{Labelled, SentState};
 use std::time::SystemTime;
 
 use serde_json::{Value, json};
@@ -110,8 +111,9 @@ const SIGNATURE_OF: &str = "SELECT signature FROM prescriptions WHERE id = ?";
 /// One of the two writes to a table this component does not own (`prescriptions`, owned by the
 /// prescriptions component): the email's delivery state is this component's knowledge
 /// (docs/architecture.md, "Tables and their owners").
+/// `?1` prescription, `?2` `pending`, `?3` `not_sent` (`common::codes::SentState`).
 const MARK_PENDING: &str =
-    "UPDATE prescriptions SET sent_status = 'pending' WHERE id = ? AND sent_status = 'not_sent'";
+    "UPDATE prescriptions SET sent_status = ?2 WHERE id = ?1 AND sent_status = ?3";
 
 const INSERT_ATTEMPT: &str = "INSERT INTO outbox_attempts \
     (outbox_id, number, started_at, duration_ms, status_code, error) VALUES (?, ?, ?, ?, ?, ?)";
@@ -130,8 +132,8 @@ const MARK_DEAD: &str = "UPDATE outbox SET status = 'dead', lease_until = NULL, 
 
 /// Written by this component on purpose (see `wit/notifications.wit` and docs/architecture.md): the
 /// relay accepted the email.
-const MARK_SENT: &str =
-    "UPDATE prescriptions SET sent = 1, sent_status = 'sent_email' WHERE id = ?";
+/// `?1` prescription, `?2` `sent_email` (`common::codes::SentState`).
+const MARK_SENT: &str = "UPDATE prescriptions SET sent = 1, sent_status = ?2 WHERE id = ?1";
 
 const DELIVERY_COLUMNS: &str = "o.id, o.kind, p.signature, o.target, o.status, o.attempts, \
     o.next_attempt_at, o.created_at, o.updated_at, o.last_error, o.payload, o.prescription_id";
@@ -274,7 +276,10 @@ pub fn finish(
         params.extend(extra);
         let held = db.query_opt(sql, &params, |r| r.i64("id"))?;
         if held.is_some() && *outcome == Outcome::Done && row.kind == EMAIL {
-            db.execute(MARK_SENT, &[int(row.prescription_id)])?;
+            db.execute(
+                MARK_SENT,
+                &[int(row.prescription_id), text(SentState::SentEmail.code())],
+            )?;
         }
         Ok(())
     })
@@ -301,7 +306,14 @@ pub fn queue_email(prescription: i64, to: &[String], cc: &[String]) -> Result<i6
                 |r| r.i64("id"),
             )?
             .ok_or_else(|| anyhow::anyhow!("INSERT … RETURNING returned no row"))?;
-        db.execute(MARK_PENDING, &[int(prescription)])?;
+        db.execute(
+            MARK_PENDING,
+            &[
+                int(prescription),
+                text(SentState::Pending.code()),
+                text(SentState::NotSent.code()),
+            ],
+        )?;
         Ok(id)
     })
 }

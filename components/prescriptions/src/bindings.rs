@@ -3,5 +3,8 @@
 wit_bindgen::generate!({
     world: "prescriptions-component",
     path: "../../wit",
-    with: { "receta:erx/types@0.1.0": common::types },
+    with: {
+        "receta:erx/types@0.1.0": common::types,
+        "receta:erx/codes@0.1.0": common::codes,
+    },
 });

@@ -139,7 +139,7 @@ pub mod tests {
                 contact: "55 5555 5555".into(),
                 headline: String::new(),
                 zip_code: "06700".into(),
-                page_size: 0,
+                page_size: common::codes::PageSize::Letter,
                 info: false,
                 send_emails: true,
                 picture: None,

@@ -1,5 +1,7 @@
-//! The service's drug catalog: loaded by the API admin (all of a load or none of it), searched by anyone
-//! with a token, and read by `issue` for the category and name of a medication's UPC.
+//! The formulary: the service's list of drugs by UPC (the API's "drug catalog", `/api/v2/drugs/`;
+//! "catalog" in this codebase is the hospitals-and-medics component). Loaded by the API admin (all of
+//! a load or none of it), searched by anyone with a token, and read by `issue` for the category and
+//! name of a medication's UPC.
 
 use common::db::{Db, Row, int, like_contains, opt_text, text};
 use common::types::{Error, PageRequest};

@@ -7,6 +7,7 @@
 
 use serde_json::Value;
 
+use common::codes::{Labelled, RxState, SentState};
 use common::db::{Db, Param, blob, boolean, int, opt_text, text};
 use common::types::{Error, FieldError};
 
@@ -17,7 +18,6 @@ use crate::document;
 use crate::medications::{self, Resolved};
 use crate::outbox;
 use crate::pdf;
-use crate::read;
 use crate::seal;
 
 /// The formulary's entries for `count` UPCs: one statement for all of a prescription's medications.
@@ -67,9 +67,9 @@ pub fn issue(req: IssueRequest) -> Result<Prescription, Error> {
     let pdf = pdf::render(&req, &meds, &signed.signature, &seal, &issued_at[..10])?;
     let email = email_target(&req);
     let sent_status = if email.is_some() {
-        read::PENDING
+        SentState::Pending
     } else {
-        read::NOT_SENT
+        SentState::NotSent
     };
 
     let (id, medication_ids) = db.transaction(|db| -> Result<(i64, Vec<i64>), Error> {
@@ -96,8 +96,8 @@ pub fn issue(req: IssueRequest) -> Result<Prescription, Error> {
                     boolean(req.show_diagnosis),
                     boolean(req.send_rx),
                     text(&issued_at),
-                    text(read::AVAILABLE),
-                    text(sent_status),
+                    text(RxState::Available.code()),
+                    text(sent_status.code()),
                 ],
                 |r| r.i64("id"),
             )?
@@ -185,15 +185,15 @@ pub fn issue(req: IssueRequest) -> Result<Prescription, Error> {
         rejected: false,
         bought: false,
         status: RxStatus {
-            rx_status: read::status_pair(read::AVAILABLE),
-            sent_status: read::status_pair(sent_status),
+            rx_status: RxState::Available,
+            sent_status,
         },
         reason_of_rejected: String::new(),
         seal: Some(seal),
     })
 }
 
-/// Every medication resolved against the drug catalog, or one 400 on `medications` naming each bad item.
+/// Every medication resolved against the formulary, or one 400 on `medications` naming each bad item.
 fn resolve_all(db: &Db, req: &IssueRequest) -> Result<Vec<Resolved>, Error> {
     let upcs: Vec<Param> = req
         .medications

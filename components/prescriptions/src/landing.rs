@@ -9,7 +9,7 @@ use common::types::{Error, Principal};
 
 use crate::bindings::exports::receta::erx::prescriptions::LandingRx;
 use crate::document::is_signature;
-use crate::read::{medication_from_row, medications_sql, seal_from_row, status_pair};
+use crate::read::{medication_from_row, medications_sql, seal_from_row};
 
 /// `?1` signature; `?2` the medic, or NULL for the API admin and for the public page. The medic's and
 /// the hospital's names come from the signed document (the snapshot taken at issue); `raw_size` is
@@ -55,7 +55,7 @@ pub fn view(caller: Option<Principal>, signature: &str) -> Result<LandingRx, Err
                 hospital_name: r.string("hospital_name")?,
                 patient_first_name: first_name(&r.string("patient_name")?),
                 medications: Vec::new(),
-                rx_status: status_pair(&r.string("rx_status")?),
+                rx_status: r.code("rx_status")?,
                 reason_of_rejected: r.string("reason_of_rejected")?,
                 seal: seal_from_row(r)?,
             },

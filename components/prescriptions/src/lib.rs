@@ -1,6 +1,6 @@
 //! The prescriptions component: wires `receta:erx/prescriptions` to its modules.
 //!
-//! - `medications`: the drug-catalog rules for each medication (pure)
+//! - `medications`: the formulary rules for each medication (pure)
 //! - `document`: the canonical document and its signature (pure)
 //! - `pdf`: the PDF rendered at issue
 //! - `issue`: issuing, all writes in one transaction
@@ -9,7 +9,7 @@
 //! - `lifecycle`: after issue: dispenses, rejection, cancellation, and their event log
 //! - `outbox`: the outbox rows written in this component's transactions
 //! - `seal`: the digital seal (Ed25519) and the service's keys; `verify`: the public check
-//! - `drugs`: the service's drug catalog
+//! - `drugs`: the formulary (the API's drug catalog)
 
 mod document;
 mod drugs;

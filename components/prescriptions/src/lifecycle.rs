@@ -9,6 +9,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use common::codes::{Labelled, RxState};
 use common::db::{Db, Param, Row, int, text};
 use common::types::{Error, FieldError, Principal};
 
@@ -17,7 +18,7 @@ use crate::bindings::exports::receta::erx::prescriptions::{
     StateChange,
 };
 use crate::outbox;
-use crate::read::{self, AVAILABLE, CANCELLED, DISPENSED, PARTIALLY_DISPENSED, REJECTED};
+use crate::read;
 
 /// The message of a 404 on the pharmacy calls (the original pharmacy API's wording).
 pub const RX_NOT_FOUND: &str = "rx not found";
@@ -33,16 +34,18 @@ const MEDICATIONS_LEFT: &str =
 const SELL: &str = "UPDATE medications SET bought_qty = bought_qty + ?1, bought = (bought_qty + ?1 = qty) \
     WHERE id = ?2 AND prescription_id = ?3 AND bought_qty + ?1 <= qty RETURNING id";
 
-/// `?1` prescription: `dispensed` when nothing is left to sell, else `partially_dispensed`.
+/// `?1` prescription: `?2` (`partially_dispensed`) while something is left to sell, else `?3`
+/// (`dispensed`).
 const AFTER_SALE: &str = "UPDATE prescriptions SET \
     bought = NOT EXISTS (SELECT 1 FROM medications WHERE prescription_id = ?1 AND bought_qty < qty), \
     rx_status = CASE WHEN EXISTS (SELECT 1 FROM medications WHERE prescription_id = ?1 AND bought_qty < qty) \
-      THEN 'partially_dispensed' ELSE 'dispensed' END \
+      THEN ?2 ELSE ?3 END \
     WHERE id = ?1";
 
-/// `?1` prescription, `?2` the final state, `?3` rejected, `?4` the reason shown: only from `available`.
+/// `?1` prescription, `?2` the final state, `?3` rejected, `?4` the reason shown: only from `?5`
+/// (`available`).
 const CLOSE: &str = "UPDATE prescriptions SET rx_status = ?2, rejected = ?3, reason_of_rejected = ?4 \
-    WHERE id = ?1 AND rx_status = 'available' RETURNING id";
+    WHERE id = ?1 AND rx_status = ?5 RETURNING id";
 
 const INSERT_EVENT: &str = "INSERT INTO prescription_events \
     (prescription_id, kind, pharmacy_id, pharmacy_name, medic_id, sales_code, reason, created_at) \
@@ -62,7 +65,7 @@ const ITEMS: &str = "SELECT d.event_id, d.medication_id, d.qty FROM dispensed_me
 struct State {
     id: i64,
     medic_id: i64,
-    rx_status: String,
+    rx_status: RxState,
 }
 
 /// Who makes a change, as the event records it.
@@ -77,9 +80,9 @@ pub fn dispense(req: DispenseRequest) -> Result<Prescription, Error> {
     let now = common::time::now_iso8601();
     db.transaction(|db| -> Result<(), Error> {
         let state = state(db, &req.signature)?;
-        match state.rx_status.as_str() {
-            AVAILABLE | PARTIALLY_DISPENSED => {}
-            DISPENSED => {
+        match state.rx_status {
+            RxState::Available | RxState::PartiallyDispensed => {}
+            RxState::Dispensed => {
                 return Err(Error::Conflict(
                     "This prescription is already fully dispensed: nothing is left to sell.".into(),
                 ));
@@ -115,7 +118,14 @@ pub fn dispense(req: DispenseRequest) -> Result<Prescription, Error> {
             }
             db.execute(INSERT_ITEM, &[int(event), int(item.medication), units])?;
         }
-        db.execute(AFTER_SALE, &[int(state.id)])?;
+        db.execute(
+            AFTER_SALE,
+            &[
+                int(state.id),
+                text(RxState::PartiallyDispensed.code()),
+                text(RxState::Dispensed.code()),
+            ],
+        )?;
         outbox::queue_webhooks(db, state.id, &req.signature, &req.webhooks, &now)
     })?;
     read::for_pharmacy(&req.signature)
@@ -158,7 +168,7 @@ pub fn reject(pharmacy: PharmacyRef, change: StateChange) -> Result<Prescription
     close(
         &change,
         &Actor::Pharmacy(&pharmacy),
-        REJECTED,
+        RxState::Rejected,
         change.reason.clone(),
     )
 }
@@ -166,23 +176,20 @@ pub fn reject(pharmacy: PharmacyRef, change: StateChange) -> Result<Prescription
 /// The issuing medic cancels a prescription; see `prescriptions.cancel` in the WIT.
 pub fn cancel(medic: i64, change: StateChange) -> Result<Prescription, Error> {
     let shown = format!("{CANCELLED_BY_MEDIC}{}", change.reason);
-    close(&change, &Actor::Medic(medic), CANCELLED, shown)
+    close(&change, &Actor::Medic(medic), RxState::Cancelled, shown)
 }
 
 /// Moves an `available` prescription to a final state (`rejected` or `cancelled`).
 fn close(
     change: &StateChange,
     actor: &Actor,
-    to: &str,
+    to: RxState,
     shown_reason: String,
 ) -> Result<Prescription, Error> {
     let db = Db::open()?;
     let now = common::time::now_iso8601();
-    let verb = if to == REJECTED {
-        "rejected"
-    } else {
-        "cancelled"
-    };
+    let rejected = to == RxState::Rejected;
+    let verb = if rejected { "rejected" } else { "cancelled" };
     db.transaction(|db| -> Result<(), Error> {
         let state = state(db, &change.signature)?;
         if let Actor::Medic(medic) = actor
@@ -190,16 +197,16 @@ fn close(
         {
             return Err(Error::not_found());
         }
-        match state.rx_status.as_str() {
-            AVAILABLE => {}
-            PARTIALLY_DISPENSED | DISPENSED => {
+        match state.rx_status {
+            RxState::Available => {}
+            RxState::PartiallyDispensed | RxState::Dispensed => {
                 return Err(Error::Conflict(format!(
                     "Part of this prescription was already dispensed; it cannot be {verb}."
                 )));
             }
             other => return Err(closed(other, verb)),
         }
-        let kind = if to == REJECTED {
+        let kind = if rejected {
             "rejection"
         } else {
             "cancellation"
@@ -207,9 +214,10 @@ fn close(
         insert_event(db, &state, kind, actor, "", &change.reason, &now)?;
         let params = [
             int(state.id),
-            text(to),
-            int((to == REJECTED).into()),
+            text(to.code()),
+            int(rejected.into()),
             text(&shown_reason),
+            text(RxState::Available.code()),
         ];
         if db.query_opt(CLOSE, &params, |r| r.i64("id"))?.is_none() {
             return Err(Error::Conflict(
@@ -222,10 +230,10 @@ fn close(
 }
 
 /// The 409 for a prescription already rejected or cancelled.
-fn closed(status: &str, verb: &str) -> Error {
+fn closed(status: RxState, verb: &str) -> Error {
     let why = match status {
-        REJECTED => "was rejected by a pharmacy",
-        CANCELLED => "was cancelled by its medic",
+        RxState::Rejected => "was rejected by a pharmacy",
+        RxState::Cancelled => "was cancelled by its medic",
         _ => "is not available",
     };
     Error::Conflict(format!("This prescription {why}; it cannot be {verb}."))
@@ -239,7 +247,7 @@ fn state(db: &Db, signature: &str) -> Result<State, Error> {
         Ok(State {
             id: r.i64("id")?,
             medic_id: r.i64("medic_id")?,
-            rx_status: r.string("rx_status")?,
+            rx_status: r.code("rx_status")?,
         })
     })?
     .ok_or_else(|| Error::NotFound(RX_NOT_FOUND.into()))
@@ -367,6 +375,7 @@ mod tests {
     #[test]
     fn the_sale_never_passes_qty_in_sql() {
         assert!(SELL.contains("bought_qty + ?1 <= qty"));
-        assert!(CLOSE.contains("rx_status = 'available'"));
+        // A close happens only from the state passed as ?5 (`available`, in `close`).
+        assert!(CLOSE.contains("rx_status = ?5"));
     }
 }

@@ -1,14 +1,15 @@
-//! The drug-catalog rules for one medication (openapi/receta.json, decisions):
+//! The formulary rules for one medication (the API's "drug catalog" rules: openapi/receta.json,
+//! docs/patients-and-prescriptions.md):
 //!
 //! | `drug_upc`                 | `category` sent                   | result                                   |
 //! |----------------------------|-----------------------------------|------------------------------------------|
 //! | empty                      | none                              | `standard_drug`, no `drug`               |
 //! | empty                      | any of the three                  | as sent, no `drug`                       |
-//! | in the service catalog     | none or `standard_drug`           | the catalog's category, `drug` = its name|
-//! | in the service catalog     | `basic_drug`                      | `basic_drug`, `drug` = the catalog name  |
-//! | in the service catalog     | `unstructured_drug`               | error: free text has no UPC              |
-//! | not in the service catalog | `basic_drug`                      | `basic_drug` (the integrator's product)  |
-//! | not in the service catalog | anything else                     | error                                    |
+//! | in the formulary           | none or `standard_drug`           | the formulary's category, `drug` = its name|
+//! | in the formulary           | `basic_drug`                      | `basic_drug`, `drug` = the formulary name|
+//! | in the formulary           | `unstructured_drug`               | error: free text has no UPC              |
+//! | not in the formulary       | `basic_drug`                      | `basic_drug` (the integrator's product)  |
+//! | not in the formulary       | anything else                     | error                                    |
 
 use crate::bindings::exports::receta::erx::prescriptions::{Drug, NewMedication};
 
@@ -16,7 +17,7 @@ pub const STANDARD: &str = "standard_drug";
 pub const BASIC: &str = "basic_drug";
 pub const UNSTRUCTURED: &str = "unstructured_drug";
 
-/// A medication with its category and catalog name settled, ready to sign and store.
+/// A medication with its category and formulary name settled, ready to sign and store.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Resolved {
     pub presentation: String,
@@ -28,12 +29,12 @@ pub struct Resolved {
     pub qty_label: String,
 }
 
-/// Applies the rules to one medication; `catalog` is the service catalog's entry for its UPC, if any.
+/// Applies the rules to one medication; `formulary` is the formulary's entry for its UPC, if any.
 /// The error is the message for the `medications` field (without the item number).
-pub fn resolve(med: &NewMedication, catalog: Option<&Drug>) -> Result<Resolved, String> {
+pub fn resolve(med: &NewMedication, formulary: Option<&Drug>) -> Result<Resolved, String> {
     let upc = med.drug_upc.trim();
     let asked = med.category.as_deref();
-    let (category, drug) = match (upc.is_empty(), catalog) {
+    let (category, drug) = match (upc.is_empty(), formulary) {
         (true, _) => (asked.unwrap_or(STANDARD).to_string(), String::new()),
         (false, Some(entry)) => match asked {
             Some(UNSTRUCTURED) => {
@@ -108,24 +109,24 @@ mod tests {
     }
 
     #[test]
-    fn catalog_upc_gets_catalog_name_and_category() {
+    fn formulary_upc_gets_formulary_name_and_category() {
         let e = entry(STANDARD);
         let r = resolve(&med("2000000000107", None), Some(&e)).unwrap();
         assert_eq!(
             (r.category.as_str(), r.drug.as_str()),
             (STANDARD, "Amoxicilina 500 mg, 12 cápsulas")
         );
-        let basic_in_catalog = entry(BASIC);
+        let basic_in_formulary = entry(BASIC);
         let r = resolve(
             &med("2000000000107", Some(STANDARD)),
-            Some(&basic_in_catalog),
+            Some(&basic_in_formulary),
         )
         .unwrap();
-        assert_eq!(r.category, BASIC, "the catalog decides, not the caller");
+        assert_eq!(r.category, BASIC, "the formulary decides, not the caller");
     }
 
     #[test]
-    fn basic_drug_may_be_asked_for_a_catalog_upc() {
+    fn basic_drug_may_be_asked_for_a_formulary_upc() {
         let r = resolve(&med("2000000000107", Some(BASIC)), Some(&entry(STANDARD))).unwrap();
         assert_eq!(r.category, BASIC);
         assert_eq!(r.drug, "Amoxicilina 500 mg, 12 cápsulas");
@@ -145,7 +146,7 @@ mod tests {
     }
 
     #[test]
-    fn unstructured_with_a_catalog_upc_is_refused() {
+    fn unstructured_with_a_formulary_upc_is_refused() {
         assert!(
             resolve(
                 &med("2000000000107", Some(UNSTRUCTURED)),

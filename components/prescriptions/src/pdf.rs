@@ -24,7 +24,7 @@ pub fn document(
             location: h.location.clone(),
             zip_code: h.zip_code.clone(),
             contact: h.contact.clone(),
-            page_size: h.page_size,
+            page_size: h.page_size.number(),
             info: h.info,
             picture: h.picture.clone(),
             university_logo: h.university_logo.clone(),

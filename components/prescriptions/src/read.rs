@@ -11,41 +11,6 @@ use crate::bindings::exports::receta::erx::prescriptions::{
 };
 use crate::document::{is_signature, signature_of};
 
-/// `rx_status`: nothing has happened since issue.
-pub const AVAILABLE: &str = "available";
-/// `rx_status`: a pharmacy sold some units and some are left.
-pub const PARTIALLY_DISPENSED: &str = "partially_dispensed";
-/// `rx_status`: every medication is sold out.
-pub const DISPENSED: &str = "dispensed";
-/// `rx_status`: a pharmacy rejected it (final).
-pub const REJECTED: &str = "rejected";
-/// `rx_status`: its medic cancelled it (final).
-pub const CANCELLED: &str = "cancelled";
-/// `sent_status`: an email to the patient is queued.
-pub const PENDING: &str = "pending";
-/// `sent_status`: no email will be sent (`send_rx` false, the hospital sends none, or the patient
-/// has no email address).
-pub const NOT_SENT: &str = "not_sent";
-/// `sent_status`: the relay accepted the email (set by the notification worker).
-pub const SENT_EMAIL: &str = "sent_email";
-
-/// The `[code, label]` pair of a state code; an unknown code is its own label. The `rx_status`
-/// labels are Spanish, as the pharmacist and the patient read them (docs/lifecycle.md).
-pub fn status_pair(code: &str) -> (String, String) {
-    let label = match code {
-        AVAILABLE => "Disponible",
-        PARTIALLY_DISPENSED => "Surtida parcialmente",
-        DISPENSED => "Surtida",
-        REJECTED => "Rechazada",
-        CANCELLED => "Cancelada",
-        PENDING => "pending send",
-        NOT_SENT => "not sent",
-        SENT_EMAIL => "sent by email",
-        other => other,
-    };
-    (code.to_string(), label.to_string())
-}
-
 const COLUMNS: &str = "p.id, p.medic_id, p.signature, p.hospital_id, p.hospital_patron, p.hospital_location, p.clinic, \
     p.medic_email, p.patient_uid, p.patient_name, p.patient_email, p.patient_phone, p.patient_date_of_birth, \
     p.patient_gender, p.diagnosis, p.extras, p.created_at, p.sent, p.send_rx, p.show_diagnosis, p.rejected, \
@@ -183,8 +148,8 @@ fn from_row(r: &Row) -> anyhow::Result<Prescription> {
         rejected: r.bool("rejected")?,
         bought: r.bool("bought")?,
         status: RxStatus {
-            rx_status: status_pair(&r.string("rx_status")?),
-            sent_status: status_pair(&r.string("sent_status")?),
+            rx_status: r.code("rx_status")?,
+            sent_status: r.code("sent_status")?,
         },
         reason_of_rejected: r.string("reason_of_rejected")?,
         seal: seal_from_row(r)?,
@@ -360,46 +325,6 @@ pub fn document(caller: &Principal, signature: &str) -> Result<String, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn status_pairs() {
-        assert_eq!(
-            status_pair(PENDING),
-            ("pending".into(), "pending send".into())
-        );
-        assert_eq!(
-            status_pair(NOT_SENT),
-            ("not_sent".into(), "not sent".into())
-        );
-        assert_eq!(
-            status_pair(SENT_EMAIL),
-            ("sent_email".into(), "sent by email".into())
-        );
-        assert_eq!(
-            status_pair(AVAILABLE),
-            ("available".into(), "Disponible".into())
-        );
-        assert_eq!(
-            status_pair(PARTIALLY_DISPENSED),
-            ("partially_dispensed".into(), "Surtida parcialmente".into())
-        );
-        assert_eq!(
-            status_pair(DISPENSED),
-            ("dispensed".into(), "Surtida".into())
-        );
-        assert_eq!(
-            status_pair(REJECTED),
-            ("rejected".into(), "Rechazada".into())
-        );
-        assert_eq!(
-            status_pair(CANCELLED),
-            ("cancelled".into(), "Cancelada".into())
-        );
-        assert_eq!(
-            status_pair("new_code"),
-            ("new_code".into(), "new_code".into())
-        );
-    }
 
     #[test]
     fn every_query_is_scoped() {

@@ -12,7 +12,7 @@ use common::types::Error;
 
 use crate::bindings::exports::receta::erx::prescriptions::Verification;
 use crate::document::{is_signature, signature_of};
-use crate::read::{seal_from_row, status_pair};
+use crate::read::seal_from_row;
 use crate::seal;
 
 /// Calls one client address may make in `WINDOW`, unless the `verify_calls_per_minute` variable
@@ -46,7 +46,7 @@ pub fn verify(signature: &str, client: &str) -> Result<Verification, Error> {
     let found = db.query_opt(SOURCE, &[text(signature)], |r| {
         Ok((
             r.string("created_at")?,
-            r.string("rx_status")?,
+            r.code("rx_status")?,
             r.string("canonical")?,
             seal_from_row(r)?,
         ))
@@ -71,7 +71,7 @@ pub fn verify(signature: &str, client: &str) -> Result<Verification, Error> {
         valid,
         kid: sealed.map(|s| s.kid).unwrap_or_default(),
         issued_at,
-        rx_status: status_pair(&rx_status),
+        rx_status,
         medic_name: field("/medic/name"),
         medic_cedula_prof: field("/medic/cedula_prof"),
         hospital_name: field("/hospital/name"),

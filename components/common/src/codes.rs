@@ -1,0 +1,147 @@
+//! `receta:erx/codes`: the closed sets the API spells as codes, generated once here (every
+//! component maps its bindings onto this module) and given their API form by hand: `page_size` is
+//! an integer, `rx_status` and `sent_status` are `[code, label]` pairs. The database stores the
+//! same codes (`code`, and `parse` reading them back).
+
+use serde::ser::{Serialize, SerializeTuple, Serializer};
+
+pub use crate::code_bindings::receta::erx::codes::{PageSize, RxState, SentState};
+
+impl PageSize {
+    /// The API's and the database's number: 0 Letter, 1 Half Letter.
+    pub fn number(self) -> u8 {
+        match self {
+            PageSize::Letter => 0,
+            PageSize::HalfLetter => 1,
+        }
+    }
+
+    /// From the API's or the database's number.
+    pub fn from_number(n: i64) -> Option<PageSize> {
+        match n {
+            0 => Some(PageSize::Letter),
+            1 => Some(PageSize::HalfLetter),
+            _ => None,
+        }
+    }
+}
+
+impl Serialize for PageSize {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u8(self.number())
+    }
+}
+
+/// A code with a label, shown by the API as `[code, label]`.
+pub trait Labelled: Sized + Copy + 'static {
+    /// Every value, for `parse`.
+    const ALL: &'static [Self];
+    /// The code the API and the database use.
+    fn code(self) -> &'static str;
+    /// The label the API shows beside it.
+    fn label(self) -> &'static str;
+
+    /// The value a stored code names.
+    fn parse(code: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|v| v.code() == code)
+    }
+}
+
+impl Labelled for RxState {
+    const ALL: &'static [Self] = &[
+        RxState::Available,
+        RxState::PartiallyDispensed,
+        RxState::Dispensed,
+        RxState::Rejected,
+        RxState::Cancelled,
+    ];
+
+    fn code(self) -> &'static str {
+        match self {
+            RxState::Available => "available",
+            RxState::PartiallyDispensed => "partially_dispensed",
+            RxState::Dispensed => "dispensed",
+            RxState::Rejected => "rejected",
+            RxState::Cancelled => "cancelled",
+        }
+    }
+
+    /// Spanish, as the pharmacist and the patient read them (docs/lifecycle.md).
+    fn label(self) -> &'static str {
+        match self {
+            RxState::Available => "Disponible",
+            RxState::PartiallyDispensed => "Surtida parcialmente",
+            RxState::Dispensed => "Surtida",
+            RxState::Rejected => "Rechazada",
+            RxState::Cancelled => "Cancelada",
+        }
+    }
+}
+
+impl Labelled for SentState {
+    const ALL: &'static [Self] = &[SentState::Pending, SentState::NotSent, SentState::SentEmail];
+
+    fn code(self) -> &'static str {
+        match self {
+            SentState::Pending => "pending",
+            SentState::NotSent => "not_sent",
+            SentState::SentEmail => "sent_email",
+        }
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            SentState::Pending => "pending send",
+            SentState::NotSent => "not sent",
+            SentState::SentEmail => "sent by email",
+        }
+    }
+}
+
+fn pair<S: Serializer>(code: &str, label: &str, s: S) -> Result<S::Ok, S::Error> {
+    let mut t = s.serialize_tuple(2)?;
+    t.serialize_element(code)?;
+    t.serialize_element(label)?;
+    t.end()
+}
+
+impl Serialize for RxState {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        pair(self.code(), self.label(), s)
+    }
+}
+
+impl Serialize for SentState {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        pair(self.code(), self.label(), s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn states_are_code_label_pairs_and_parse_back() {
+        let json =
+            serde_json::to_string(&(RxState::PartiallyDispensed, SentState::NotSent)).unwrap();
+        assert_eq!(
+            json,
+            r#"[["partially_dispensed","Surtida parcialmente"],["not_sent","not sent"]]"#
+        );
+        for s in RxState::ALL {
+            assert_eq!(RxState::parse(s.code()), Some(*s));
+        }
+        for s in SentState::ALL {
+            assert_eq!(SentState::parse(s.code()), Some(*s));
+        }
+        assert_eq!(RxState::parse("new_code"), None);
+    }
+
+    #[test]
+    fn page_size_is_the_apis_number() {
+        assert_eq!(serde_json::to_string(&PageSize::HalfLetter).unwrap(), "1");
+        assert_eq!(PageSize::from_number(0), Some(PageSize::Letter));
+        assert_eq!(PageSize::from_number(2), None);
+    }
+}

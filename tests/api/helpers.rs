@@ -8,12 +8,10 @@
 //!
 //! One file (over 500 lines): `spawn_app()` and the fixtures every test module uses; split it when a group of helpers is used by one module only.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Mutex, mpsc};
-use std::time::Duration;
+use std::sync::Mutex;
 
+use receta_test_host::{Host, Launch, Response};
 use serde_json::Value;
 
 use crate::sqld::Sqld;
@@ -26,10 +24,9 @@ pub struct TestApp {
     /// `http://127.0.0.1:<port>`
     pub address: String,
     pub state_dir: tempfile::TempDir,
-    child: Child,
+    host: Host,
     /// The libSQL server the app's database lives on, when it runs on libSQL.
     sqld: Option<Sqld>,
-    agent: ureq::Agent,
     /// Whether it runs the app (`spin.toml`): its answers are checked against the OpenAPI document
     /// (`contract`); the host's own fixtures are not the API.
     is_the_api: bool,
@@ -90,36 +87,7 @@ impl AppConfig {
 }
 
 /// A response, fully read.
-#[derive(Debug)]
-pub struct TestResponse {
-    pub status: u16,
-    pub headers: Vec<(String, String)>,
-    pub body: Vec<u8>,
-}
-
-impl TestResponse {
-    /// The body as JSON; panics with the raw body when it is not JSON.
-    pub fn json(&self) -> Value {
-        serde_json::from_slice(&self.body).unwrap_or_else(|e| {
-            panic!(
-                "body is not JSON ({e}): status {} body {:?}",
-                self.status,
-                String::from_utf8_lossy(&self.body)
-            )
-        })
-    }
-
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-
-    pub fn text(&self) -> String {
-        String::from_utf8_lossy(&self.body).into_owned()
-    }
-}
+pub type TestResponse = Response;
 
 /// The repository: the parent of this crate's directory, as `cargo test` says at run time (a test
 /// binary shared through one target directory by two checkouts serves the one that runs it), else
@@ -197,66 +165,20 @@ pub fn start_listening(config: AppConfig, state_dir: tempfile::TempDir, listen: 
         runtime_config = Some(server.runtime_config(&state_dir.path().join("runtime-config.toml")));
         sqld = Some(server);
     }
-    let bin = host_binary();
-    assert!(
-        bin.exists(),
-        "host binary {} not built: run `cargo xtask test`",
-        bin.display()
-    );
-    let log = std::fs::File::create(state_dir.path().join("host.log")).expect("log file");
-    let mut child = Command::new(&bin)
-        .arg("up")
-        .arg("--listen")
-        .arg(listen)
-        .arg("--state-dir")
-        .arg(state_dir.path())
-        .arg("--from")
-        .arg(&config.manifest)
-        .args(
-            runtime_config
-                .iter()
-                .flat_map(|path| [Path::new("--runtime-config-file"), path.as_path()]),
-        )
-        .envs(config.env.iter().map(|(k, v)| (k, v)))
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(log)
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()));
-
-    // The host prints `Serving http://127.0.0.1:<port>` once it accepts requests.
-    let stdout = child.stdout.take().expect("stdout");
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut sent = false;
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if !sent && let Some(url) = line.trim().strip_prefix("Serving ") {
-                let _ = tx.send(url.trim().to_string());
-                sent = true;
-            }
-        }
+    let host = Host::start(Launch {
+        bin: &host_binary(),
+        manifest: &config.manifest,
+        state_dir: state_dir.path(),
+        listen,
+        runtime_config: runtime_config.as_deref(),
+        args: &[],
+        env: &config.env,
     });
-    let address = match rx.recv_timeout(Duration::from_secs(60)) {
-        Ok(address) => address,
-        Err(_) => {
-            let _ = child.kill();
-            let log =
-                std::fs::read_to_string(state_dir.path().join("host.log")).unwrap_or_default();
-            panic!("host did not start within 60 s; its log:\n{log}");
-        }
-    };
-    let agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(Duration::from_secs(30)))
-        .build()
-        .new_agent();
     TestApp {
-        address,
+        address: host.address.clone(),
         state_dir,
-        child,
+        host,
         sqld,
-        agent,
         is_the_api,
     }
 }
@@ -310,39 +232,9 @@ impl TestApp {
         headers: &[(&str, &str)],
         body: Option<&[u8]>,
     ) -> TestResponse {
-        let sent = body;
-        let mut req = ureq::http::Request::builder()
-            .method(method)
-            .uri(self.url(path));
-        for (name, value) in headers {
-            req = req.header(*name, *value);
-        }
-        let req = req
-            .body(body.map(<[u8]>::to_vec).unwrap_or_default())
-            .unwrap();
-        let resp = self
-            .agent
-            .run(req)
-            .unwrap_or_else(|e| panic!("{method} {path}: {e}"));
-        let status = resp.status().as_u16();
-        let headers = resp
-            .headers()
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or_default().to_string()))
-            .collect();
-        let body = resp
-            .into_body()
-            .with_config()
-            .limit(64 * 1024 * 1024)
-            .read_to_vec()
-            .expect("read body");
-        let response = TestResponse {
-            status,
-            headers,
-            body,
-        };
+        let response = self.host.request(method, path, headers, body);
         if self.is_the_api {
-            crate::contract::check(method, path, sent, &response);
+            crate::contract::check(method, path, body, &response);
         }
         response
     }
@@ -365,7 +257,7 @@ impl TestApp {
 
     /// The host's stderr so far (one log line per request).
     pub fn log(&self) -> String {
-        std::fs::read_to_string(self.state_dir.path().join("host.log")).unwrap_or_default()
+        self.host.log()
     }
 
     /// The app's database file: the state dir's, or the libSQL server's (read it, never write it:
@@ -380,21 +272,13 @@ impl TestApp {
     /// Kills the host with SIGKILL and hands back its state dir, for crash/restart tests (a
     /// libSQL server stays up for the restart).
     pub fn crash(mut self) -> tempfile::TempDir {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.host.kill();
         if let Some(sqld) = self.sqld.take() {
             let mut parked = PARKED.lock().unwrap_or_else(|e| e.into_inner());
             parked.push((self.state_dir.path().to_path_buf(), sqld));
         }
         let dir = tempfile::tempdir().unwrap();
         std::mem::replace(&mut self.state_dir, dir)
-    }
-}
-
-impl Drop for TestApp {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

@@ -8,7 +8,6 @@ mod sqld;
 mod availability;
 mod campaigns;
 mod hospitals;
-mod host;
 mod integrator;
 mod landing;
 mod landing_browser;

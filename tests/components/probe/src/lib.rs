@@ -1,5 +1,5 @@
 //! `probe`: a tiny Spin HTTP component used only as a fixture by the host tests
-//! (`tests/api/host.rs`). Every route answers plain text so tests can
+//! (`host/tests/spin_semantics.rs`). Every route answers plain text so tests can
 //! assert on the exact Spin host behaviour it observes:
 //!
 //! - `GET /hello`: `hello`

@@ -1,16 +1,87 @@
-//! Black-box tests of the `receta` host's Spin semantics, driven through the `probe` fixture
-//! component (`tests/components/probe`, manifest `tests/fixtures/probe/spin.toml`).
+//! The host's Spin semantics, one test per rule, driven over HTTP through the `probe` fixture
+//! component (`tests/components/probe`, manifests in `tests/fixtures/probe/`): the real `receta`
+//! binary of this package (`CARGO_BIN_EXE_receta`) on an ephemeral port with a fresh state dir.
+//! The probe must be built first (`cargo xtask build`; `cargo xtask test` does).
 //!
-//! One file (over 500 lines): the host's Spin semantics tested through the probe fixture, one test per rule, sharing the probe's helpers.
+//! One file (over 500 lines): the host's behaviour tests share the probe's helpers below.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::helpers::{AppConfig, TestApp, repo_root, spawn_app_with, start};
+use receta_test_host::{Host, Launch, Response};
+
+/// The repository (this package is `host/`).
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the repository")
+        .to_path_buf()
+}
+
+/// The `receta` binary cargo built for these tests.
+fn host_binary() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_receta"))
+}
+
+/// What to start: a manifest, its environment, a runtime config.
+struct AppConfig {
+    manifest: PathBuf,
+    env: Vec<(String, String)>,
+    runtime_config: Option<PathBuf>,
+}
+
+/// A host running a fixture, with its state dir; killed when dropped.
+struct TestApp {
+    address: String,
+    host: Host,
+    state_dir: tempfile::TempDir,
+}
+
+impl TestApp {
+    fn get(&self, path: &str, token: Option<&str>) -> Response {
+        let authorization = token.map(|t| format!("Token {t}"));
+        let headers: Vec<(&str, &str)> = authorization
+            .iter()
+            .map(|a| ("Authorization", a.as_str()))
+            .collect();
+        self.host.request("GET", path, &headers, None)
+    }
+
+    fn log(&self) -> String {
+        self.host.log()
+    }
+
+    /// Kills the host with SIGKILL and hands back its state dir, for restart tests.
+    fn crash(mut self) -> tempfile::TempDir {
+        self.host.kill();
+        std::mem::replace(&mut self.state_dir, tempfile::tempdir().unwrap())
+    }
+}
+
+fn spawn_app_with(config: AppConfig) -> TestApp {
+    start(config, tempfile::tempdir().expect("temp state dir"))
+}
+
+/// Starts a host on an existing state dir.
+fn start(config: AppConfig, state_dir: tempfile::TempDir) -> TestApp {
+    let host = Host::start(Launch {
+        bin: &host_binary(),
+        manifest: &config.manifest,
+        state_dir: state_dir.path(),
+        listen: "127.0.0.1:0",
+        runtime_config: config.runtime_config.as_deref(),
+        args: &[],
+        env: &config.env,
+    });
+    TestApp {
+        address: host.address.clone(),
+        host,
+        state_dir,
+    }
+}
 
 fn fixture(name: &str) -> PathBuf {
     repo_root()
@@ -207,7 +278,7 @@ fn variables_come_from_env_then_manifest_default() {
 #[test]
 fn missing_required_variable_stops_startup_with_a_clear_message() {
     let state = tempfile::tempdir().unwrap();
-    let output = Command::new(crate::helpers::host_binary())
+    let output = Command::new(host_binary())
         .args(["up", "--listen", "127.0.0.1:0", "--state-dir"])
         .arg(state.path())
         .arg("--from")
@@ -371,55 +442,25 @@ fn committed_writes_survive_kill_9() {
     assert_eq!(text(&again, "/probe/tx"), "ok\ncommitted\ncommitted\n");
 }
 
-/// Starts the host by hand with extra `receta up` arguments, returning it with its address once
-/// it serves (stderr goes to `<state>/host.log`).
-fn spawn_raw(state: &Path, extra: &[&str]) -> (Child, String) {
-    let log = std::fs::File::create(state.join("host.log")).unwrap();
-    let mut child = Command::new(crate::helpers::host_binary())
-        .args(["up", "--listen", "127.0.0.1:0", "--state-dir"])
-        .arg(state)
-        .arg("--from")
-        .arg(fixture("spin.toml"))
-        .args(extra)
-        .env("RECETA_REQUEST_TIMEOUT_MS", "3000")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(log)
-        .spawn()
-        .expect("start receta");
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if let Some(url) = line.strip_prefix("Serving ") {
-                let _ = tx.send(url.trim().to_string());
-            }
-        }
-    });
-    match rx.recv_timeout(Duration::from_secs(60)) {
-        Ok(address) => (child, address),
-        Err(_) => {
-            let _ = child.kill();
-            panic!(
-                "host did not start: {}",
-                std::fs::read_to_string(state.join("host.log")).unwrap_or_default()
-            );
-        }
-    }
+/// Starts the probe with extra `receta up` arguments and a 3 s request limit (the host's log goes
+/// to `<state>/host.log`).
+fn spawn_raw(state: &Path, extra: &[&str]) -> Host {
+    Host::start(Launch {
+        bin: &host_binary(),
+        manifest: &fixture("spin.toml"),
+        state_dir: state,
+        listen: "127.0.0.1:0",
+        runtime_config: None,
+        args: extra,
+        env: &[("RECETA_REQUEST_TIMEOUT_MS".into(), "3000".into())],
+    })
 }
 
-/// A raw GET over HTTP/1.1; the body.
-fn raw_get(address: &str, path: &str) -> String {
-    let agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .build()
-        .new_agent();
-    let mut response = agent
-        .get(format!("{address}{path}"))
-        .call()
-        .expect("request");
-    assert_eq!(response.status().as_u16(), 200, "GET {path}");
-    response.body_mut().read_to_string().expect("body")
+/// A GET expected to answer 200; the body.
+fn raw_get(host: &Host, path: &str) -> String {
+    let response = host.get(path);
+    assert_eq!(response.status, 200, "GET {path}: {}", response.text());
+    response.text()
 }
 
 #[test]
@@ -442,28 +483,25 @@ fn sqlite_option_and_runtime_config_databases() {
         "--sqlite",
         statement,
     ];
-    let (mut child, address) = spawn_raw(state.path(), &args);
+    let mut host = spawn_raw(state.path(), &args);
     // The label the runtime config defines now opens, at the configured path.
     assert_eq!(
-        raw_get(&address, "/probe/sqlite?label=unconfigured"),
+        raw_get(&host, "/probe/sqlite?label=unconfigured"),
         "ok rowid=1 changes=1 count=1"
     );
     assert!(other.is_file());
     assert_eq!(
-        raw_get(&address, "/probe/sqlite?q=SELECT%20count(*)%20FROM%20opt"),
+        raw_get(&host, "/probe/sqlite?q=SELECT%20count(*)%20FROM%20opt"),
         "1\n"
     );
-    child.kill().unwrap();
-    child.wait().unwrap();
+    host.kill();
 
     // --sqlite runs at every start, like `spin up --sqlite`.
-    let (mut child, address) = spawn_raw(state.path(), &args);
+    let host = spawn_raw(state.path(), &args);
     assert_eq!(
-        raw_get(&address, "/probe/sqlite?q=SELECT%20count(*)%20FROM%20opt"),
+        raw_get(&host, "/probe/sqlite?q=SELECT%20count(*)%20FROM%20opt"),
         "2\n"
     );
-    child.kill().unwrap();
-    child.wait().unwrap();
 }
 
 #[test]
@@ -472,7 +510,7 @@ fn an_unreachable_or_misconfigured_libsql_database_is_a_clear_startup_error() {
         let state = tempfile::tempdir().unwrap();
         let config = state.path().join("runtime-config.toml");
         std::fs::write(&config, config_text).unwrap();
-        let output = Command::new(crate::helpers::host_binary())
+        let output = Command::new(host_binary())
             .args(["up", "--listen", "127.0.0.1:0", "--state-dir"])
             .arg(state.path())
             .arg("--from")
@@ -502,15 +540,15 @@ fn an_unreachable_or_misconfigured_libsql_database_is_a_clear_startup_error() {
 #[test]
 fn sigterm_finishes_the_request_in_flight_then_exits_cleanly() {
     let state = tempfile::tempdir().unwrap();
-    let (mut child, address) = spawn_raw(state.path(), &[]);
-    let port: u16 = address.rsplit(':').next().unwrap().parse().unwrap();
+    let mut host = spawn_raw(state.path(), &[]);
+    let port: u16 = host.address.rsplit(':').next().unwrap().parse().unwrap();
 
     // A request that runs until its 3 s limit, in flight while the signal arrives.
     let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
     stream
         .write_all(b"GET /probe/loop HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
         .unwrap();
-    let pid = child.id().to_string();
+    let pid = host.pid().to_string();
     // Make sure the request reached the host before signalling.
     std::thread::sleep(Duration::from_millis(300));
     let status = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
@@ -528,7 +566,7 @@ fn sigterm_finishes_the_request_in_flight_then_exits_cleanly() {
 
     let deadline = Instant::now() + Duration::from_secs(10);
     let exit = loop {
-        if let Some(exit) = child.try_wait().unwrap() {
+        if let Some(exit) = host.try_wait() {
             break exit;
         }
         assert!(

@@ -44,7 +44,7 @@ const STATEMENTS: &[(&str, &str, &[&str])] = &[
         &["UPDATE prescriptions SET \
            bought = NOT EXISTS (SELECT 1 FROM medications WHERE prescription_id = ?1 AND bought_qty < qty), \
            rx_status = CASE WHEN EXISTS (SELECT 1 FROM medications WHERE prescription_id = ?1 AND bought_qty < qty) \
-           THEN 'partially_dispensed' ELSE 'dispensed' END \
+           THEN ?2 ELSE ?3 END \
            WHERE id = ?1"],
     ),
     (

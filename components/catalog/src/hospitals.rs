@@ -250,6 +250,15 @@ pub fn update(caller: Principal, id: i64, patch: HospitalPatch) -> Result<Hospit
     get(caller, id)
 }
 
+/// `?1` hospital.
+const SENDS_EMAILS: &str = "SELECT send_emails FROM hospitals WHERE id = ?1";
+
+pub fn sends_emails(id: i64) -> Result<bool, Error> {
+    let db = Db::open()?;
+    db.query_opt(SENDS_EMAILS, &[int(id)], |r| r.bool("send_emails"))?
+        .ok_or_else(Error::not_found)
+}
+
 pub fn image(id: i64, kind: ImageKind) -> Option<Vec<u8>> {
     let db = Db::open().ok()?;
     db.query_opt(SELECT_IMAGE, &[int(id), text(image_kind(kind))], |r| {

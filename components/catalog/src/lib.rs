@@ -41,6 +41,10 @@ impl Guest for Catalog {
         hospitals::image(id, kind)
     }
 
+    fn hospital_sends_emails(id: i64) -> Result<bool, Error> {
+        hospitals::sends_emails(id)
+    }
+
     fn authorize_hospital_admin(caller: Principal, id: i64) -> Result<(), Error> {
         hospitals::authorize_admin(caller, id)
     }

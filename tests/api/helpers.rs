@@ -185,7 +185,7 @@ pub fn start_listening(config: AppConfig, state_dir: tempfile::TempDir, listen: 
 
 impl TestApp {
     pub fn url(&self, path: &str) -> String {
-        format!("{}{}", self.address, path)
+        self.host.url(path)
     }
 
     /// Sends a request with an optional `Authorization: Token <token>` and an optional JSON body.

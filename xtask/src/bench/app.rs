@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::harness::{
     ADMIN_HEADER, ADMIN_TOKEN, FLOOR_PATH, MEDICS, READY_PATH, Seed, app_command, helper,
-    helper_text, seed_rx, value,
+    helper_text, seed_catalog, seed_rx, value,
 };
 use super::procs::{Banner, Server};
 use super::report::{Row, thousands};
@@ -80,7 +80,7 @@ pub fn rows(
         READY_PATH,
         &[ADMIN_HEADER],
     )?;
-    seed_catalog(&server, &seed_dir, notes)?;
+    notes.push(seed_catalog(&server.url, &seed_dir, 10_000)?);
     let light = MEDICS - LIGHT..MEDICS;
     let heavy = 0..MEDICS - LIGHT;
     let mut measured = Measured::default();
@@ -307,37 +307,6 @@ fn burns(pharmacy: &Dispensable) -> Vec<Req> {
             )),
         })
         .collect()
-}
-
-fn seed_catalog(server: &Server, seed_dir: &Path, notes: &mut Vec<String>) -> Result {
-    eprintln!("xtask bench: seeding hospitals, medics and patients");
-    let started = std::time::Instant::now();
-    let kv = helper(&[
-        "seed-catalog",
-        "--url",
-        &server.url,
-        "--admin-token",
-        ADMIN_TOKEN,
-        "--out",
-        &seed_dir.to_string_lossy(),
-        "--hospitals",
-        "10",
-        "--medics",
-        &MEDICS.to_string(),
-        "--patients",
-        "10000",
-        "--threads",
-        "4",
-    ])?;
-    notes.push(format!(
-        "Seeding: {} hospitals, {} medics (each a MEMBER of one hospital; Argon2id password \
-         hashing), {} patients through the API in {:.0} s.",
-        value(&kv, "hospitals")?,
-        value(&kv, "medics")?,
-        thousands(value(&kv, "patients")?),
-        started.elapsed().as_secs_f64()
-    ));
-    Ok(())
 }
 
 /// The pharmacy calls: a lookup of any prescription by signature, and a one-unit dispense. Each

@@ -238,6 +238,38 @@ impl Seed {
     }
 }
 
+/// 10 hospitals, `MEDICS` medics (each a MEMBER of one hospital) and `patients` patients, through
+/// the API; the note saying so.
+pub fn seed_catalog(url: &str, seed_dir: &Path, patients: usize) -> Result<String> {
+    eprintln!("xtask bench: seeding hospitals, medics and patients");
+    let started = std::time::Instant::now();
+    let kv = helper(&[
+        "seed-catalog",
+        "--url",
+        url,
+        "--admin-token",
+        ADMIN_TOKEN,
+        "--out",
+        &seed_dir.to_string_lossy(),
+        "--hospitals",
+        "10",
+        "--medics",
+        &MEDICS.to_string(),
+        "--patients",
+        &patients.to_string(),
+        "--threads",
+        "4",
+    ])?;
+    Ok(format!(
+        "Seeding: {} hospitals, {} medics (each a MEMBER of one hospital; Argon2id password \
+         hashing), {} patients through the API in {:.0} s.",
+        value(&kv, "hospitals")?,
+        value(&kv, "medics")?,
+        thousands(value(&kv, "patients")?),
+        started.elapsed().as_secs_f64()
+    ))
+}
+
 /// Prescriptions up to `total`, the new ones spread over the first `active` medics.
 pub fn seed_rx(
     url: &str,

@@ -4,9 +4,7 @@
 
 use std::path::Path;
 
-use super::harness::{
-    ADMIN_HEADER, ADMIN_TOKEN, MEDICS, READY_PATH, Seed, app_command, helper, seed_rx,
-};
+use super::harness::{ADMIN_HEADER, MEDICS, READY_PATH, Seed, app_command, seed_catalog, seed_rx};
 use super::procs::{Banner, Server};
 use super::report::{Row, thousands};
 use super::scenarios::{Baselines, Load, Measured, Scenario, measure};
@@ -60,23 +58,7 @@ pub fn rows(
     eprintln!("xtask bench: libSQL: seeding");
     let seed_dir = dir.join("seed");
     std::fs::create_dir_all(&seed_dir).map_err(|e| e.to_string())?;
-    helper(&[
-        "seed-catalog",
-        "--url",
-        &server.url,
-        "--admin-token",
-        ADMIN_TOKEN,
-        "--out",
-        &seed_dir.to_string_lossy(),
-        "--hospitals",
-        "10",
-        "--medics",
-        &MEDICS.to_string(),
-        "--patients",
-        "2000",
-        "--threads",
-        "4",
-    ])?;
+    seed_catalog(&server.url, &seed_dir, 2_000)?;
     let mut seeding = Vec::new();
     seed_rx(&server.url, &seed_dir, PRESCRIPTIONS, MEDICS, &mut seeding)?;
     let seed = Seed::read(&seed_dir)?;

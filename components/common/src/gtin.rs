@@ -25,6 +25,28 @@ pub fn check_digit(body: &[u32]) -> u32 {
     (10 - sum % 10) % 10
 }
 
+/// A GTIN that passed `is_valid`, without surrounding whitespace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Gtin(String);
+
+impl Gtin {
+    /// The GTIN in `s` (trimmed), if it is one.
+    pub fn parse(s: &str) -> Option<Gtin> {
+        let s = s.trim();
+        is_valid(s).then(|| Gtin(s.to_string()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<Gtin> for String {
+    fn from(gtin: Gtin) -> String {
+        gtin.0
+    }
+}
+
 /// Whether a valid GTIN is in GS1's restricted-circulation ("in-store") range, EAN-13 prefix 2, which
 /// no real product carries.
 pub fn is_in_store(code: &str) -> bool {
@@ -46,6 +68,15 @@ mod tests {
         assert!(!is_valid("75010553000x5"));
         assert!(!is_valid(""));
         assert!(!is_valid("123456789"));
+    }
+
+    #[test]
+    fn parse_trims_and_checks() {
+        assert_eq!(
+            Gtin::parse(" 7501055300075 ").map(String::from).as_deref(),
+            Some("7501055300075")
+        );
+        assert_eq!(Gtin::parse("7501055300076"), None);
     }
 
     #[test]

@@ -61,17 +61,14 @@ fn parse(items: Vec<Value>) -> Result<Vec<Drug>, Error> {
             continue;
         };
         let mut f = Fields::from_map(map);
-        let upc = f.required_str("upc", Some(32)).trim().to_string();
-        if !upc.is_empty() && !common::gtin::is_valid(&upc) {
-            f.error("upc", BAD_UPC);
-        }
+        let upc = f.required_gtin("upc", BAD_UPC);
         let name = f.required_str("name", NAME).trim().to_string();
         let category = f
             .choice("category", &CATEGORIES, true)
             .unwrap_or_else(|| CATEGORIES[0].to_string());
-        match f.finish() {
-            Ok(()) => drugs.push(Drug {
-                upc,
+        match f.finish_with(upc) {
+            Ok(upc) => drugs.push(Drug {
+                upc: upc.into(),
                 name,
                 category,
             }),

@@ -11,6 +11,10 @@
 //! - `capability`: the Spin interfaces provided to components (`sqlite`, `variables`, `outbound`);
 //! - `config`: the manifest, the runtime config file, variables and templates.
 
+/// See `mimalloc` in Cargo.toml.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod app;
 mod capability;
 mod cli;

@@ -2,7 +2,7 @@
 //! admin, and the active ones for the patient landing. At most one campaign is the default: making a
 //! new default clears the old one in the same transaction (a partial unique index backs it).
 
-use common::db::{Db, Param, Row, boolean, int, is_unique_violation, text};
+use common::db::{Db, Param, Row, boolean, int, is_unique_violation, placeholders, text};
 use common::types::{Error, PageRequest, Principal};
 
 use crate::access;
@@ -58,7 +58,7 @@ fn select_active() -> String {
 
 /// The first `LANDING_BRANCHES` branches of each of some campaigns.
 fn landing_branches_sql(count: usize) -> String {
-    let placeholders = vec!["?"; count].join(", ");
+    let placeholders = placeholders(count);
     format!(
         "SELECT campaign_id, determinante, name, formato, estado, address FROM ( \
            SELECT *, ROW_NUMBER() OVER (PARTITION BY campaign_id ORDER BY position) AS n \
@@ -78,7 +78,7 @@ pub const SHORT_NAME_TAKEN: &str = "campaign with this short name already exists
 
 /// The branches of some campaigns, in order.
 fn branches_sql(count: usize) -> String {
-    let placeholders = vec!["?"; count].join(", ");
+    let placeholders = placeholders(count);
     format!(
         "SELECT campaign_id, determinante, name, formato, estado, address FROM campaign_branches \
          WHERE campaign_id IN ({placeholders}) ORDER BY campaign_id, position"

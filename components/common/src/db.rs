@@ -184,6 +184,12 @@ impl Row<'_> {
     }
 }
 
+/// `count` positional parameters, `?, ?, …`: the list of an `IN (…)` or one row of a multi-row
+/// `VALUES`.
+pub fn placeholders(count: usize) -> String {
+    vec!["?"; count].join(", ")
+}
+
 /// Parameter helpers, so call sites read `&[text(&name), int(id)]`.
 pub fn text(s: &str) -> Value {
     Value::Text(s.to_string())

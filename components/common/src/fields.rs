@@ -37,10 +37,6 @@ impl Email {
         let s = s.trim();
         is_valid_email(s).then(|| Email(s.to_string()))
     }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
 }
 
 impl From<Email> for String {
@@ -264,39 +260,49 @@ impl Fields {
 
     /// A required email address. `None` only with the field's error recorded.
     pub fn required_email(&mut self, field: &str) -> Option<Email> {
-        let s = self.required_str(field, None);
-        if s.trim().is_empty() {
-            return None;
-        }
-        self.email(field, &s)
+        self.required_parsed(field, None, Email::parse, BAD_EMAIL)
     }
 
     /// For a PATCH: an email address, `None` when absent (or with the field's error recorded).
     pub fn patch_email(&mut self, field: &str, under: Option<usize>) -> Option<Email> {
         let s = self.patch_str(field, under, false)?;
-        self.email(field, &s)
-    }
-
-    fn email(&mut self, field: &str, s: &str) -> Option<Email> {
-        let email = Email::parse(s);
-        if email.is_none() {
-            self.error(field, BAD_EMAIL);
-        }
-        email
+        self.parsed(field, &s, Email::parse, BAD_EMAIL)
     }
 
     /// A required GTIN (`common::gtin`), at most 32 characters. `None` only with the field's error
     /// recorded (`bad` is the message for a code that is not a GTIN).
     pub fn required_gtin(&mut self, field: &str, bad: &str) -> Option<Gtin> {
-        let s = self.required_str(field, Some(32));
+        self.required_parsed(field, Some(32), Gtin::parse, bad)
+    }
+
+    /// `required_str`, then `parse`; `bad` when it gives nothing.
+    fn required_parsed<T>(
+        &mut self,
+        field: &str,
+        under: Option<usize>,
+        parse: fn(&str) -> Option<T>,
+        bad: &str,
+    ) -> Option<T> {
+        let s = self.required_str(field, under);
         if s.trim().is_empty() {
-            return None;
+            return None; // `required_str` recorded why
         }
-        let gtin = Gtin::parse(&s);
-        if gtin.is_none() {
+        self.parsed(field, &s, parse, bad)
+    }
+
+    /// `parse(s)`, or `None` with `bad` recorded on `field`.
+    fn parsed<T>(
+        &mut self,
+        field: &str,
+        s: &str,
+        parse: fn(&str) -> Option<T>,
+        bad: &str,
+    ) -> Option<T> {
+        let value = parse(s);
+        if value.is_none() {
             self.error(field, bad);
         }
-        gtin
+        value
     }
 
     /// One of `choices`, matched exactly: `None` when absent (or null with `allow_null`), an error

@@ -35,10 +35,6 @@ impl Gtin {
         let s = s.trim();
         is_valid(s).then(|| Gtin(s.to_string()))
     }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
 }
 
 impl From<Gtin> for String {

@@ -71,7 +71,7 @@ pub fn resend(req: &Request, signature: &str) -> Result<Response, Error> {
             "This field is required: the patient has no email address.",
         );
     } else if !is_valid_email(&email) {
-        f.error("email", "Enter a valid email address.");
+        f.error("email", common::fields::BAD_EMAIL);
     }
     let cc_text = f.optional_str("cc", Some(1024)).unwrap_or_default();
     let cc: Vec<String> = cc_text

@@ -8,7 +8,7 @@
 use serde_json::Value;
 
 use common::codes::{Labelled, RxState, SentState};
-use common::db::{Db, Param, blob, boolean, int, opt_text, text};
+use common::db::{Db, Param, blob, boolean, int, opt_text, placeholders, text};
 use common::types::{Error, FieldError};
 
 use crate::bindings::exports::receta::erx::prescriptions::{
@@ -22,8 +22,10 @@ use crate::seal;
 
 /// The formulary's entries for `count` UPCs: one statement for all of a prescription's medications.
 fn drugs_sql(count: usize) -> String {
-    let placeholders = vec!["?"; count].join(", ");
-    format!("SELECT upc, name, category FROM drugs WHERE upc IN ({placeholders})")
+    format!(
+        "SELECT upc, name, category FROM drugs WHERE upc IN ({})",
+        placeholders(count)
+    )
 }
 
 const INSERT_PRESCRIPTION: &str = "INSERT INTO prescriptions \
@@ -36,7 +38,7 @@ const INSERT_PRESCRIPTION: &str = "INSERT INTO prescriptions \
 /// 450 parameters, far under SQLite's limit). `RETURNING` order is not guaranteed, so each id comes
 /// back with its `position`.
 fn insert_medications_sql(count: usize) -> String {
-    let rows = vec!["(?, ?, ?, ?, ?, ?, ?, ?, ?)"; count].join(", ");
+    let rows = vec![format!("({})", placeholders(9)); count].join(", ");
     format!(
         "INSERT INTO medications \
          (prescription_id, position, presentation, instructions, qty, drug_upc, category, drug, qty_label) \

@@ -2,7 +2,7 @@
 //! signature, the PDF and the document to the issuing medic or the API admin. Anything else is
 //! `not-found`, so a prescription's existence never leaks.
 
-use common::db::{Db, Param, Row, int, like_contains, opt_text, text};
+use common::db::{Db, Param, Row, int, like_contains, opt_text, placeholders, text};
 use common::types::{Error, PageRequest, Principal};
 
 use crate::bindings::exports::receta::erx::prescriptions::{
@@ -104,7 +104,7 @@ pub fn prescribed(medic: i64, page: PageRequest) -> Result<MedicationPage, Error
 
 /// The medications of some prescriptions, in order.
 pub(crate) fn medications_sql(count: usize) -> String {
-    let placeholders = vec!["?"; count].join(", ");
+    let placeholders = placeholders(count);
     format!(
         "SELECT {MEDICATION_COLUMNS} FROM medications WHERE prescription_id IN ({placeholders}) \
          ORDER BY prescription_id, position"

@@ -30,7 +30,9 @@ use rusqlite::types::{Value as SqlValue, ValueRef};
 
 use crate::capability::sqlite::bindings::{Error, QueryResult, RowResult, Value};
 use crate::capability::sqlite::config::Location;
-use crate::capability::sqlite::semantics::{BUSY_TIMEOUT, ResultBudget, upgrade_begin};
+use crate::capability::sqlite::semantics::{
+    BUSY_TIMEOUT, ResultBudget, starts_with_keyword, upgrade_begin,
+};
 /// Idle connections kept per database.
 const MAX_IDLE: usize = 32;
 /// Prepared statements cached per connection.
@@ -281,14 +283,7 @@ fn writes(conn: &rusqlite::Connection, statement: &str) -> bool {
 /// Whether `statement` may end a transaction (and so flush it): `COMMIT`, `END`, or the `RELEASE` of
 /// what may be the outermost savepoint.
 fn ends_transaction(statement: &str) -> bool {
-    let first = statement
-        .trim_start()
-        .split(|c: char| !c.is_ascii_alphabetic())
-        .next()
-        .unwrap_or("");
-    ["COMMIT", "END", "RELEASE"]
-        .iter()
-        .any(|w| first.eq_ignore_ascii_case(w))
+    starts_with_keyword(statement, &["COMMIT", "END", "RELEASE"])
 }
 
 /// Runs blocking SQLite work without stalling the async runtime's other tasks.

@@ -15,7 +15,9 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 
 use crate::capability::sqlite::bindings::{Error, QueryResult, RowResult, Value};
-use crate::capability::sqlite::semantics::{BUSY_TIMEOUT, ResultBudget, upgrade_begin};
+use crate::capability::sqlite::semantics::{
+    BUSY_TIMEOUT, ResultBudget, starts_with_keyword, upgrade_begin,
+};
 
 /// How long a statement outside a transaction is tried again while the server says "database is
 /// locked".
@@ -215,24 +217,15 @@ fn as_written(statement: &str, name: &str) -> String {
 /// Whether `statement` gives rows back: a query (`SELECT`, `WITH`, `VALUES`, `PRAGMA`, `EXPLAIN`)
 /// or a write with `RETURNING`.
 fn returns_rows(statement: &str) -> bool {
-    let head = statement.trim_start();
-    let starts = |word: &str| {
-        head.get(..word.len())
-            .is_some_and(|h| h.eq_ignore_ascii_case(word))
-    };
-    ["SELECT", "WITH", "VALUES", "PRAGMA", "EXPLAIN"]
-        .iter()
-        .any(|w| starts(w))
-        || statement_writes(statement) && contains_word(statement, "RETURNING")
+    starts_with_keyword(
+        statement,
+        &["SELECT", "WITH", "VALUES", "PRAGMA", "EXPLAIN"],
+    ) || statement_writes(statement) && contains_word(statement, "RETURNING")
 }
 
 /// Whether `statement` is an `INSERT`, `UPDATE`, `DELETE` or `REPLACE`.
 fn statement_writes(statement: &str) -> bool {
-    let head = statement.trim_start();
-    ["INSERT", "UPDATE", "DELETE", "REPLACE"].iter().any(|w| {
-        head.get(..w.len())
-            .is_some_and(|h| h.eq_ignore_ascii_case(w))
-    })
+    starts_with_keyword(statement, &["INSERT", "UPDATE", "DELETE", "REPLACE"])
 }
 
 fn contains_word(text: &str, word: &str) -> bool {

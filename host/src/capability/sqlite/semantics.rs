@@ -10,14 +10,24 @@ pub const MAX_RESULT_BYTES: usize = 128 * 1024 * 1024;
 /// server's answer (remotely) before it fails with `io`.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// Whether the first word of `statement` (its leading ASCII letters) is one of `keywords`, in any
+/// case: how both backends classify a statement without parsing it.
+pub fn starts_with_keyword(statement: &str, keywords: &[&str]) -> bool {
+    let first = statement
+        .trim_start()
+        .split(|c: char| !c.is_ascii_alphabetic())
+        .next()
+        .unwrap_or("");
+    keywords.iter().any(|k| first.eq_ignore_ascii_case(k))
+}
+
 /// `BEGIN`, `BEGIN DEFERRED`, `BEGIN TRANSACTION`, ... → `BEGIN IMMEDIATE`, so that a transaction
 /// takes the write lock up front and waits for it instead of failing with "database is locked"
 /// when two requests write concurrently. Guests meant to also run on Spin should write
 /// `BEGIN IMMEDIATE` themselves.
 pub fn upgrade_begin(statement: &str) -> Option<&'static str> {
     // Every statement passes here: most are not a BEGIN, and are let through without allocating.
-    let first = statement.trim_start().get(..5)?;
-    if !first.eq_ignore_ascii_case("begin") {
+    if !starts_with_keyword(statement, &["BEGIN"]) {
         return None;
     }
     let words: Vec<String> = statement

@@ -106,6 +106,14 @@ fn test() -> Result {
         .args(["test", "--release", "-p", "receta-tests"])
         .env("RECETA_BIN", host_binary())
         .env("RECETA_COMPOSITION", "static"))?;
+    // The groups whose calls carry the most kinds of values (records, variants, options, lists,
+    // PDF bytes) once more with every call forwarded dynamically, the host's way for interfaces it
+    // was not built with (`host/src/runtime/forward`).
+    run(cargo()
+        .args(["test", "--release", "-p", "receta-tests", "--"])
+        .args(["prescriptions::", "pharmacies::", "hospitals::"])
+        .env("RECETA_BIN", host_binary())
+        .env("RECETA_COMPOSITION", "lazy-dynamic"))?;
     // The same groups once more with the app's database on a libSQL server (docs/scale-out.md).
     let sqld = cluster::sqld_binary()?;
     run(cargo()

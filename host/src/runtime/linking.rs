@@ -18,30 +18,37 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 use wasmtime::Engine;
 use wasmtime::component::types::ComponentItem;
-use wasmtime::component::{Component, ComponentExportIndex, InstancePre, Linker};
+use wasmtime::component::{Component, InstancePre, Linker};
 
 use crate::capability::PROVIDED;
 use crate::config::manifest::ComponentDecl;
 use crate::runtime::compose::{Sources, check_inheritance, plugs};
 use crate::runtime::engine::{self, Provenance, WasmtimeResultExt};
+use crate::runtime::forward;
 use crate::runtime::store::HostState;
 
 /// How dependencies are linked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Composition {
-    /// Instantiated on first use, in the same store.
+    /// Instantiated on first use, in the same store; calls forwarded typed where the host knows
+    /// the interface (`runtime::forward`).
     Lazy,
+    /// As `Lazy`, but every call forwarded through dynamic values (for comparison and tests).
+    LazyDynamic,
     /// Composed ahead of time, all instantiated with the component.
     Static,
 }
 
 impl Composition {
-    /// `RECETA_COMPOSITION`: `lazy` (default) or `static`.
+    /// `RECETA_COMPOSITION`: `lazy` (default), `lazy-dynamic` or `static`.
     pub fn from_env() -> Result<Self> {
         match std::env::var("RECETA_COMPOSITION").as_deref() {
             Err(_) | Ok("") | Ok("lazy") => Ok(Self::Lazy),
+            Ok("lazy-dynamic") => Ok(Self::LazyDynamic),
             Ok("static") => Ok(Self::Static),
-            Ok(other) => bail!("RECETA_COMPOSITION must be `lazy` or `static`, not {other:?}"),
+            Ok(other) => bail!(
+                "RECETA_COMPOSITION must be `lazy`, `lazy-dynamic` or `static`, not {other:?}"
+            ),
         }
     }
 }
@@ -96,6 +103,8 @@ pub fn prepare(
     let plugged = plugs(id, &imports, dependencies.iter().map(|(dep, _)| dep))?;
 
     let mut linker = base.clone();
+    // Functions forwarded typed and dynamically (`runtime::forward`).
+    let mut linked = [0usize; 2];
     // Each dependency compiled alone and pre-instantiated against the host interfaces.
     let mut prepared: Vec<Option<(Arc<InstancePre<HostState>>, Component)>> =
         vec![None; dependencies.len()];
@@ -160,48 +169,24 @@ pub fn prepare(
                     dep.name
                 );
             };
-            forward(&mut instance, func, *n, pre.clone(), index)
+            let target = forward::Target {
+                n: *n,
+                pre: pre.clone(),
+                index,
+            };
+            let typed = composition == Composition::Lazy;
+            let typed = forward::define(&mut instance, import, func, target, typed)
                 .with_context(|| format!("cannot link {import}#{func}"))?;
+            linked[usize::from(!typed)] += 1;
         }
     }
+    eprintln!(
+        "receta: component {id}: {} dependency functions linked lazily: {} typed, {} dynamically",
+        linked[0] + linked[1],
+        linked[0],
+        linked[1]
+    );
     instance_pre(&linker, &component)
-}
-
-/// Defines `func` to instantiate dependency `n` on first use in the store and call its export.
-fn forward(
-    instance: &mut wasmtime::component::LinkerInstance<'_, HostState>,
-    func: &str,
-    n: usize,
-    pre: Arc<InstancePre<HostState>>,
-    index: ComponentExportIndex,
-) -> Result<()> {
-    // Shared, not copied per call: it is only read in the error below.
-    let name: Arc<str> = Arc::from(func);
-    instance
-        .func_new_async(func, move |mut store, _ty, params, results| {
-            let (pre, name) = (pre.clone(), name.clone());
-            Box::new(async move {
-                let existing = store.data().dependencies.get(n).copied().flatten();
-                let dependency = match existing {
-                    Some(instance) => instance,
-                    None => {
-                        let instance = pre.instantiate_async(&mut store).await?;
-                        let slots = &mut store.data_mut().dependencies;
-                        if slots.len() <= n {
-                            slots.resize(n + 1, None);
-                        }
-                        slots[n] = Some(instance);
-                        instance
-                    }
-                };
-                let Some(callee) = dependency.get_func(&mut store, index) else {
-                    let missing = format!("dependency function {name:?} is missing");
-                    return Err(wasmtime::Error::msg(missing));
-                };
-                callee.call_async(&mut store, params, results).await
-            })
-        })
-        .anyhow()
 }
 
 fn log(id: &str, provenance: Provenance, took: std::time::Duration, deps: usize, how: &str) {

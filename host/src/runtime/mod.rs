@@ -4,5 +4,6 @@
 
 pub mod compose;
 pub mod engine;
+pub mod forward;
 pub mod linking;
 pub mod store;

@@ -28,13 +28,15 @@ const STATEMENTS: &[(&str, &str, &[&str])] = &[
            ORDER BY created_at DESC LIMIT 1 OFFSET ?3"],
     ),
     (
-        "pharmacy lookup / dispense: the prescription by signature",
+        "pharmacy lookup / dispense: the prescription by signature, with its document",
         "components/prescriptions/src/read.rs",
         &[
             "SELECT ",
             RX_COLUMNS,
-            " FROM ",
+            ", d.canonical AS canonical FROM ",
             RX_FROM,
+            " ",
+            RX_DOCUMENT,
             " WHERE p.signature = ?1",
         ],
     ),
@@ -83,13 +85,15 @@ const STATEMENTS: &[(&str, &str, &[&str])] = &[
         ],
     ),
     (
-        "rx detail by signature",
+        "rx detail by signature, with its document",
         "components/prescriptions/src/read.rs",
         &[
             "SELECT ",
             RX_COLUMNS,
-            " FROM ",
+            ", d.canonical AS canonical FROM ",
             RX_FROM,
+            " ",
+            RX_DOCUMENT,
             " WHERE ",
             "p.signature = ?1 AND (?2 IS NULL OR p.medic_id = ?2)",
         ],
@@ -170,6 +174,8 @@ const RX_COLUMNS: &str = "p.id, p.medic_id, p.signature, p.hospital_id, p.hospit
     p.bought, p.rx_status, p.sent_status, p.reason_of_rejected, s.kid AS seal_kid, s.sig AS seal_sig";
 
 const RX_FROM: &str = "prescriptions p LEFT JOIN prescription_seals s ON s.prescription_id = p.id";
+
+const RX_DOCUMENT: &str = "LEFT JOIN prescription_documents d ON d.prescription_id = p.id";
 
 const RX_MATCHES: &str = "p.medic_id = ?1 AND (?2 IS NULL OR p.patient_name LIKE ?2 ESCAPE '\\' \
     OR p.patient_email LIKE ?2 ESCAPE '\\' OR p.diagnosis LIKE ?2 ESCAPE '\\')";

@@ -1,6 +1,8 @@
 //! The one door to Spin's SQLite (`spin:sqlite/sqlite@3.0.0`): open, query with positional
 //! parameters, map rows by column name, and run a closure inside a transaction.
 
+use std::cell::Cell;
+
 use anyhow::{Context, Result, anyhow};
 use spin_sdk::sqlite3::{Connection, QueryResult, Value};
 
@@ -18,6 +20,9 @@ pub struct Db {
 pub struct Row<'a> {
     columns: &'a [String],
     values: &'a [Value],
+    /// Where the next column is looked for first: a row is mostly read in its columns' order, so
+    /// a lookup is usually one comparison instead of a scan (it was ~5% of a 20-prescription list).
+    next: Cell<usize>,
 }
 
 impl Db {
@@ -52,6 +57,7 @@ impl Db {
                 map(&Row {
                     columns: &result.columns,
                     values: &r.values,
+                    next: Cell::new(0),
                 })
             })
             .collect()
@@ -105,11 +111,16 @@ impl Db {
 
 impl Row<'_> {
     fn value(&self, column: &str) -> Result<&Value> {
-        self.columns
-            .iter()
-            .position(|c| c == column)
-            .map(|i| &self.values[i])
-            .ok_or_else(|| anyhow!("no column `{column}` in the result {:?}", self.columns))
+        let next = self.next.get();
+        let found = if self.columns.get(next).is_some_and(|c| c == column) {
+            Some(next)
+        } else {
+            self.columns.iter().position(|c| c == column)
+        };
+        let i = found
+            .ok_or_else(|| anyhow!("no column `{column}` in the result {:?}", self.columns))?;
+        self.next.set(i + 1);
+        Ok(&self.values[i])
     }
 
     pub fn i64(&self, column: &str) -> Result<i64> {
@@ -257,5 +268,25 @@ mod tests {
         assert_eq!(like_contains("50%_off\\"), "%50\\%\\_off\\\\%");
         assert_eq!(like_contains(""), "%%");
         assert_eq!(like_contains("médico"), "%médico%");
+    }
+
+    #[test]
+    fn a_row_reads_its_columns_in_any_order() {
+        let columns = ["id", "name", "note"].map(String::from);
+        let values = [Value::Integer(7), Value::Text("Ana".into()), Value::Null];
+        let row = Row {
+            columns: &columns,
+            values: &values,
+            next: Cell::new(0),
+        };
+        assert_eq!(row.i64("id").unwrap(), 7);
+        assert_eq!(row.string("name").unwrap(), "Ana");
+        assert_eq!(row.opt_string("note").unwrap(), None);
+        // Out of order, again, and a column read twice.
+        assert_eq!(row.string("name").unwrap(), "Ana");
+        assert_eq!(row.i64("id").unwrap(), 7);
+        assert_eq!(row.i64("id").unwrap(), 7);
+        assert!(row.i64("missing").is_err());
+        assert!(row.i64("name").is_err());
     }
 }

@@ -45,12 +45,22 @@ fn by_signature_sql() -> String {
     format!("SELECT {COLUMNS} FROM {SEALED} WHERE {VISIBLE_BY_SIGNATURE}")
 }
 
-fn for_pharmacy_sql() -> String {
-    format!("SELECT {COLUMNS} FROM {SEALED} WHERE p.signature = ?1")
+/// With the stored document (`canonical`), to check it still hashes to the signature.
+const WITH_DOCUMENT: &str = "LEFT JOIN prescription_documents d ON d.prescription_id = p.id";
+
+fn checked_by_signature_sql() -> String {
+    format!(
+        "SELECT {COLUMNS}, d.canonical AS canonical FROM {SEALED} {WITH_DOCUMENT} \
+         WHERE {VISIBLE_BY_SIGNATURE}"
+    )
 }
 
-/// `?1` prescription id: the stored document, to check it still hashes to the signature.
-const CANONICAL: &str = "SELECT canonical FROM prescription_documents WHERE prescription_id = ?1";
+fn checked_for_pharmacy_sql() -> String {
+    format!(
+        "SELECT {COLUMNS}, d.canonical AS canonical FROM {SEALED} {WITH_DOCUMENT} \
+         WHERE p.signature = ?1"
+    )
+}
 
 /// The 409 of a prescription whose stored document no longer hashes to its signature.
 pub const ALTERED: &str = "This prescription's stored document no longer matches its signature: it \
@@ -238,28 +248,34 @@ pub fn by_id(medic: i64, id: i64) -> Result<Prescription, Error> {
 }
 
 pub fn by_signature(caller: &Principal, signature: &str) -> Result<Prescription, Error> {
+    if !is_signature(signature) {
+        return Err(Error::not_found());
+    }
     let db = Db::open()?;
-    let found = visible(&db, caller, signature)?;
-    genuine(&db, one(&db, found)?)
+    let params = [text(signature), caller_param(caller)];
+    let found = db.query_opt(&checked_by_signature_sql(), &params, with_document)?;
+    genuine(&db, found)
 }
 
-/// The prescription if its stored document still hashes to its signature; else 409 (`ALTERED`).
-fn genuine(db: &Db, rx: Prescription) -> Result<Prescription, Error> {
-    if intact(db, rx.id, &rx.signature)? {
-        Ok(rx)
-    } else {
+/// A prescription and its stored document (none if it has lost it).
+type WithDocument = (Prescription, Option<String>);
+
+fn with_document(r: &Row) -> anyhow::Result<WithDocument> {
+    Ok((from_row(r)?, r.opt_string("canonical")?))
+}
+
+/// The prescription, with its medications, if its stored document still hashes to its signature;
+/// else 409 (`ALTERED`).
+fn genuine(db: &Db, found: Option<WithDocument>) -> Result<Prescription, Error> {
+    let (rx, canonical) = found.ok_or_else(Error::not_found)?;
+    if !canonical.is_some_and(|c| signature_of(&c) == rx.signature) {
         eprintln!(
             "prescriptions: prescription {} fails its integrity check",
             rx.id
         );
-        Err(Error::Conflict(ALTERED.into()))
+        return Err(Error::Conflict(ALTERED.into()));
     }
-}
-
-/// Whether prescription `id`'s stored document hashes to `signature`.
-pub fn intact(db: &Db, id: i64, signature: &str) -> Result<bool, Error> {
-    let canonical = db.query_opt(CANONICAL, &[int(id)], |r| r.string("canonical"))?;
-    Ok(canonical.is_some_and(|c| signature_of(&c) == signature))
+    one(db, Some(rx))
 }
 
 /// The prescription `signature` names, if `caller` may see it (its medic or the API admin).
@@ -284,8 +300,12 @@ pub fn for_pharmacy(signature: &str) -> Result<Prescription, Error> {
         return Err(Error::not_found());
     }
     let db = Db::open()?;
-    let found = db.query_opt(&for_pharmacy_sql(), &[text(signature)], from_row)?;
-    genuine(&db, one(&db, found)?)
+    let found = db.query_opt(
+        &checked_for_pharmacy_sql(),
+        &[text(signature)],
+        with_document,
+    )?;
+    genuine(&db, found)
 }
 
 fn one(db: &Db, found: Option<Prescription>) -> Result<Prescription, Error> {

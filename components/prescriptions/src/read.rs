@@ -268,7 +268,7 @@ fn with_document(r: &Row) -> anyhow::Result<WithDocument> {
 /// else 409 (`ALTERED`).
 fn genuine(db: &Db, found: Option<WithDocument>) -> Result<Prescription, Error> {
     let (rx, canonical) = found.ok_or_else(Error::not_found)?;
-    if !canonical.is_some_and(|c| signature_of(&c) == rx.signature) {
+    if canonical.is_none_or(|c| signature_of(&c) != rx.signature) {
         eprintln!(
             "prescriptions: prescription {} fails its integrity check",
             rx.id

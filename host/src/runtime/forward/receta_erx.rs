@@ -3,7 +3,7 @@
 //! one in `wit/` not yet listed) still works, forwarded dynamically; the start-up log counts both
 //! ways, and a host test checks the app links every call typed.
 
-use super::{Forwarder, typed};
+use super::calls::{Forwarder, typed};
 
 wasmtime::component::bindgen!({
     path: "../wit",
@@ -119,7 +119,7 @@ mod tests {
     use super::forwarder;
 
     /// Every function of every interface the gateway imports has its typed forwarder, so the app
-    /// never falls back to the dynamic way (`super::super::dynamic`).
+    /// never falls back to the dynamic way (`super::calls::dynamic`).
     #[test]
     fn every_gateway_import_is_typed() {
         let wit = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../wit");

@@ -1,0 +1,92 @@
+//! The two ways a forwarded call carries its values (see `super`), and the store's dependency
+//! instance both call into.
+
+use std::sync::Arc;
+
+use anyhow::Result;
+use wasmtime::StoreContextMut;
+use wasmtime::component::{
+    ComponentExportIndex, ComponentNamedList, Instance, InstancePre, Lift, LinkerInstance, Lower,
+};
+
+use crate::runtime::engine::WasmtimeResultExt;
+use crate::runtime::store::HostState;
+
+/// Where a forwarded call goes: dependency `n` of the store, and its export `index`.
+#[derive(Clone)]
+pub struct Target {
+    /// The dependency's slot in `HostState::dependencies`.
+    pub n: usize,
+    /// The dependency, pre-instantiated against the host interfaces.
+    pub pre: Arc<InstancePre<HostState>>,
+    /// The function among the dependency's exports.
+    pub index: ComponentExportIndex,
+}
+
+/// A typed forwarder for one function signature (`receta_erx`'s table picks one per function).
+pub type Forwarder = fn(&mut LinkerInstance<'_, HostState>, &str, Target) -> Result<()>;
+
+/// Forwards with the arguments `P` and results `R` as Rust values.
+pub fn typed<P, R>(
+    instance: &mut LinkerInstance<'_, HostState>,
+    func: &str,
+    target: Target,
+) -> Result<()>
+where
+    P: ComponentNamedList + Lift + Lower + Send + Sync + 'static,
+    R: ComponentNamedList + Lift + Lower + Send + Sync + 'static,
+{
+    instance
+        .func_wrap_async(func, move |mut store, params: P| {
+            let target = target.clone();
+            Box::new(async move {
+                let dependency = dependency(&mut store, &target).await?;
+                let callee = dependency
+                    .get_func(&mut store, target.index)
+                    .ok_or_else(|| wasmtime::Error::msg("a dependency function is missing"))?
+                    .typed::<P, R>(&store)?;
+                callee.call_async(&mut store, params).await
+            })
+        })
+        .anyhow()
+}
+
+/// Forwards through Wasmtime's dynamic `Val`s: any signature.
+pub fn dynamic(
+    instance: &mut LinkerInstance<'_, HostState>,
+    func: &str,
+    target: Target,
+) -> Result<()> {
+    // Shared, not copied per call: it is only read in the error below.
+    let name: Arc<str> = Arc::from(func);
+    instance
+        .func_new_async(func, move |mut store, _ty, params, results| {
+            let (target, name) = (target.clone(), name.clone());
+            Box::new(async move {
+                let dependency = dependency(&mut store, &target).await?;
+                let Some(callee) = dependency.get_func(&mut store, target.index) else {
+                    let missing = format!("dependency function {name:?} is missing");
+                    return Err(wasmtime::Error::msg(missing));
+                };
+                callee.call_async(&mut store, params, results).await
+            })
+        })
+        .anyhow()
+}
+
+/// The store's instance of the target's dependency, instantiated now if this is its first call.
+async fn dependency(
+    store: &mut StoreContextMut<'_, HostState>,
+    target: &Target,
+) -> wasmtime::Result<Instance> {
+    if let Some(instance) = store.data().dependencies.get(target.n).copied().flatten() {
+        return Ok(instance);
+    }
+    let instance = target.pre.instantiate_async(&mut *store).await?;
+    let slots = &mut store.data_mut().dependencies;
+    if slots.len() <= target.n {
+        slots.resize(target.n + 1, None);
+    }
+    slots[target.n] = Some(instance);
+    Ok(instance)
+}

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use receta_test_host::{Host, Launch, Response};
+use receta_test_host::{Host, Launch, Response, concurrently};
 
 /// The repository (this package is `host/`).
 fn repo_root() -> PathBuf {
@@ -193,28 +193,16 @@ fn transaction_through_execute_on_one_connection() {
 #[test]
 fn concurrent_writers_never_see_database_is_locked() {
     let app = probe(&[]);
-    let errors: Vec<String> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..8)
-            .map(|_| {
-                scope.spawn(|| {
-                    (0..15)
-                        .map(|i| {
-                            if i % 3 == 0 {
-                                text(&app, "/probe/tx")
-                            } else {
-                                text(&app, "/probe/sqlite")
-                            }
-                        })
-                        .filter(|body| !body.starts_with("ok"))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| w.join().unwrap())
-            .collect()
-    });
+    let errors: Vec<String> = concurrently(8, 15, |i| {
+        if i % 3 == 0 {
+            text(&app, "/probe/tx")
+        } else {
+            text(&app, "/probe/sqlite")
+        }
+    })
+    .into_iter()
+    .filter(|body| !body.starts_with("ok"))
+    .collect();
     assert!(errors.is_empty(), "{errors:?}");
     assert_eq!(
         text(&app, "/probe/sqlite"),
@@ -629,21 +617,7 @@ fn cron_trigger_runs_the_component_on_schedule_with_its_permissions() {
 #[test]
 fn requests_beyond_the_instance_limit_wait_for_a_free_instance() {
     let app = probe(&[("RECETA_MAX_INSTANCES", "2")]);
-    let statuses: Vec<u16> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..8)
-            .map(|_| {
-                scope.spawn(|| {
-                    (0..10)
-                        .map(|_| app.get("/probe/sqlite", None).status)
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| w.join().unwrap())
-            .collect()
-    });
+    let statuses = concurrently(8, 10, |_| app.get("/probe/sqlite", None).status);
     assert_eq!(statuses.len(), 80);
     assert!(
         statuses.iter().all(|s| *s == 200),

@@ -15,6 +15,7 @@ use crate::helpers::{
     ADMIN_TOKEN, AppConfig, FormPart, TestApp, TestMedic, medic_body, spawn_app, spawn_app_with,
 };
 use crate::patients::{create_patient, patient_body};
+use receta_test_host::concurrently;
 
 /// A seed-catalog drug (migration 0004): Amoxicilina 500 mg, 12 cápsulas.
 const SEED_UPC: &str = "2000000000107";
@@ -1237,24 +1238,10 @@ fn fifty_concurrent_creates_make_fifty_distinct_prescriptions() {
     let app = spawn_app();
     let s = setup(&app, "rx-concurrent@example.mx");
     let body = s.body();
-    let signatures: Vec<String> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..10)
-            .map(|_| {
-                scope.spawn(|| {
-                    (0..5)
-                        .map(|_| {
-                            let resp = app.post("/api/v2/rx-endpoint/", s.medic.token(), &body);
-                            assert_eq!(resp.status, 200, "{}", resp.text());
-                            resp.json()["signature"].as_str().unwrap().to_string()
-                        })
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| w.join().unwrap())
-            .collect()
+    let signatures = concurrently(10, 5, |_| {
+        let resp = app.post("/api/v2/rx-endpoint/", s.medic.token(), &body);
+        assert_eq!(resp.status, 200, "{}", resp.text());
+        resp.json()["signature"].as_str().unwrap().to_string()
     });
     assert_eq!(signatures.len(), 50);
     assert_eq!(

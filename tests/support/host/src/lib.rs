@@ -214,3 +214,21 @@ impl Response {
         String::from_utf8_lossy(&self.body).into_owned()
     }
 }
+
+/// Runs `request(i)` for `i` in `0..per_worker` on each of `workers` threads at once, and returns
+/// every result (worker by worker): the load of the concurrency tests.
+pub fn concurrently<T: Send>(
+    workers: usize,
+    per_worker: usize,
+    request: impl Fn(usize) -> T + Sync,
+) -> Vec<T> {
+    std::thread::scope(|scope| {
+        let running: Vec<_> = (0..workers)
+            .map(|_| scope.spawn(|| (0..per_worker).map(&request).collect::<Vec<_>>()))
+            .collect();
+        running
+            .into_iter()
+            .flat_map(|worker| worker.join().expect("a worker panicked"))
+            .collect()
+    })
+}

@@ -66,8 +66,27 @@ impl Sqld {
         Self::start(dir, primary.grpc.as_deref())
     }
 
+    /// Starts one on fresh ports. A port picked by [`free_port`] is released before `sqld` binds
+    /// it, so another process may take it first (a test client's outgoing connection, another
+    /// test's server): `sqld` then exits with "Address already in use", and it is started again
+    /// on other ports.
     fn start(dir: &Path, primary_grpc: Option<&str>) -> Self {
         std::fs::create_dir_all(dir).expect("sqld dir");
+        const ATTEMPTS: u32 = 5;
+        for attempt in 1..=ATTEMPTS {
+            let mut sqld = Self::spawn_on_fresh_ports(dir, primary_grpc);
+            match sqld.ready(&dir.join("sqld.log")) {
+                Ok(()) => return sqld,
+                Err(why) if attempt < ATTEMPTS && why.contains("Address already in use") => {
+                    sqld.stop();
+                }
+                Err(why) => panic!("{why}"),
+            }
+        }
+        unreachable!("the last attempt returns or panics")
+    }
+
+    fn spawn_on_fresh_ports(dir: &Path, primary_grpc: Option<&str>) -> Self {
         let http = free_port();
         let mut cmd = Command::new(binary());
         cmd.arg("--db-path")
@@ -88,15 +107,13 @@ impl Sqld {
             }
         };
         let command = cmd.get_args().map(|a| a.to_os_string()).collect();
-        let sqld = Self {
+        Self {
             url: format!("http://127.0.0.1:{http}"),
             dir: dir.to_path_buf(),
             grpc,
             child: spawn(&dir.join("sqld.log"), cmd),
             command,
-        };
-        sqld.wait_ready();
-        sqld
+        }
     }
 
     /// Kills the server (its data stays in its directory).
@@ -109,20 +126,30 @@ impl Sqld {
     pub fn start_again(&mut self) {
         let mut cmd = Command::new(binary());
         cmd.args(&self.command);
-        self.child = spawn(&self.dir.join("sqld-again.log"), cmd);
-        self.wait_ready();
+        let log = self.dir.join("sqld-again.log");
+        self.child = spawn(&log, cmd);
+        if let Err(why) = self.ready(&log) {
+            panic!("{why}");
+        }
     }
 
-    fn wait_ready(&self) {
+    /// Waits until it answers `/health`; the reason, with its log, if it exits or takes over 20 s.
+    fn ready(&mut self, log: &Path) -> Result<(), String> {
         let started = Instant::now();
+        let log = || std::fs::read_to_string(log).unwrap_or_default();
         while started.elapsed() < Duration::from_secs(20) {
             if ureq::get(format!("{}/health", self.url)).call().is_ok() {
-                return;
+                return Ok(());
+            }
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Err(format!("sqld exited ({status}); its log:\n{}", log()));
             }
             std::thread::sleep(Duration::from_millis(50));
         }
-        let log = std::fs::read_to_string(self.dir.join("sqld.log")).unwrap_or_default();
-        panic!("sqld did not become ready within 20 s; its log:\n{log}");
+        Err(format!(
+            "sqld did not become ready within 20 s; its log:\n{}",
+            log()
+        ))
     }
 
     /// The database file the server keeps (`default` namespace), for read-only checks.

@@ -28,19 +28,6 @@ const STATEMENTS: &[(&str, &str, &[&str])] = &[
            ORDER BY created_at DESC LIMIT 1 OFFSET ?3"],
     ),
     (
-        "pharmacy lookup / dispense: the prescription by signature, with its document",
-        "components/prescriptions/src/read.rs",
-        &[
-            "SELECT ",
-            RX_COLUMNS,
-            ", d.canonical AS canonical FROM ",
-            RX_FROM,
-            " ",
-            RX_DOCUMENT,
-            " WHERE p.signature = ?1",
-        ],
-    ),
-    (
         "dispense: the state raised from (the prescription's medications sold out?)",
         "components/prescriptions/src/lifecycle.rs",
         &["UPDATE prescriptions SET \
@@ -85,7 +72,7 @@ const STATEMENTS: &[(&str, &str, &[&str])] = &[
         ],
     ),
     (
-        "rx detail by signature, with its document",
+        "rx detail, pharmacy lookup / dispense: the prescription by signature, with its document",
         "components/prescriptions/src/read.rs",
         &[
             "SELECT ",

@@ -125,10 +125,7 @@ pub fn spawn_app_with(config: AppConfig) -> TestApp {
 /// Starts the app on a free port that is known before it starts, with `base_url` set to its own
 /// address: for tests that follow the absolute links the app writes (`cta_link`), e.g. in a browser.
 pub fn spawn_app_at_own_base_url() -> TestApp {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port();
+    let port = receta_test_host::free_port();
     let listen = format!("127.0.0.1:{port}");
     let mut config = AppConfig::default();
     config

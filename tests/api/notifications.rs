@@ -9,7 +9,8 @@ use base64::engine::general_purpose::STANDARD;
 use serde_json::{Value, json};
 
 use crate::helpers::{ADMIN_TOKEN, AppConfig, TestApp, spawn_app_with, start};
-use crate::outbound::{Listener, Practice, Reply, db, eventually, eventually_in, free_port};
+use crate::outbound::{Listener, Practice, Reply, db, eventually, eventually_in};
+use receta_test_host::free_port;
 
 /// How long a test waits for something that should take milliseconds (a loaded CI machine included).
 const WAIT: Duration = Duration::from_secs(30);

@@ -278,15 +278,6 @@ fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Received> {
     })
 }
 
-/// A port that nothing listens on (bound, then released): a receiver that is down.
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// Polls `check` every 50 ms until it returns `Some`; panics with `what` after `within`.
 pub fn eventually<T>(what: &str, within: Duration, mut check: impl FnMut() -> Option<T>) -> T {
     let deadline = Instant::now() + within;

@@ -13,7 +13,8 @@ use crate::helpers::{ADMIN_TOKEN, AppConfig, TestApp, start};
 use crate::notifications::relay_config;
 use crate::outbound::{Listener, Practice, Reply, eventually};
 use crate::pharmacies::{burn, lookup, med_ids, prescribe, register, signature};
-use crate::sqld::{Sqld, free_port};
+use crate::sqld::Sqld;
+use receta_test_host::free_port;
 
 const WAIT: Duration = Duration::from_secs(30);
 

@@ -4,7 +4,7 @@
 //! silent skip). A server dies with the test thread that started it (`PR_SET_PDEATHSIG`), so a
 //! failed test leaves no server behind.
 
-use std::net::TcpListener;
+use receta_test_host::free_port;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -32,14 +32,6 @@ pub fn binary() -> PathBuf {
         shared.display()
     );
     shared
-}
-
-/// A free TCP port on loopback (released just before the server binds it).
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
 }
 
 /// One running `sqld`, killed when dropped.

@@ -7,7 +7,8 @@ use serde_json::{Value, json};
 
 use crate::helpers::{ADMIN_TOKEN, TestApp, spawn_app, spawn_app_with};
 use crate::notifications::relay_config;
-use crate::outbound::{Listener, Practice, Received, Reply, db, eventually, free_port};
+use crate::outbound::{Listener, Practice, Received, Reply, db, eventually};
+use receta_test_host::free_port;
 
 const WAIT: Duration = Duration::from_secs(30);
 

@@ -55,13 +55,6 @@ fn checked_by_signature_sql() -> String {
     )
 }
 
-fn checked_for_pharmacy_sql() -> String {
-    format!(
-        "SELECT {COLUMNS}, d.canonical AS canonical FROM {SEALED} {WITH_DOCUMENT} \
-         WHERE p.signature = ?1"
-    )
-}
-
 /// The 409 of a prescription whose stored document no longer hashes to its signature.
 pub const ALTERED: &str = "This prescription's stored document no longer matches its signature: it \
     was altered outside the service and is not served as genuine.";
@@ -248,11 +241,17 @@ pub fn by_id(medic: i64, id: i64) -> Result<Prescription, Error> {
 }
 
 pub fn by_signature(caller: &Principal, signature: &str) -> Result<Prescription, Error> {
+    checked(signature, caller_param(caller))
+}
+
+/// The prescription `signature` names, among `medic`'s (NULL: anyone's), checked against its
+/// stored document (`genuine`).
+fn checked(signature: &str, medic: Param) -> Result<Prescription, Error> {
     if !is_signature(signature) {
         return Err(Error::not_found());
     }
     let db = Db::open()?;
-    let params = [text(signature), caller_param(caller)];
+    let params = [text(signature), medic];
     let found = db.query_opt(&checked_by_signature_sql(), &params, with_document)?;
     genuine(&db, found)
 }
@@ -296,16 +295,7 @@ pub fn visible(
 
 /// Any prescription by signature: a pharmacy's lookup, and the answer after a change.
 pub fn for_pharmacy(signature: &str) -> Result<Prescription, Error> {
-    if !is_signature(signature) {
-        return Err(Error::not_found());
-    }
-    let db = Db::open()?;
-    let found = db.query_opt(
-        &checked_for_pharmacy_sql(),
-        &[text(signature)],
-        with_document,
-    )?;
-    genuine(&db, found)
+    checked(signature, Param::Null)
 }
 
 fn one(db: &Db, found: Option<Prescription>) -> Result<Prescription, Error> {

@@ -104,7 +104,7 @@ pub fn prepare(
 
     let mut linker = base.clone();
     // Functions forwarded typed and dynamically (`runtime::forward`).
-    let mut linked = [0usize; 2];
+    let (mut typed_count, mut dynamic_count) = (0, 0);
     // Each dependency compiled alone and pre-instantiated against the host interfaces.
     let mut prepared: Vec<Option<(Arc<InstancePre<HostState>>, Component)>> =
         vec![None; dependencies.len()];
@@ -177,14 +177,18 @@ pub fn prepare(
             let typed = composition == Composition::Lazy;
             let typed = forward::define(&mut instance, import, func, target, typed)
                 .with_context(|| format!("cannot link {import}#{func}"))?;
-            linked[usize::from(!typed)] += 1;
+            if typed {
+                typed_count += 1;
+            } else {
+                dynamic_count += 1;
+            }
         }
     }
     eprintln!(
         "receta: component {id}: {} dependency functions linked lazily: {} typed, {} dynamically",
-        linked[0] + linked[1],
-        linked[0],
-        linked[1]
+        typed_count + dynamic_count,
+        typed_count,
+        dynamic_count
     );
     instance_pre(&linker, &component)
 }

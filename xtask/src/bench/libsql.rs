@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use super::harness::{ADMIN_HEADER, MEDICS, READY_PATH, Seed, app_command, seed_catalog, seed_rx};
-use super::procs::{Banner, Server};
+use super::procs::{Banner, Server, free_port};
 use super::report::{Row, thousands};
 use super::scenarios::{Baselines, Load, Measured, Scenario, measure};
 use super::settings::Settings;
@@ -13,13 +13,6 @@ use crate::project::Result;
 
 /// Prescriptions seeded before the rows are measured.
 const PRESCRIPTIONS: usize = 2_000;
-
-fn free_port() -> Result<u16> {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .map_err(|e| e.to_string())
-}
 
 /// Measures the rows and appends them (and a note) to `rows`.
 pub fn rows(

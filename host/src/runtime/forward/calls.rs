@@ -6,7 +6,8 @@ use std::sync::Arc;
 use anyhow::Result;
 use wasmtime::StoreContextMut;
 use wasmtime::component::{
-    ComponentExportIndex, ComponentNamedList, Instance, InstancePre, Lift, LinkerInstance, Lower,
+    ComponentExportIndex, ComponentNamedList, Func, Instance, InstancePre, Lift, LinkerInstance,
+    Lower,
 };
 
 use crate::runtime::engine::WasmtimeResultExt;
@@ -36,16 +37,16 @@ where
     P: ComponentNamedList + Lift + Lower + Send + Sync + 'static,
     R: ComponentNamedList + Lift + Lower + Send + Sync + 'static,
 {
+    let name: Arc<str> = Arc::from(func);
     instance
         .func_wrap_async(func, move |mut store, params: P| {
-            let target = target.clone();
+            let (target, name) = (target.clone(), name.clone());
             Box::new(async move {
-                let dependency = dependency(&mut store, &target).await?;
-                let callee = dependency
-                    .get_func(&mut store, target.index)
-                    .ok_or_else(|| wasmtime::Error::msg("a dependency function is missing"))?
-                    .typed::<P, R>(&store)?;
-                callee.call_async(&mut store, params).await
+                let callee = callee(&mut store, &target, &name).await?;
+                callee
+                    .typed::<P, R>(&store)?
+                    .call_async(&mut store, params)
+                    .await
             })
         })
         .anyhow()
@@ -57,21 +58,29 @@ pub fn dynamic(
     func: &str,
     target: Target,
 ) -> Result<()> {
-    // Shared, not copied per call: it is only read in the error below.
     let name: Arc<str> = Arc::from(func);
     instance
         .func_new_async(func, move |mut store, _ty, params, results| {
             let (target, name) = (target.clone(), name.clone());
             Box::new(async move {
-                let dependency = dependency(&mut store, &target).await?;
-                let Some(callee) = dependency.get_func(&mut store, target.index) else {
-                    let missing = format!("dependency function {name:?} is missing");
-                    return Err(wasmtime::Error::msg(missing));
-                };
+                let callee = callee(&mut store, &target, &name).await?;
                 callee.call_async(&mut store, params, results).await
             })
         })
         .anyhow()
+}
+
+/// The target function in the store's instance of its dependency (`name`, shared rather than
+/// copied per call, is only read in the error).
+async fn callee(
+    store: &mut StoreContextMut<'_, HostState>,
+    target: &Target,
+    name: &str,
+) -> wasmtime::Result<Func> {
+    let dependency = dependency(store, target).await?;
+    dependency
+        .get_func(&mut *store, target.index)
+        .ok_or_else(|| wasmtime::Error::msg(format!("dependency function {name:?} is missing")))
 }
 
 /// The store's instance of the target's dependency, instantiated now if this is its first call.

@@ -1,5 +1,5 @@
 //! The app's own interfaces (`receta:erx/*`, generated from `wit/` at build time), so the gateway's
-//! calls into its dependencies are forwarded typed (`super::typed`). A function missing here (a new
+//! calls into its dependencies are forwarded typed (`super::calls::typed`). A function missing here (a new
 //! one in `wit/` not yet listed) still works, forwarded dynamically; the start-up log counts both
 //! ways, and a host test checks the app links every call typed.
 

@@ -232,3 +232,12 @@ pub fn concurrently<T: Send>(
             .collect()
     })
 }
+
+/// A TCP port on loopback that was free a moment ago (bound, then released): for a server started
+/// next, or for a receiver that is down.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}

@@ -1,6 +1,7 @@
 //! Token and password handling, pure functions with their tests.
 
 use argon2::password_hash::{PasswordHasher, SaltString};
+use common::hex::encode as hex;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
@@ -55,10 +56,6 @@ pub fn hash_password(password: &str) -> String {
         .hash_password(password.as_bytes(), &salt)
         .expect("argon2 with default parameters")
         .to_string()
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

@@ -120,10 +120,7 @@ fn from_row(r: &Row) -> anyhow::Result<Hospital> {
 }
 
 fn store_image(db: &Db, id: i64, kind: ImageKind, image: &Image) -> anyhow::Result<()> {
-    let sha: String = Sha256::digest(&image.bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let sha = common::hex::encode(&Sha256::digest(&image.bytes));
     db.execute(
         INSERT_IMAGE,
         &[

@@ -9,6 +9,7 @@ pub mod error;
 pub mod events;
 pub mod fields;
 pub mod gtin;
+pub mod hex;
 pub mod html;
 pub mod image;
 pub mod multipart;

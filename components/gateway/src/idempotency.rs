@@ -135,5 +135,5 @@ fn fingerprint(req: &Request) -> String {
     h.update(req.path().as_bytes());
     h.update([0]);
     h.update(req.body());
-    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    common::hex::encode(&h.finalize())
 }

@@ -22,7 +22,7 @@ pub fn new_secret() -> String {
 
 /// A new `webhook-id`: `msg_` and 32 lowercase hex characters (128 random bits).
 pub fn new_message_id() -> String {
-    let hex: String = random::<16>().iter().map(|b| format!("{b:02x}")).collect();
+    let hex = common::hex::encode(&random::<16>());
     format!("msg_{hex}")
 }
 

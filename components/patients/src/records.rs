@@ -2,6 +2,7 @@
 //! patient is indistinguishable from one that does not exist.
 
 use common::db::{Db, Param, Row, int, is_unique_violation, like_contains, opt_text, text};
+use common::hex::encode as hex;
 use common::types::{Error, PageRequest};
 
 use crate::bindings::exports::receta::erx::patients::{
@@ -165,10 +166,6 @@ fn new_uid() -> String {
 
 fn is_all_digits(s: &str) -> bool {
     s.bytes().all(|b| b.is_ascii_digit())
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 //! cannot be guessed from the prescription's content, and anyone holding the stored text can check it
 //! against the signature.
 
+use common::hex::encode as hex;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
@@ -106,10 +107,6 @@ pub fn is_signature(s: &str) -> bool {
     s.len() == 64
         && s.bytes()
             .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

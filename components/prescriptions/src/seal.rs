@@ -57,10 +57,7 @@ pub fn message(signature: &str) -> String {
 
 /// A key's id: the first 16 hex characters of the SHA-256 of its 32 public bytes.
 pub fn kid_of(key: &VerifyingKey) -> String {
-    Sha256::digest(key.as_bytes())[..8]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    common::hex::encode(&Sha256::digest(key.as_bytes())[..8])
 }
 
 /// The configured key, or the development key (generated and stored at first use).

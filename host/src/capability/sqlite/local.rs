@@ -35,6 +35,11 @@ use crate::capability::sqlite::semantics::{
 };
 /// Idle connections kept per database.
 const MAX_IDLE: usize = 32;
+/// Every connection's settings. `mmap_size`: reads use the OS page cache in place (memory-mapped,
+/// up to SQLite's compile-time cap of ~2 GiB) instead of a `pread` into each connection's own
+/// page cache (docs/bench.md, findings).
+const CONNECTION_PRAGMAS: &str =
+    "PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL; PRAGMA mmap_size = 2147418112;";
 /// Prepared statements cached per connection.
 const STATEMENT_CACHE: usize = 128;
 /// One configured database label with its pool of idle connections.
@@ -108,7 +113,7 @@ impl Database {
         };
         conn.busy_timeout(BUSY_TIMEOUT)
             .context("cannot set busy_timeout")?;
-        conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL;")
+        conn.execute_batch(CONNECTION_PRAGMAS)
             .context("cannot set connection pragmas")?;
         conn.set_limit(rusqlite::limits::Limit::SQLITE_LIMIT_ATTACHED, 0)
             .context("cannot deny ATTACH")?;

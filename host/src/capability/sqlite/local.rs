@@ -13,6 +13,7 @@
 //!   before it returns, so a transaction that committed (a prescription that answered 200)
 //!   survives a crash of the process and of the machine, as with Spin's own SQLite (rollback
 //!   journal, SQLite's default `FULL`). Readers never block the writer.
+//! - Reads use the memory-mapped file (`mmap_size`, see `CONNECTION_PRAGMAS`).
 //! - A plain `BEGIN` runs as `BEGIN IMMEDIATE` (see `upgrade_begin` in `mod.rs`).
 //! - Writers of this host take turns (a FIFO lock per database, held from a connection's first
 //!   writing statement, `BEGIN` included, until it is back in autocommit mode), instead of meeting

@@ -20,8 +20,9 @@
 //! Every load comes from `wrk` (installed with apt-get when missing) on loopback: fixed
 //! connections, a warm-up run, then measured runs; the median run is reported. The table goes to
 //! stdout and `docs/bench.md` (when the libSQL stage fails, to the bench directory instead, with
-//! the failure in its notes, and the command fails). Environment: `RECETA_BENCH_SECONDS` (per run, 5),
-//! `RECETA_BENCH_RUNS` (3), `RECETA_BENCH_CONNS` (`2,8`), `RECETA_BENCH_PRESCRIPTIONS` (50000).
+//! the failure in its notes, and the command fails). Environment: `RECETA_BENCH_SECONDS` (per
+//! run, 5), `RECETA_BENCH_RUNS` (3), `RECETA_BENCH_CONNS` (`2,8`), `RECETA_BENCH_PRESCRIPTIONS`
+//! (50000).
 //!
 //! This file: the driver, the ceilings and peers, start-up and sizes; what the stages share is in
 //! `bench/` (harness, settings, wrk, procs, scripts, report).

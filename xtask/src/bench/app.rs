@@ -38,7 +38,7 @@ const RSS_NOTE: &str = "Server peak RSS of the app's rows is the process's `VmHW
     pages of the database file that the host has mapped (`mmap_size`, host/README.md) and that a \
     row read, which are the kernel's page cache shared by every connection and dropped under \
     memory pressure, not the host's heap: the rows that read PDFs or walk many prescriptions \
-    (detail, PDF, searches) show much of the 1.8 GB file there, and the column falls again when \
+    (detail, PDF, searches) show much of the database file there, and the column falls again when \
     the kernel reclaims those pages or SQLite maps the file anew. The host's own footprint is the \
     idle RSS row.";
 

@@ -33,6 +33,15 @@ const SURNAMES: &[&str] = &[
 /// Flat means at least this share of the same request on the smaller history.
 const FLAT: Option<f64> = Some(0.8);
 
+/// What the app rows' peak RSS counts.
+const RSS_NOTE: &str = "Server peak RSS of the app's rows is the process's `VmHWM`: it counts the \
+    pages of the database file that the host has mapped (`mmap_size`, host/README.md) and that a \
+    row read, which are the kernel's page cache shared by every connection and dropped under \
+    memory pressure, not the host's heap: the rows that read PDFs or walk many prescriptions \
+    (detail, PDF, searches) show much of the database file there, and the column falls again when \
+    the kernel reclaims those pages or SQLite maps the file anew. The host's own footprint is the \
+    idle RSS row.";
+
 /// The pharmacy of the pharmacy rows and its dispensable prescriptions (`seed-pharmacy`).
 struct Dispensable {
     token: String,
@@ -143,6 +152,7 @@ pub fn rows(
         rows,
     )?;
     server.stop();
+    notes.push(RSS_NOTE.to_string());
 
     let plans = helper_text(&[
         "explain",

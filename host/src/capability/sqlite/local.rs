@@ -13,7 +13,7 @@
 //!   before it returns, so a transaction that committed (a prescription that answered 200)
 //!   survives a crash of the process and of the machine, as with Spin's own SQLite (rollback
 //!   journal, SQLite's default `FULL`). Readers never block the writer.
-//! - The database file is not memory-mapped (`mmap_size` = 0, see `CONNECTION_PRAGMAS`).
+//! - Reads use the memory-mapped file (`mmap_size`, see `CONNECTION_PRAGMAS`).
 //! - A plain `BEGIN` runs as `BEGIN IMMEDIATE` (see `upgrade_begin` in `mod.rs`).
 //! - Writers of this host take turns (a FIFO lock per database, held from a connection's first
 //!   writing statement, `BEGIN` included, until it is back in autocommit mode), instead of meeting
@@ -36,14 +36,11 @@ use crate::capability::sqlite::semantics::{
 };
 /// Idle connections kept per database.
 const MAX_IDLE: usize = 32;
-/// Every connection's settings. `mmap_size = 0`: no memory-mapped reads. SQLite drops a
-/// connection's mapping (`munmap` of the whole window, a TLB shoot-down) whenever another
-/// connection committed since its last read, and every pooled connection has a mapping of its own,
-/// so with writes about (a create, a dispense, a pharmacy's logged lookup) most reads paid an
-/// unmap and page faults; by hand, detail and create at once: ~670 -> ~550 us of CPU per request
-/// without the mapping, read-only rows the same (docs/bench.md, findings).
+/// Every connection's settings. `mmap_size`: reads use the OS page cache in place (memory-mapped,
+/// up to SQLite's compile-time cap of ~2 GiB) instead of a `pread` into each connection's own
+/// page cache (docs/bench.md, findings).
 const CONNECTION_PRAGMAS: &str =
-    "PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL; PRAGMA mmap_size = 0;";
+    "PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL; PRAGMA mmap_size = 2147418112;";
 /// Prepared statements cached per connection.
 const STATEMENT_CACHE: usize = 128;
 /// One configured database label with its pool of idle connections.

@@ -22,9 +22,11 @@ use crate::capability::sqlite::semantics::{
 
 /// How long a statement outside a transaction is tried again while the server says "database is
 /// locked", and how long a statement that may wait for the server's write lock or flush waits for
-/// its answer: sqld holds every writer through a log compaction (5.8 s measured on a 48,000-frame
-/// log), and with [`BUSY_TIMEOUT`] four concurrent creates failed with 500s after 5 s there
-/// (`cargo xtask bench`, the libSQL stage's seeding, twice in a day).
+/// its answer. The bench's libSQL seeding (4 concurrent creates) twice saw `BEGIN IMMEDIATE` and
+/// `COMMIT` go unanswered for the whole 5 s of [`BUSY_TIMEOUT`] and fail with 500s; the cause was
+/// not found (no log compaction in sqld's log then, and a compaction by hand, 5.9 s on 48,566
+/// frames, did not hold writers up), so a writer now waits behind a stalled one as long as a
+/// locked one is retried.
 const LOCKED_TIMEOUT: Duration = Duration::from_secs(15);
 /// Longest a migration batch may take on the server.
 const BATCH_TIMEOUT: Duration = Duration::from_secs(60);

@@ -269,6 +269,18 @@ fn full_size(
             Load::Rotated(seed.per_medic(heavy, |_| SEARCH_ALL_10.into())),
         )
         .vs_row("rx-search-all-10-full", "of the same for medics with 10, same table", FLAT),
+        // Reads while writes commit, as in production (every pharmacy lookup and verify writes
+        // too): SQLite drops a connection's mapped file and page cache after another connection's
+        // commit, which no read-only row shows (findings, "The mapped file under writes").
+        Scenario::new(
+            "mixed",
+            "GET /api/v2/rx-endpoint/&lt;signature&gt;/ and POST /api/v2/rx-endpoint/ (5 medications), 4 to 1",
+            Load::Rotated(mixed(
+                by_signature(&|s| format!("/api/v2/rx-endpoint/{s}/")),
+                seed.rx_creates(),
+            )),
+        )
+        .vs_row("rx-detail", "of the read-only detail", None),
         Scenario::new(
             "patient-create",
             "POST /api/v2/patient/",
@@ -288,6 +300,19 @@ fn full_size(
         )
         .vs_sqlite(None),
     ]
+}
+
+/// `reads` with one of `writes` after every fourth read (the writes rotated).
+fn mixed(reads: Vec<Req>, writes: Vec<Req>) -> Vec<Req> {
+    let mut writes = writes.iter().cycle();
+    let mut out = Vec::new();
+    for (i, read) in reads.into_iter().enumerate() {
+        out.push(read);
+        if i % 4 == 3 {
+            out.extend(writes.next().cloned());
+        }
+    }
+    out
 }
 
 fn patient_creates(seed: &Seed) -> Vec<Req> {

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use crate::project::Result;
 
 /// One request of a rotation.
+#[derive(Clone)]
 pub struct Req {
     pub method: &'static str,
     pub path: String,

@@ -8,8 +8,9 @@
 //! the server (one writer at a time, as with a local file), so this host's writer turns are not
 //! used. A server that is down, refuses the token or does not answer within [`BUSY_TIMEOUT`] gives
 //! `io` too, never a hang; a statement that may wait for the server's write lock or flush (a
-//! write, `BEGIN`, `COMMIT`, anything inside a transaction) is given [`LOCKED_TIMEOUT`] instead. A connection dropped with a transaction open closes its stream, and the
-//! server rolls the transaction back.
+//! write, `BEGIN`, `COMMIT`, anything inside a transaction) is given [`LOCKED_TIMEOUT`] instead.
+//! A connection dropped with a transaction open closes its stream, and the server rolls the
+//! transaction back.
 
 use std::time::Duration;
 
@@ -235,7 +236,6 @@ fn returns_rows(statement: &str) -> bool {
     ) || statement_writes(statement) && contains_word(statement, "RETURNING")
 }
 
-/// Whether `statement` is an `INSERT`, `UPDATE`, `DELETE` or `REPLACE`.
 /// Whether `statement` may wait for the server's write lock or its flush: a write, a transaction's
 /// start or end, or anything inside a transaction.
 fn waits_for_writer(statement: &str, in_transaction: bool) -> bool {
@@ -247,6 +247,7 @@ fn waits_for_writer(statement: &str, in_transaction: bool) -> bool {
         )
 }
 
+/// Whether `statement` is an `INSERT`, `UPDATE`, `DELETE` or `REPLACE`.
 fn statement_writes(statement: &str) -> bool {
     starts_with_keyword(statement, &["INSERT", "UPDATE", "DELETE", "REPLACE"])
 }

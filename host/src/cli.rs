@@ -35,6 +35,7 @@ ENVIRONMENT:
     RECETA_MAX_BODY_BYTES         largest request body read [default: 5242880]
     RECETA_BODY_TIMEOUT_MS        time a request body may take to arrive [default: 10000]
     RECETA_CACHE_DIR              compiled-code cache [default: $XDG_CACHE_HOME/receta or ~/.cache/receta]
+    RECETA_PERF_MAP               1: write /tmp/perf-<pid>.map so `perf` names guest functions
 ";
 
 /// Options of `receta up`.

@@ -77,6 +77,10 @@ pub fn new_engine(limits: Limits) -> Result<Engine> {
         .parallel_compilation(true)
         .cranelift_opt_level(wasmtime::OptLevel::Speed)
         .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    // `perf` names guest functions from /tmp/perf-<pid>.map (docs/bench.md, "Profiling").
+    if std::env::var_os("RECETA_PERF_MAP").is_some_and(|v| v == "1") {
+        config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+    }
     Engine::new(&config)
         .anyhow()
         .context("cannot create the Wasmtime engine (pooling allocator: is there enough virtual address space?)")

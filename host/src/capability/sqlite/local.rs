@@ -38,11 +38,12 @@ use crate::capability::sqlite::semantics::{
 const MAX_IDLE: usize = 32;
 /// Every connection's settings. `mmap_size`: reads use the OS page cache in place (memory-mapped,
 /// up to 256 GiB, the cap this host's SQLite is built with in `.cargo/config.toml`) instead of a
-/// `pread` into each connection's own page cache (docs/bench.md, findings). The price is on writes: SQLite unmaps a connection's
-/// whole window whenever another connection committed since its last read (each pooled
-/// connection has its own), so a read after a commit pays a `munmap` and page faults. Measured
-/// both ways (findings, "The mapped file under writes"): unmapped, detail and create at once
-/// cost ~17% less CPU per request, but the full bench's read rows 10-40% more; kept mapped.
+/// `pread` into each connection's own page cache (docs/bench.md, findings). The price is on
+/// writes: SQLite unmaps a connection's whole window whenever another connection committed since
+/// its last read (each pooled connection has its own), so a read after a commit pays a `munmap`
+/// and page faults. Measured both ways (findings, "The mapped file under writes"): unmapped,
+/// detail and create at once cost ~17% less CPU per request, but the full bench's read rows
+/// 10-40% more; kept mapped.
 const CONNECTION_PRAGMAS: &str =
     "PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL; PRAGMA mmap_size = 274877906944;";
 /// Prepared statements cached per connection.

@@ -77,7 +77,7 @@ pub fn new_engine(limits: Limits) -> Result<Engine> {
         .parallel_compilation(true)
         .cranelift_opt_level(wasmtime::OptLevel::Speed)
         .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
-    // `perf` names guest functions from /tmp/perf-<pid>.map (docs/bench.md, "Profiling").
+    // `perf` names guest functions from /tmp/perf-<pid>.map (host/README.md, `RECETA_PERF_MAP`).
     if std::env::var_os("RECETA_PERF_MAP").is_some_and(|v| v == "1") {
         config.profiler(wasmtime::ProfilingStrategy::PerfMap);
     }

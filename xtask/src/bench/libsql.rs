@@ -14,14 +14,6 @@ use crate::project::Result;
 /// Prescriptions seeded before the rows are measured.
 const PRESCRIPTIONS: usize = 2_000;
 
-/// sqld compacts its replication log whenever it passes `--max-log-size` (200 MB by default: about
-/// every 20-60 s of this stage's creates). sqld 0.24 wedged after such a compaction with 8 writers
-/// waiting (two full runs in a row, then by hand on a copy of the data): every later `BEGIN
-/// IMMEDIATE` went unanswered, from the host or from `curl`, while sqld spun both cores. With a
-/// limit the stage never reaches, the rows measure the network hop, not that fault
-/// (docs/scale-out.md).
-const SQLD_LOG_SIZE: (&str, &str) = ("--max-log-size", "2048");
-
 /// Measures the rows and appends them (and a note) to `rows`.
 pub fn rows(
     settings: &Settings,
@@ -36,7 +28,7 @@ pub fn rows(
         "libSQL primary",
         &dir.join("primary.sqld"),
         free_port()?,
-        &[SQLD_LOG_SIZE.0, SQLD_LOG_SIZE.1],
+        &[],
         &dir.join("sqld.log"),
     )?;
     let config = dir.join("runtime-config.toml");

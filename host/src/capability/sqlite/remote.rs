@@ -4,14 +4,18 @@
 //! The same semantics to guests as the local backend: each `open` is one server-side stream, so
 //! `BEGIN IMMEDIATE … COMMIT` over it is one transaction (a plain `BEGIN` runs as `BEGIN
 //! IMMEDIATE`); values keep their types; a statement's error is `io` with SQLite's own text
-//! (`UNIQUE constraint failed: …`, without the server's wrapping). Writers wait for each other in
-//! the server (one writer at a time, as with a local file), so this host's writer turns are not
-//! used. A server that is down, refuses the token or does not answer within [`BUSY_TIMEOUT`] gives
-//! `io` too, never a hang; a statement that may wait for the server's write lock or flush (a
-//! write, `BEGIN`, `COMMIT`, anything inside a transaction) is given [`LOCKED_TIMEOUT`] instead.
-//! A connection dropped with a transaction open closes its stream, and the server rolls the
-//! transaction back.
+//! (`UNIQUE constraint failed: …`, without the server's wrapping). This host's writers take turns
+//! before they reach the server (a FIFO lock per database, held from a connection's first writing
+//! statement, `BEGIN` included, until it is back in autocommit mode), as on a local file: sqld 0.24
+//! wedged with 8 of one node's writers waiting in it at once (every later `BEGIN IMMEDIATE`
+//! unanswered while it spun on its lock; docs/scale-out.md), and a node's writers gain nothing from
+//! queueing in the server instead. Nodes still meet in the server's lock. A server that is down,
+//! refuses the token or does not answer within [`BUSY_TIMEOUT`] gives `io` too, never a hang; a
+//! statement that may wait for the server's write lock or flush (a write, `BEGIN`, `COMMIT`,
+//! anything inside a transaction) is given [`LOCKED_TIMEOUT`] instead. A connection dropped with a
+//! transaction open closes its stream, and the server rolls the transaction back.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -37,6 +41,8 @@ pub struct Database {
     label: String,
     url: String,
     db: libsql::Database,
+    /// Whose turn it is to write, among this host's connections (see the module docs).
+    writer: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl Database {
@@ -50,6 +56,7 @@ impl Database {
             label: label.to_string(),
             url: url.to_string(),
             db,
+            writer: Arc::default(),
         })
     }
 
@@ -64,6 +71,9 @@ pub struct Connection {
     conn: libsql::Connection,
     /// `changes` of the last `… RETURNING` statement (the client counts only `execute`d ones).
     changes: u64,
+    writer: Arc<tokio::sync::Mutex<()>>,
+    /// Held while this connection writes.
+    turn: Option<tokio::sync::OwnedMutexGuard<()>>,
 }
 
 impl Connection {
@@ -73,7 +83,12 @@ impl Connection {
             .db
             .connect()
             .with_context(|| format!("cannot connect to libSQL database {:?}", db.label))?;
-        Ok(Self { conn, changes: 0 })
+        Ok(Self {
+            conn,
+            changes: 0,
+            writer: db.writer.clone(),
+            turn: None,
+        })
     }
 
     /// Runs one statement and buffers its whole result. A server that answers "database is
@@ -82,6 +97,24 @@ impl Connection {
     /// to [`LOCKED_TIMEOUT`] (sqld holds its lock through a log compaction: 5.8 s measured on a
     /// 48,000-frame log).
     pub async fn execute(
+        &mut self,
+        statement: &str,
+        parameters: Vec<Value>,
+    ) -> Result<QueryResult, Error> {
+        if self.turn.is_none() && self.conn.is_autocommit() && takes_writer_lock(statement) {
+            // A turn not given in time lets the statement go to the server anyway, whose own
+            // waiting then applies, as for another node's writer.
+            let turn = tokio::time::timeout(LOCKED_TIMEOUT, self.writer.clone().lock_owned());
+            self.turn = turn.await.ok();
+        }
+        let result = self.execute_retried(statement, parameters).await;
+        if self.conn.is_autocommit() {
+            self.turn = None;
+        }
+        result
+    }
+
+    async fn execute_retried(
         &mut self,
         statement: &str,
         parameters: Vec<Value>,
@@ -247,6 +280,12 @@ fn waits_for_writer(statement: &str, in_transaction: bool) -> bool {
         )
 }
 
+/// Whether `statement`, sent outside a transaction, takes the server's write lock: a write, or a
+/// `BEGIN` (always sent as `BEGIN IMMEDIATE`) or `SAVEPOINT` that opens a transaction.
+fn takes_writer_lock(statement: &str) -> bool {
+    statement_writes(statement) || starts_with_keyword(statement, &["BEGIN", "SAVEPOINT"])
+}
+
 /// Whether `statement` is an `INSERT`, `UPDATE`, `DELETE` or `REPLACE`.
 fn statement_writes(statement: &str) -> bool {
     starts_with_keyword(statement, &["INSERT", "UPDATE", "DELETE", "REPLACE"])
@@ -323,6 +362,17 @@ mod tests {
             "WITH x AS (SELECT 1) SELECT * FROM x",
             false
         ));
+    }
+
+    #[test]
+    fn writes_and_transactions_take_this_hosts_writer_turn() {
+        assert!(takes_writer_lock("BEGIN"));
+        assert!(takes_writer_lock(" begin immediate"));
+        assert!(takes_writer_lock("SAVEPOINT s"));
+        assert!(takes_writer_lock("update t SET a = 1"));
+        assert!(takes_writer_lock("DELETE FROM t"));
+        assert!(!takes_writer_lock("SELECT 1"));
+        assert!(!takes_writer_lock("COMMIT"));
     }
 
     #[test]

@@ -513,12 +513,15 @@ fn an_unreachable_or_misconfigured_libsql_database_is_a_clear_startup_error() {
         assert!(!output.status.success());
         String::from_utf8_lossy(&output.stderr).into_owned()
     };
-    let down = run("[sqlite_database.default]\ntype = \"libsql\"\nurl = \"http://127.0.0.1:1\"\n");
+    let down = run(
+        "[sqlite_database.default]\ntype = \"libsql\"\nurl = \"http://127.0.0.1:1\"\ntoken = \"\"\n",
+    );
     assert!(
         down.contains("libSQL") && down.contains("127.0.0.1:1"),
         "{down}"
     );
-    let bad = run("[sqlite_database.default]\ntype = \"libsql\"\nurl = \"ftp://x\"\n");
+    let bad =
+        run("[sqlite_database.default]\ntype = \"libsql\"\nurl = \"ftp://x\"\ntoken = \"\"\n");
     assert!(
         bad.contains("[sqlite_database.default]") && bad.contains("http://"),
         "{bad}"

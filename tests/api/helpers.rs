@@ -53,11 +53,11 @@ impl Default for AppConfig {
                     "http://127.0.0.1:*".into(),
                 ),
                 (
-                    "SPIN_VARIABLE_WEBHOOK_HOST_1".into(),
+                    "SPIN_VARIABLE_WEBHOOK_HOST_A".into(),
                     "http://127.0.0.1:*".into(),
                 ),
                 (
-                    "SPIN_VARIABLE_WEBHOOK_HOST_2".into(),
+                    "SPIN_VARIABLE_WEBHOOK_HOST_B".into(),
                     "http://localhost:*".into(),
                 ),
             ],
@@ -145,6 +145,53 @@ pub fn on_libsql() -> bool {
     std::env::var("RECETA_TEST_DATABASE").is_ok_and(|v| v == "libsql")
 }
 
+/// Real Spin, when the suite runs on it (`RECETA_TEST_RUNTIME=spin`, the pass `cargo xtask test`
+/// makes on Spin): the `spin` binary (`RECETA_SPIN`) and the data directory its plugins are
+/// installed in (`RECETA_SPIN_DATA`, given to Spin as `XDG_DATA_HOME`: the cron trigger).
+pub struct Spin {
+    bin: PathBuf,
+    data: Option<PathBuf>,
+}
+
+/// `Some` when this run serves the app with real Spin instead of `receta`.
+pub fn spin() -> Option<Spin> {
+    if std::env::var("RECETA_TEST_RUNTIME").as_deref() != Ok("spin") {
+        return None;
+    }
+    let bin = std::env::var_os("RECETA_SPIN").map_or_else(|| PathBuf::from("spin"), PathBuf::from);
+    let data = std::env::var_os("RECETA_SPIN_DATA").map(PathBuf::from);
+    Some(Spin { bin, data })
+}
+
+impl Spin {
+    /// `spin up` as the README's "Running on real Spin" runs it: every migration as `--sqlite
+    /// @file` (Spin runs them at every start; each is idempotent), variables from `SPIN_VARIABLE_*`.
+    fn launch(
+        &self,
+        config: &AppConfig,
+        listen: &str,
+    ) -> (PathBuf, Vec<String>, Vec<(String, String)>, String) {
+        let mut args = Vec::new();
+        if config.manifest == repo_root().join("spin.toml") {
+            let mut files: Vec<PathBuf> = std::fs::read_dir(repo_root().join("migrations"))
+                .expect("migrations/")
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "sql"))
+                .collect();
+            files.sort();
+            for file in files {
+                args.push("--sqlite".to_string());
+                args.push(format!("@{}", file.display()));
+            }
+        }
+        let mut env = config.env.clone();
+        if let Some(data) = &self.data {
+            env.push(("XDG_DATA_HOME".into(), data.display().to_string()));
+        }
+        (self.bin.clone(), args, env, listen.to_string())
+    }
+}
+
 /// libSQL servers of hosts that crashed, kept for their restart (by state dir).
 static PARKED: Mutex<Vec<(PathBuf, Sqld)>> = Mutex::new(Vec::new());
 
@@ -162,14 +209,18 @@ pub fn start_listening(config: AppConfig, state_dir: tempfile::TempDir, listen: 
         runtime_config = Some(server.runtime_config(&state_dir.path().join("runtime-config.toml")));
         sqld = Some(server);
     }
+    let (bin, args, env, listen) = match spin() {
+        None => (host_binary(), Vec::new(), config.env, listen.to_string()),
+        Some(spin) => spin.launch(&config, listen),
+    };
     let host = Host::start(Launch {
-        bin: &host_binary(),
+        bin: &bin,
         manifest: &config.manifest,
         state_dir: state_dir.path(),
-        listen,
+        listen: &listen,
         runtime_config: runtime_config.as_deref(),
-        args: &[],
-        env: &config.env,
+        args: &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        env: &env,
     });
     TestApp {
         address: host.address.clone(),

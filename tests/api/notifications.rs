@@ -427,12 +427,17 @@ fn nothing_is_lost_across_a_crash_and_nothing_is_sent_twice() {
     for s in &signatures {
         sent_when_done(&app, &p, s);
     }
-    // Two more runs of the worker after everything was acknowledged: nothing goes out again.
-    let runs = |app: &TestApp| app.log().matches("cron outbox-worker ok").count();
-    let before = runs(&app);
-    eventually("two more cron runs", WAIT, || {
-        (runs(&app) >= before + 2).then_some(())
-    });
+    // Two more runs of the worker after everything was acknowledged: nothing goes out again. This
+    // host logs each cron run; real Spin logs none, so there two periods of the schedule pass.
+    if crate::helpers::spin().is_some() {
+        std::thread::sleep(Duration::from_secs(11));
+    } else {
+        let runs = |app: &TestApp| app.log().matches("cron outbox-worker ok").count();
+        let before = runs(&app);
+        eventually("two more cron runs", WAIT, || {
+            (runs(&app) >= before + 2).then_some(())
+        });
+    }
     let mails_after = relay.events();
     let events_after = hooks.events();
     assert_eq!(mails_after.len(), mails.len());

@@ -154,7 +154,7 @@ impl Sqld {
         std::fs::write(
             path,
             format!(
-                "[sqlite_database.default]\ntype = \"libsql\"\nurl = \"{}\"\n",
+                "[sqlite_database.default]\ntype = \"libsql\"\nurl = \"{}\"\ntoken = \"\"\n",
                 self.url
             ),
         )

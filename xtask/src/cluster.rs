@@ -64,7 +64,7 @@ impl Processes {
 
 /// A runtime config putting the app's `default` database on the libSQL server at `url`.
 pub fn runtime_config(url: &str) -> String {
-    format!("[sqlite_database.default]\ntype = \"libsql\"\nurl = \"{url}\"\n")
+    format!("[sqlite_database.default]\ntype = \"libsql\"\nurl = \"{url}\"\ntoken = \"\"\n")
 }
 
 impl Drop for Processes {

@@ -1,7 +1,8 @@
 //! `cargo xtask <command>`: the project's commands, in plain Rust with no dependencies.
 //!
 //! - `up [HOST FLAGS]`  build everything, then run the app (`receta up`), flags passed through
-//! - `test`             build everything, then run every test (unit and black-box)
+//! - `test`             build everything, then run every test (unit and black-box, on this host
+//!                      and on real Spin)
 //! - `lint`             `cargo fmt --check`, clippy for the host and the wasm target, no module cycles
 //! - `cycles`           no module of any crate imports one that imports it back (`cycles.rs`)
 //! - `build`            build the components (wasm32-wasip2) and the host, release mode
@@ -14,6 +15,7 @@ mod cluster;
 mod cycles;
 mod fuzz;
 mod project;
+mod spin;
 
 use std::process::{Command, ExitCode};
 
@@ -122,6 +124,8 @@ fn test() -> Result {
         .env("RECETA_BIN", host_binary())
         .env("RECETA_SQLD", sqld)
         .env("RECETA_TEST_DATABASE", "libsql"))?;
+    // The whole suite once more on real Spin, with the app built by `spin build` (`spin.rs`).
+    spin::suite()?;
     fuzz::ci_pass()
 }
 

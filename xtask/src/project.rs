@@ -112,8 +112,8 @@ pub fn host_binary() -> PathBuf {
 /// email relays and webhook receivers work out of the box. A variable already set is kept.
 pub const DEV_OUTBOUND: [(&str, &str); 3] = [
     ("SPIN_VARIABLE_EMAIL_RELAY_HOST", "http://127.0.0.1:*"),
-    ("SPIN_VARIABLE_WEBHOOK_HOST_1", "http://127.0.0.1:*"),
-    ("SPIN_VARIABLE_WEBHOOK_HOST_2", "http://localhost:*"),
+    ("SPIN_VARIABLE_WEBHOOK_HOST_A", "http://127.0.0.1:*"),
+    ("SPIN_VARIABLE_WEBHOOK_HOST_B", "http://localhost:*"),
 ];
 
 /// `apt-get update` then `apt-get install` of `packages` (with sudo unless root).

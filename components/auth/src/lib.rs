@@ -1,4 +1,4 @@
-//! The auth component: wires `receta:erx/auth` to the functions in `credentials`.
+//! The auth component: wires `receta:auth/auth` to the functions in `credentials`.
 
 mod credentials;
 
@@ -7,7 +7,7 @@ use common::types::Error;
 
 mod bindings;
 
-use bindings::exports::receta::erx::auth::{Caller, Guest, MintedToken};
+use bindings::exports::receta::auth::auth::{Caller, Guest, MintedToken};
 
 /// A medic whose token hash matches and who is active.
 const MEDIC_BY_TOKEN_HASH: &str = "SELECT id FROM medics WHERE token_hash = ? AND is_active = 1";

@@ -3,8 +3,9 @@
 wit_bindgen::generate!({
     world: "catalog-component",
     path: "../../wit",
+    generate_all,
     with: {
-        "receta:erx/types@0.1.0": common::types,
-        "receta:erx/codes@0.1.0": common::codes,
+        "receta:common/types@0.1.0": common::types,
+        "receta:common/codes@0.1.0": common::codes,
     },
 });

@@ -6,7 +6,7 @@ use common::db::{Db, Param, Row, boolean, int, is_unique_violation, placeholders
 use common::types::{Error, PageRequest, Principal};
 
 use crate::access;
-use crate::bindings::exports::receta::erx::campaigns::{
+use crate::bindings::exports::receta::catalog::campaigns::{
     Branch, Campaign, CampaignPage, CampaignPatch, NewCampaign,
 };
 

@@ -6,7 +6,7 @@ use common::types::{Error, PageRequest, Principal};
 use sha2::{Digest, Sha256};
 
 use crate::access;
-use crate::bindings::exports::receta::erx::catalog::{
+use crate::bindings::exports::receta::catalog::catalog::{
     Hospital, HospitalPage, HospitalPatch, Image, ImageKind, ImageUpdate, NewHospital,
 };
 

@@ -1,4 +1,4 @@
-//! The catalog component: wires `receta:erx/catalog` and `receta:erx/campaigns` (the pharmacy
+//! The catalog component: wires `receta:catalog/catalog` and `receta:catalog/campaigns` (the pharmacy
 //! partners shown on the patient landing) to the modules that implement them.
 
 mod access;
@@ -13,10 +13,10 @@ use common::types::{Error, PageRequest, Principal};
 
 mod bindings;
 
-use bindings::exports::receta::erx::campaigns::{
+use bindings::exports::receta::catalog::campaigns::{
     Campaign, CampaignPage, CampaignPatch, Guest as CampaignsGuest, NewCampaign,
 };
-use bindings::exports::receta::erx::catalog::{
+use bindings::exports::receta::catalog::catalog::{
     Guest, Hospital, HospitalPage, HospitalPatch, ImageKind, LocationEntry, Medic, MedicPatch,
     MedicProfile, MedicSummaryPage, MedicView, MedicViewPage, Membership, MembershipPage,
     MembershipPatch, NewHospital, NewMedic, NewMembership,

@@ -7,7 +7,7 @@ use common::db::{Db, int};
 use common::types::{Error, Principal};
 
 use crate::access;
-use crate::bindings::exports::receta::erx::catalog::{LocationEntry, LocationHospital};
+use crate::bindings::exports::receta::catalog::catalog::{LocationEntry, LocationHospital};
 
 const SELECT_LOCATIONS: &str = "SELECT h.id, h.name, h.location, m.is_active FROM memberships m \
     JOIN hospitals h ON h.id = m.hospital_id \

@@ -4,7 +4,7 @@ use common::db::{self, Db, Row, boolean, int, text};
 use common::types::{Error, FieldError, PageRequest, Principal};
 
 use crate::access;
-use crate::bindings::exports::receta::erx::catalog::{
+use crate::bindings::exports::receta::catalog::catalog::{
     Medic, MedicProfile, MedicSummary, MedicSummaryPage, NewMedic,
 };
 

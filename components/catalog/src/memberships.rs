@@ -6,7 +6,7 @@ use common::db::{Db, Param, Row, boolean, int, text};
 use common::types::{Error, FieldError, PageRequest, Principal};
 
 use crate::access;
-use crate::bindings::exports::receta::erx::catalog::{
+use crate::bindings::exports::receta::catalog::catalog::{
     MedicRef, Membership, MembershipPage, MembershipPatch, MembershipType, NewMembership,
 };
 

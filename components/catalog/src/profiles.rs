@@ -7,7 +7,7 @@ use common::db::{self, Db, Param, Row, int, opt_text, text};
 use common::types::{Error, PageRequest, Principal};
 
 use crate::access;
-use crate::bindings::exports::receta::erx::catalog::{MedicPatch, MedicView, MedicViewPage};
+use crate::bindings::exports::receta::catalog::catalog::{MedicPatch, MedicView, MedicViewPage};
 use crate::medics::EMAIL_EXISTS;
 
 /// `?1` the calling medic, or NULL for the API admin.

@@ -1,11 +1,11 @@
-//! `receta:erx/codes`: the closed sets the API spells as codes, generated once here (every
+//! `receta:common/codes`: the closed sets the API spells as codes, generated once here (every
 //! component maps its bindings onto this module) and given their API form by hand: `page_size` is
 //! an integer, `rx_status` and `sent_status` are `[code, label]` pairs. The database stores the
 //! same codes (`code`, and `parse` reading them back).
 
 use serde::ser::{Serialize, SerializeTuple, Serializer};
 
-pub use crate::code_bindings::receta::erx::codes::{PageSize, RxState, SentState};
+pub use crate::code_bindings::receta::common::codes::{PageSize, RxState, SentState};
 
 impl PageSize {
     /// The API's and the database's number: 0 Letter, 1 Half Letter.

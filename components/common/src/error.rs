@@ -1,4 +1,4 @@
-//! Constructors for the one error type every domain call returns (`receta:erx/types.error`).
+//! Constructors for the one error type every domain call returns (`receta:common/types.error`).
 
 use crate::types::{Error, FieldError};
 

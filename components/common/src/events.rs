@@ -1,5 +1,5 @@
 //! The names of the prescription events webhook subscribers choose and receive
-//! (`receta:erx/types.rx-event`), as the API and the outbox payloads spell them.
+//! (`receta:common/types.rx-event`), as the API and the outbox payloads spell them.
 
 use crate::types::RxEvent;
 

@@ -22,6 +22,7 @@ mod bindings {
     wit_bindgen::generate!({
         world: "common",
         path: "../../wit",
+        generate_all,
         additional_derives: [serde::Serialize],
     });
 }
@@ -31,9 +32,10 @@ mod code_bindings {
     wit_bindgen::generate!({
         world: "common-codes",
         path: "../../wit",
+        generate_all,
     });
 }
 
-/// `receta:erx/types`, generated once here; every component maps its bindings onto this module
-/// (`with: { "receta:erx/types@0.1.0": common::types }`), so the shared types are the same Rust types.
-pub use bindings::receta::erx::types;
+/// `receta:common/types`, generated once here; every component maps its bindings onto this module
+/// (`with: { "receta:common/types@0.1.0": common::types }`), so the shared types are the same Rust types.
+pub use bindings::receta::common::types;

@@ -4,13 +4,17 @@
 wit_bindgen::generate!({
     world: "gateway",
     path: "../../wit",
+    generate_all,
     with: {
-        "receta:erx/types@0.1.0": common::types,
-        "receta:erx/codes@0.1.0": common::codes,
+        "receta:common/types@0.1.0": common::types,
+        "receta:common/codes@0.1.0": common::codes,
     },
     additional_derives: [serde::Serialize],
 });
 
-pub use receta::erx::{
-    auth, campaigns, catalog, notifications, patients, pharmacies, prescriptions,
-};
+pub use receta::auth::auth;
+pub use receta::catalog::{campaigns, catalog};
+pub use receta::notifications::notifications;
+pub use receta::patients::patients;
+pub use receta::pharmacies::pharmacies;
+pub use receta::prescriptions::prescriptions;

@@ -3,5 +3,6 @@
 wit_bindgen::generate!({
     world: "notifications-component",
     path: "../../wit",
-    with: { "receta:erx/types@0.1.0": common::types },
+    generate_all,
+    with: { "receta:common/types@0.1.0": common::types },
 });

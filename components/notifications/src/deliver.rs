@@ -7,7 +7,7 @@ use serde_json::Value;
 use common::db::{Db, int};
 use common::types::Error;
 
-use crate::bindings::exports::receta::erx::notifications::DeliveryRun;
+use crate::bindings::exports::receta::notifications::notifications::DeliveryRun;
 use crate::config::Config;
 use crate::email::{self, Email};
 use crate::outbox::{self, AttemptRecord, EMAIL, Leased, Outcome, WEBHOOK};

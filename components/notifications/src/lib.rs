@@ -1,4 +1,4 @@
-//! The notifications component: wires `receta:erx/notifications` to its modules.
+//! The notifications component: wires `receta:notifications/notifications` to its modules.
 //!
 //! - `webhooks`: subscriptions, the registration ping, `plan`
 //! - `outbox`: queueing emails, leasing, recording attempts, the admin's view and replay
@@ -20,7 +20,7 @@ use common::types::{Error, PageRequest, RxEvent, WebhookDelivery};
 
 mod bindings;
 
-use bindings::exports::receta::erx::notifications::{
+use bindings::exports::receta::notifications::notifications::{
     Delivery, DeliveryFilter, DeliveryKind, DeliveryPage, DeliveryRun, Guest, NewWebhook, Webhook,
     WebhookPage,
 };

@@ -13,7 +13,7 @@ use common::db::{Db, Param, Row, boolean, int, opt_text, text};
 use common::time::iso8601;
 use common::types::{Error, PageRequest};
 
-use crate::bindings::exports::receta::erx::notifications::{
+use crate::bindings::exports::receta::notifications::notifications::{
     Attempt, Delivery, DeliveryFilter, DeliveryKind, DeliveryPage, DeliveryStatus,
 };
 

@@ -9,7 +9,7 @@ use serde_json::json;
 use common::db::{Db, int, text};
 use common::types::{Error, FieldError, PageRequest, RxEvent, WebhookDelivery};
 
-use crate::bindings::exports::receta::erx::notifications::{
+use crate::bindings::exports::receta::notifications::notifications::{
     ListedMedic, NewWebhook, Webhook, WebhookPage,
 };
 use crate::send::{self, Failure};

@@ -3,8 +3,9 @@
 wit_bindgen::generate!({
     world: "outbox-worker",
     path: "../../wit",
+    generate_all,
     with: {
-        "receta:erx/types@0.1.0": common::types,
+        "receta:common/types@0.1.0": common::types,
         "fermyon:spin-cron/cron-types@2.0.0": generate,
     },
 });

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 mod bindings;
 
 use bindings::fermyon::spin_cron::cron_types::{Error, Metadata};
-use bindings::receta::erx::notifications;
+use bindings::receta::notifications::notifications;
 
 /// Rows per `deliver-due` call.
 pub const BATCH: u32 = 50;

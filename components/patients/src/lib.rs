@@ -1,4 +1,4 @@
-//! The patients component: wires `receta:erx/patients` to the `records` module.
+//! The patients component: wires `receta:patients/patients` to the `records` module.
 
 mod records;
 
@@ -6,7 +6,7 @@ use common::types::{Error, PageRequest};
 
 mod bindings;
 
-use bindings::exports::receta::erx::patients::{
+use bindings::exports::receta::patients::patients::{
     Guest, NewPatient, Patient, PatientKey, PatientPatch,
 };
 

@@ -5,7 +5,7 @@ use common::db::{Db, Param, Row, int, is_unique_violation, like_contains, opt_te
 use common::hex::encode as hex;
 use common::types::{Error, PageRequest};
 
-use crate::bindings::exports::receta::erx::patients::{
+use crate::bindings::exports::receta::patients::patients::{
     NewPatient, Patient, PatientKey, PatientPatch,
 };
 

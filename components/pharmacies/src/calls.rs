@@ -8,7 +8,9 @@ use std::time::{Duration, SystemTime};
 use common::db::{Db, Row, int, text};
 use common::types::{Error, PageRequest};
 
-use crate::bindings::exports::receta::erx::pharmacies::{Call, CallAction, CallPage, Pharmacy};
+use crate::bindings::exports::receta::pharmacies::pharmacies::{
+    Call, CallAction, CallPage, Pharmacy,
+};
 use crate::register;
 
 /// How far back the unknown-signature 404s count.

@@ -1,4 +1,4 @@
-//! The pharmacies component: wires `receta:erx/pharmacies` to its modules.
+//! The pharmacies component: wires `receta:pharmacies/pharmacies` to its modules.
 //!
 //! - `register`: the pharmacies themselves (create, list, get, PATCH)
 //! - `calls`: the log of every pharmacy call, and the unknown-signature rate limit it feeds
@@ -10,7 +10,7 @@ use common::types::{Error, PageRequest};
 
 mod bindings;
 
-use bindings::exports::receta::erx::pharmacies::{
+use bindings::exports::receta::pharmacies::pharmacies::{
     Call, CallPage, Guest, NewPharmacy, Pharmacy, PharmacyPage, PharmacyPatch,
 };
 

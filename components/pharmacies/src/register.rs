@@ -4,7 +4,7 @@
 use common::db::{Db, Param, Row, int, opt_text, text};
 use common::types::{Error, PageRequest};
 
-use crate::bindings::exports::receta::erx::pharmacies::{
+use crate::bindings::exports::receta::pharmacies::pharmacies::{
     NewPharmacy, Pharmacy, PharmacyPage, PharmacyPatch,
 };
 

@@ -8,7 +8,7 @@ use common::hex::encode as hex;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::bindings::exports::receta::erx::prescriptions::IssueRequest;
+use crate::bindings::exports::receta::prescriptions::prescriptions::IssueRequest;
 use crate::medications::Resolved;
 
 /// The document format; bump it when the document's fields change.
@@ -112,7 +112,7 @@ pub fn is_signature(s: &str) -> bool {
 #[cfg(test)]
 pub mod tests {
     use super::*;
-    use crate::bindings::exports::receta::erx::prescriptions::{
+    use crate::bindings::exports::receta::prescriptions::prescriptions::{
         HospitalSnapshot, MedicSnapshot, NewMedication, PatientSnapshot,
     };
     use crate::medications::resolve;

@@ -6,7 +6,7 @@
 use common::db::{Db, Row, int, like_contains, opt_text, text};
 use common::types::{Error, PageRequest};
 
-use crate::bindings::exports::receta::erx::prescriptions::{Drug, DrugLoad, DrugPage};
+use crate::bindings::exports::receta::prescriptions::prescriptions::{Drug, DrugLoad, DrugPage};
 
 const EXISTS: &str = "SELECT COUNT(*) FROM drugs WHERE upc = ?";
 

@@ -11,7 +11,7 @@ use common::codes::{Labelled, RxState, SentState};
 use common::db::{Db, Param, blob, boolean, int, opt_text, placeholders, text};
 use common::types::{Error, FieldError};
 
-use crate::bindings::exports::receta::erx::prescriptions::{
+use crate::bindings::exports::receta::prescriptions::prescriptions::{
     Drug, IssueRequest, Medication, Prescription, RxHospital, RxPatient, RxStatus,
 };
 use crate::document;

@@ -7,7 +7,7 @@
 use common::db::{Db, Param, int, text};
 use common::types::{Error, Principal};
 
-use crate::bindings::exports::receta::erx::prescriptions::LandingRx;
+use crate::bindings::exports::receta::prescriptions::prescriptions::LandingRx;
 use crate::document::is_signature;
 use crate::read::{medication_from_row, medications_sql, seal_from_row};
 

@@ -1,4 +1,4 @@
-//! The prescriptions component: wires `receta:erx/prescriptions` to its modules.
+//! The prescriptions component: wires `receta:prescriptions/prescriptions` to its modules.
 //!
 //! - `medications`: the formulary rules for each medication (pure)
 //! - `document`: the canonical document and its signature (pure)
@@ -27,7 +27,7 @@ use common::types::{Error, PageRequest, Principal};
 
 mod bindings;
 
-use bindings::exports::receta::erx::prescriptions::{
+use bindings::exports::receta::prescriptions::prescriptions::{
     DispenseRequest, Drug, DrugLoad, DrugPage, Guest, IssueRequest, LandingRx, LifecycleEvent,
     MedicationPage, PharmacyRef, Prescription, PrescriptionPage, PublishedKey, StateChange,
     Verification,

@@ -13,7 +13,7 @@ use common::codes::{Labelled, RxState};
 use common::db::{Db, Param, Row, int, text};
 use common::types::{Error, FieldError, Principal};
 
-use crate::bindings::exports::receta::erx::prescriptions::{
+use crate::bindings::exports::receta::prescriptions::prescriptions::{
     DispenseRequest, DispensedItem, LifecycleEvent, LifecycleKind, PharmacyRef, Prescription,
     StateChange,
 };

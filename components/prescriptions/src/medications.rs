@@ -11,7 +11,7 @@
 //! | not in the formulary       | `basic_drug`                      | `basic_drug` (the integrator's product)  |
 //! | not in the formulary       | anything else                     | error                                    |
 
-use crate::bindings::exports::receta::erx::prescriptions::{Drug, NewMedication};
+use crate::bindings::exports::receta::prescriptions::prescriptions::{Drug, NewMedication};
 
 pub const STANDARD: &str = "standard_drug";
 pub const BASIC: &str = "basic_drug";

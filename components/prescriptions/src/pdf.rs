@@ -3,7 +3,7 @@
 //! `rxpdf` from the same data the signed document holds, plus the hospital's images and the patient
 //! link (`<base-url>/rx/<signature>`) for the QR code.
 
-use crate::bindings::exports::receta::erx::prescriptions::{IssueRequest, Seal};
+use crate::bindings::exports::receta::prescriptions::prescriptions::{IssueRequest, Seal};
 use crate::medications::Resolved;
 
 /// The data printed on the prescription.

@@ -5,7 +5,7 @@
 use common::db::{Db, Param, Row, int, like_contains, opt_text, placeholders, text};
 use common::types::{Error, PageRequest, Principal};
 
-use crate::bindings::exports::receta::erx::prescriptions::{
+use crate::bindings::exports::receta::prescriptions::prescriptions::{
     Medication, MedicationPage, Prescription, PrescriptionPage, RxHospital, RxPatient, RxStatus,
     Seal,
 };

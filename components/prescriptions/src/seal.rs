@@ -16,7 +16,7 @@ use sha2::{Digest, Sha256};
 use common::db::{Db, text};
 use common::types::Error;
 
-use crate::bindings::exports::receta::erx::prescriptions::{PublishedKey, Seal};
+use crate::bindings::exports::receta::prescriptions::prescriptions::{PublishedKey, Seal};
 
 /// The seal's algorithm, as JOSE names it.
 pub const ALG: &str = "EdDSA";

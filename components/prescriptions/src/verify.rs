@@ -10,7 +10,7 @@ use serde_json::Value;
 use common::db::{Db, text};
 use common::types::Error;
 
-use crate::bindings::exports::receta::erx::prescriptions::Verification;
+use crate::bindings::exports::receta::prescriptions::prescriptions::Verification;
 use crate::document::{is_signature, signature_of};
 use crate::read::seal_from_row;
 use crate::seal;

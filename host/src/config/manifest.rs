@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail, ensure};
 use serde::Deserialize;
 
-use crate::config::template::{Template, validate_variable_name};
+use crate::config::ids;
+use crate::config::template::Template;
 
 /// A parsed and validated application manifest.
 #[derive(Debug)]
@@ -225,8 +226,7 @@ impl Manifest {
         };
 
         for (name, decl) in &raw.variables {
-            validate_variable_name(name)
-                .with_context(|| format!("invalid [variables] name {name:?}"))?;
+            ids::lower_snake(name).with_context(|| format!("invalid [variables] name {name:?}"))?;
             ensure!(
                 !(decl.required && decl.default.is_some()),
                 "variable {name:?} is `required` and has a `default`: choose one"
@@ -239,6 +239,7 @@ impl Manifest {
 
         let mut components = BTreeMap::new();
         for (id, rc) in &raw.component {
+            ids::kebab(id).with_context(|| format!("invalid component id {id:?}"))?;
             let decl = parse_component(id, rc, &raw.component, &raw.variables, &dir)
                 .with_context(|| format!("in [component.{id}]"))?;
             components.insert(id.clone(), decl);
@@ -327,7 +328,7 @@ fn parse_component(
         .collect::<Result<Vec<_>>>()?;
     let mut variables = BTreeMap::new();
     for (name, value) in &rc.variables {
-        validate_variable_name(name)
+        ids::lower_snake(name)
             .with_context(|| format!("invalid component variable name {name:?}"))?;
         variables.insert(name.clone(), templates(&format!("variable {name}"), value)?);
     }
@@ -338,6 +339,7 @@ fn parse_component(
             .with_context(|| format!("in dependency {name:?}"))?;
         dependencies.push(dep);
     }
+    ids::distinct_dependency_packages(id, dependencies.iter().map(|d| d.name.as_str()))?;
 
     Ok(ComponentDecl {
         id: id.to_string(),
@@ -401,6 +403,10 @@ fn parse_dependency(
         Some(toml::Value::String(e)) => Some(e.clone()),
         Some(other) => bail!("`export` must be a string, got {other}"),
     };
+    ensure!(
+        export.is_none() || !name.contains(':') || name.contains('/'),
+        "using an export to satisfy the package dependency {name:?} is not currently permitted"
+    );
     let per_dependency = match table.get("inherit_configuration") {
         None => None,
         Some(toml::Value::Boolean(b)) => Some(*b),
@@ -518,8 +524,8 @@ dependencies_inherit_configuration = true
 [component.api.variables]
 token = "{{ token }}"
 [component.api.dependencies]
-"receta:domain/patients@0.1.0" = { path = "target/patients.wasm" }
-"receta:domain/rx" = { component = "rx" }
+"receta:patients/patients@0.1.0" = { path = "target/patients.wasm" }
+"receta:rx/rx" = { component = "rx" }
 [component.api.build]
 command = "cargo build"
 [component.rx]
@@ -571,6 +577,40 @@ source = "target/rx.wasm"
             err.contains("mutually") || err.contains("one or the other"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn names_are_checked_as_spin_reads_them() {
+        let err = format!(
+            "{:#}",
+            parse(&BASE.replace("origin", "origin_2")).unwrap_err()
+        );
+        assert!(
+            err.contains("'_'-separated words must start with an ASCII letter; got '2'"),
+            "{err}"
+        );
+        let err = format!(
+            "{:#}",
+            parse(&format!("{BASE}[component.r_x]\nsource = \"x.wasm\"\n")).unwrap_err()
+        );
+        assert!(err.contains("invalid component id \"r_x\""), "{err}");
+        let err = format!(
+            "{:#}",
+            parse(&BASE.replace("\"receta:rx/rx\"", "\"receta:patients/rx\"")).unwrap_err()
+        );
+        assert!(
+            err.contains("package `receta:patients` has already been registered"),
+            "{err}"
+        );
+        let err = format!(
+            "{:#}",
+            parse(&BASE.replace(
+                "\"receta:rx/rx\" = { component = \"rx\" }",
+                "\"receta:rx\" = { component = \"rx\", export = \"x\" }"
+            ))
+            .unwrap_err()
+        );
+        assert!(err.contains("is not currently permitted"), "{err}");
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! (`spin.toml`), its variables and templates, and the runtime config file. Nothing here depends
 //! on the rest of the host.
 
+pub mod ids;
 pub mod manifest;
 pub mod runtime;
 pub mod template;

@@ -94,7 +94,8 @@ fn parse(label: &str, config: &toml::Value, cwd: &Path) -> Result<Location> {
                     .any(|scheme| url.starts_with(scheme)),
                 "`url` must start with http://, https:// or libsql://, got {url:?}"
             );
-            let token = string("token")?.unwrap_or_default();
+            // Spin requires the key (an empty string for a server without authentication).
+            let token = string("token")?.context("missing field `token`")?;
             Ok(Location::Remote { url, token })
         }
         Some(other) => bail!("unknown database type {other:?} (use \"spin\" or \"libsql\")"),
@@ -133,6 +134,10 @@ mod tests {
             }
         );
         assert_eq!(found["files"], Location::File("/cwd/x/files.db".into()));
+        // As in Spin, `token` is required (empty for a server without authentication).
+        let untokened = "[sqlite_database.default]\ntype = \"libsql\"\nurl = \"http://h:1\"\n";
+        let err = format!("{:#}", parse_config(untokened).unwrap_err());
+        assert!(err.contains("missing field `token`"), "{err}");
         let plain = parse_config("").unwrap();
         assert_eq!(
             plain["default"],

@@ -1,4 +1,4 @@
-//! The app's own interfaces (`receta:erx/*`, generated from `wit/` at build time), so the gateway's
+//! The app's own interfaces (`receta:auth/auth`, `receta:catalog/…`, …, generated from `wit/` at build time), so the gateway's
 //! calls into its dependencies are forwarded typed (`super::calls::typed`). A function missing here (a new
 //! one in `wit/` not yet listed) still works, forwarded dynamically; the start-up log counts both
 //! ways, and a host test checks the app links every call typed.
@@ -10,7 +10,12 @@ wasmtime::component::bindgen!({
     world: "receta:erx/gateway",
 });
 
-use receta::erx::{auth, campaigns, catalog, notifications, patients, pharmacies, prescriptions};
+use receta::auth::auth;
+use receta::catalog::{campaigns, catalog};
+use receta::notifications::notifications;
+use receta::patients::patients;
+use receta::pharmacies::pharmacies;
+use receta::prescriptions::prescriptions;
 
 /// `interface` (as the component imports it) and `func`'s signature, as a typed forwarder.
 macro_rules! signatures {
@@ -26,12 +31,12 @@ macro_rules! signatures {
 }
 
 signatures! {
-    "receta:erx/auth@0.1.0" {
+    "receta:auth/auth@0.1.0" {
         "authenticate": (Option<String>) -> Result<auth::Caller, auth::Error>;
         "mint-token": () -> auth::MintedToken;
         "hash-password": (String) -> String;
     }
-    "receta:erx/catalog@0.1.0" {
+    "receta:catalog/catalog@0.1.0" {
         "create-hospital": (catalog::Principal, catalog::NewHospital) -> Result<catalog::Hospital, catalog::Error>;
         "list-hospitals": (catalog::Principal, catalog::PageRequest) -> Result<catalog::HospitalPage, catalog::Error>;
         "get-hospital": (catalog::Principal, i64) -> Result<catalog::Hospital, catalog::Error>;
@@ -57,7 +62,7 @@ signatures! {
         "list-locations": (catalog::Principal) -> Result<Vec<catalog::LocationEntry>, catalog::Error>;
         "set-active-hospital": (catalog::Principal, i64) -> Result<(), catalog::Error>;
     }
-    "receta:erx/campaigns@0.1.0" {
+    "receta:catalog/campaigns@0.1.0" {
         "create-campaign": (campaigns::Principal, campaigns::NewCampaign) -> Result<campaigns::Campaign, campaigns::Error>;
         "list-campaigns": (campaigns::Principal, campaigns::PageRequest) -> Result<campaigns::CampaignPage, campaigns::Error>;
         "get-campaign": (campaigns::Principal, i64) -> Result<campaigns::Campaign, campaigns::Error>;
@@ -65,13 +70,13 @@ signatures! {
         "delete-campaign": (campaigns::Principal, i64) -> Result<(), campaigns::Error>;
         "active-campaigns": () -> Result<Vec<campaigns::Campaign>, campaigns::Error>;
     }
-    "receta:erx/patients@0.1.0" {
+    "receta:patients/patients@0.1.0" {
         "create-patient": (i64, patients::NewPatient) -> Result<patients::Patient, patients::Error>;
         "list-patients": (i64, Option<String>, patients::PageRequest) -> Result<Vec<patients::Patient>, patients::Error>;
         "get-owned": (i64, patients::PatientKey) -> Result<patients::Patient, patients::Error>;
         "update-patient": (i64, patients::PatientKey, patients::PatientPatch) -> Result<patients::Patient, patients::Error>;
     }
-    "receta:erx/prescriptions@0.1.0" {
+    "receta:prescriptions/prescriptions@0.1.0" {
         "issue": (prescriptions::IssueRequest) -> Result<prescriptions::Prescription, prescriptions::Error>;
         "list-prescriptions": (i64, Option<String>, prescriptions::PageRequest) -> Result<prescriptions::PrescriptionPage, prescriptions::Error>;
         "list-medications": (i64, prescriptions::PageRequest) -> Result<prescriptions::MedicationPage, prescriptions::Error>;
@@ -91,7 +96,7 @@ signatures! {
         "get-landing": (Option<prescriptions::Principal>, String) -> Result<prescriptions::LandingRx, prescriptions::Error>;
         "get-landing-pdf": (String) -> Result<Vec<u8>, prescriptions::Error>;
     }
-    "receta:erx/notifications@0.1.0" {
+    "receta:notifications/notifications@0.1.0" {
         "create-webhook": (notifications::NewWebhook) -> Result<notifications::Webhook, notifications::Error>;
         "list-webhooks": (notifications::PageRequest) -> Result<notifications::WebhookPage, notifications::Error>;
         "get-webhook": (i64) -> Result<notifications::Webhook, notifications::Error>;
@@ -103,7 +108,7 @@ signatures! {
         "get-delivery": (i64) -> Result<notifications::Delivery, notifications::Error>;
         "replay-delivery": (i64) -> Result<notifications::Delivery, notifications::Error>;
     }
-    "receta:erx/pharmacies@0.1.0" {
+    "receta:pharmacies/pharmacies@0.1.0" {
         "create-pharmacy": (pharmacies::NewPharmacy) -> Result<pharmacies::Pharmacy, pharmacies::Error>;
         "list-pharmacies": (pharmacies::PageRequest) -> Result<pharmacies::PharmacyPage, pharmacies::Error>;
         "get-pharmacy": (i64) -> Result<pharmacies::Pharmacy, pharmacies::Error>;

@@ -6,6 +6,7 @@
 //! check) and the host's own behaviour tests (`host/tests`, on the probe fixture).
 
 use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
@@ -78,6 +79,9 @@ impl Host {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(log_file)
+            // Its own process group, so `kill` reaches every process it started (real Spin runs each
+            // trigger as a child process).
+            .process_group(0)
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start {}: {e}", launch.bin.display()));
 
@@ -163,9 +167,19 @@ impl Host {
         self.request("GET", path, &[], None)
     }
 
-    /// The host's stderr so far (one log line per request).
+    /// The host's stderr so far (one log line per request), then the components' own output where
+    /// the runtime writes it to files (real Spin: `<state dir>/logs/<component>_std{out,err}.txt`).
     pub fn log(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
+        let mut text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let logs = self.log.with_file_name("logs");
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&logs)
+            .map(|dir| dir.filter_map(|e| e.ok().map(|e| e.path())).collect())
+            .unwrap_or_default();
+        files.sort();
+        for file in files {
+            text.push_str(&std::fs::read_to_string(file).unwrap_or_default());
+        }
+        text
     }
 
     /// The process id (to send it a signal).
@@ -178,9 +192,17 @@ impl Host {
         self.child.try_wait().ok().flatten()
     }
 
-    /// Kills the process with SIGKILL and waits for it.
+    /// Kills the process and every process it started (its process group) with SIGKILL, and waits
+    /// for it.
     pub fn kill(&mut self) {
-        let _ = self.child.kill();
+        let group = format!("-{}", self.child.id());
+        let killed = Command::new("kill")
+            .args(["-KILL", "--", &group])
+            .stderr(Stdio::null())
+            .status();
+        if !killed.is_ok_and(|s| s.success()) {
+            let _ = self.child.kill();
+        }
         let _ = self.child.wait();
     }
 }

@@ -1,0 +1,96 @@
+//! The black-box suite's pass on real Spin: `spin build`, then every test of `tests/api` against
+//! `spin up` on the repository's own `spin.toml` (the README's "Running on real Spin": migrations as
+//! `--sqlite @file`, variables as `SPIN_VARIABLE_*`, the cron trigger plugin installed), except the
+//! tests of this project's host extensions, skipped by name with their reason.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use crate::project::{Result, cargo, host_binary, on_path, root, run, target_dir};
+
+/// Tests that exercise what only `receta` does, with the reason each is skipped on Spin.
+pub const SKIPPED_ON_SPIN: &[(&str, &str)] = &[
+    (
+        "verification::receta_verify_checks_a_qr_text_offline",
+        "`receta verify` is this project's command-line tool, not Spin's",
+    ),
+    (
+        "availability::slow_clients_trickling_bodies_never_stall_the_service",
+        "this host's read limits: a request's head and body are read, bounded in time, before it \
+         takes an instance",
+    ),
+    (
+        "availability::a_slow_webhook_receiver_never_slows_creates_or_reads",
+        "this host's separate budget for work after the response; on Spin each slow delivery holds \
+         one pooled instance until it ends",
+    ),
+    (
+        "availability::oversized_targets_and_headers_are_refused_in_the_api_shape",
+        "this host's own answers before a component runs (414, 431 as JSON)",
+    ),
+    (
+        "availability::a_host_header_is_checked_and_never_copied_into_links",
+        "this host's check of the Host header (Spin drops such a connection instead of answering)",
+    ),
+    (
+        "scale_out::",
+        "several nodes on one libSQL server through this host's libSQL backend (writer turns, \
+         migration bookkeeping, its log lines); on Spin the suite runs on the local file",
+    ),
+];
+
+/// Where Spin is: `RECETA_SPIN`, `spin` on `PATH` (plugins where Spin keeps them), or the offline
+/// copy beside the repository unpacked under the target directory; the second value is the
+/// `XDG_DATA_HOME` its cron trigger plugin is installed under, when it is not the default.
+fn locate() -> Result<(PathBuf, Option<PathBuf>)> {
+    if let Some(bin) = std::env::var_os("RECETA_SPIN").filter(|b| !b.is_empty()) {
+        return Ok((PathBuf::from(bin), None));
+    }
+    if on_path("spin") {
+        return Ok((PathBuf::from("spin"), None));
+    }
+    let install = root().join("../shared/tools/spin/install.sh");
+    if install.is_file() {
+        let dir = target_dir().join("spin-real");
+        run(Command::new("bash").arg(&install).arg(&dir))?;
+        return Ok((dir.join("spin"), Some(dir.join("data"))));
+    }
+    Err(
+        "no Spin for the suite's pass on real Spin: install Spin 4.0.2 \
+         (https://spinframework.dev/install) and its cron trigger (`spin plugins install \
+         trigger-cron`), or set RECETA_SPIN to a `spin` binary"
+            .into(),
+    )
+}
+
+/// `spin build`, then the suite on `spin up`.
+pub fn suite() -> Result {
+    let (spin, data) = locate()?;
+    let with_data = |cmd: &mut Command| {
+        if let Some(data) = &data {
+            cmd.env("XDG_DATA_HOME", data);
+        }
+    };
+    let mut build = Command::new(&spin);
+    build.arg("build");
+    with_data(&mut build);
+    run(&mut build)?;
+
+    eprintln!(
+        "xtask: the black-box suite on real Spin ({}):",
+        spin.display()
+    );
+    let mut test = cargo();
+    test.args(["test", "--release", "-p", "receta-tests", "--"])
+        .env("RECETA_BIN", host_binary())
+        .env("RECETA_TEST_RUNTIME", "spin")
+        .env("RECETA_SPIN", &spin);
+    for (name, why) in SKIPPED_ON_SPIN {
+        eprintln!("xtask: skipped on Spin: {name} ({why})");
+        test.args(["--skip", name]);
+    }
+    if let Some(data) = &data {
+        test.env("RECETA_SPIN_DATA", data);
+    }
+    run(&mut test)
+}

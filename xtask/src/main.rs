@@ -1,8 +1,7 @@
 //! `cargo xtask <command>`: the project's commands, in plain Rust with no dependencies.
 //!
 //! - `up [HOST FLAGS]`  build everything, then run the app (`receta up`), flags passed through
-//! - `test`             build everything, then run every test (unit and black-box, on this host
-//!                      and on real Spin)
+//! - `test`             build everything, then run every test (unit, black-box, and on real Spin)
 //! - `lint`             `cargo fmt --check`, clippy for the host and the wasm target, no module cycles
 //! - `cycles`           no module of any crate imports one that imports it back (`cycles.rs`)
 //! - `build`            build the components (wasm32-wasip2) and the host, release mode

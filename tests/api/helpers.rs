@@ -166,11 +166,7 @@ pub fn spin() -> Option<Spin> {
 impl Spin {
     /// `spin up` as the README's "Running on real Spin" runs it: every migration as `--sqlite
     /// @file` (Spin runs them at every start; each is idempotent), variables from `SPIN_VARIABLE_*`.
-    fn launch(
-        &self,
-        config: &AppConfig,
-        listen: &str,
-    ) -> (PathBuf, Vec<String>, Vec<(String, String)>, String) {
+    fn launch(&self, config: &AppConfig) -> (PathBuf, Vec<String>, Vec<(String, String)>) {
         let mut args = Vec::new();
         if config.manifest == repo_root().join("spin.toml") {
             let mut files: Vec<PathBuf> = std::fs::read_dir(repo_root().join("migrations"))
@@ -188,7 +184,7 @@ impl Spin {
         if let Some(data) = &self.data {
             env.push(("XDG_DATA_HOME".into(), data.display().to_string()));
         }
-        (self.bin.clone(), args, env, listen.to_string())
+        (self.bin.clone(), args, env)
     }
 }
 
@@ -209,15 +205,15 @@ pub fn start_listening(config: AppConfig, state_dir: tempfile::TempDir, listen: 
         runtime_config = Some(server.runtime_config(&state_dir.path().join("runtime-config.toml")));
         sqld = Some(server);
     }
-    let (bin, args, env, listen) = match spin() {
-        None => (host_binary(), Vec::new(), config.env, listen.to_string()),
-        Some(spin) => spin.launch(&config, listen),
+    let (bin, args, env) = match spin() {
+        None => (host_binary(), Vec::new(), config.env),
+        Some(spin) => spin.launch(&config),
     };
     let host = Host::start(Launch {
         bin: &bin,
         manifest: &config.manifest,
         state_dir: state_dir.path(),
-        listen: &listen,
+        listen,
         runtime_config: runtime_config.as_deref(),
         args: &args.iter().map(String::as_str).collect::<Vec<_>>(),
         env: &env,

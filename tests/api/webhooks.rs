@@ -462,18 +462,8 @@ fn a_lease_that_outlives_its_worker_expires() {
             .filter(|row: &(String, i64, i64)| row.0 == "done")
     });
     assert_eq!((status.as_str(), attempts), ("done", 2));
-    let attempts_log: Vec<(i64, Option<String>, Option<i64>)> = {
-        let conn = db(&app);
-        let mut stmt = conn
-            .prepare("SELECT number, error, status_code FROM outbox_attempts")
-            .unwrap();
-        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-            .unwrap()
-            .map(Result::unwrap)
-            .collect()
-    };
     assert_eq!(
         recorded, 1,
-        "the killed attempt left no record; the second did: {attempts_log:?}"
+        "the killed attempt left no record; the second did"
     );
 }

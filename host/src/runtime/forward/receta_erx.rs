@@ -1,7 +1,8 @@
-//! The app's own interfaces (`receta:auth/auth`, `receta:catalog/…`, …, generated from `wit/` at build time), so the gateway's
-//! calls into its dependencies are forwarded typed (`super::calls::typed`). A function missing here (a new
-//! one in `wit/` not yet listed) still works, forwarded dynamically; the start-up log counts both
-//! ways, and a host test checks the app links every call typed.
+//! The app's own interfaces (`receta:auth/auth`, `receta:catalog/…`, …, generated from `wit/` at
+//! build time), so the gateway's calls into its dependencies are forwarded typed
+//! (`super::calls::typed`). A function missing here (a new one in `wit/` not yet listed) still
+//! works, forwarded dynamically; the start-up log counts both ways, and a host test checks the app
+//! links every call typed.
 
 use super::calls::{Forwarder, typed};
 

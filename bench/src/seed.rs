@@ -544,6 +544,8 @@ pub fn pharmacy(flags: &Flags) -> Result<()> {
             "patient": {"uid": own[i % own.len()]},
             "diagnosis": "Diabetes mellitus tipo 1",
             "send_rx": false,
+            // Every other one a repeat prescription (the bench's repeat-dispense row).
+            "fills": if i % 2 == 1 { 12 } else { 1 },
             "medications": [{
                 "presentation": "Insulina glargina 100 UI/ml, pluma de 3 ml",
                 "instructions": "Aplicar 10 UI por vía subcutánea cada noche.",
@@ -567,11 +569,13 @@ pub fn pharmacy(flags: &Flags) -> Result<()> {
             json["medications"][0]["id"]
                 .as_i64()
                 .context("no medication id")?,
+            i % 2 == 1,
         ))
     })?;
     let mut text = format!("{token}\n");
-    for (signature, medication) in &issued {
-        writeln!(text, "{signature}\t{medication}")?;
+    for (signature, medication, repeat) in &issued {
+        let fills = if *repeat { 12 } else { 1 };
+        writeln!(text, "{signature}\t{medication}\t{fills}")?;
     }
     std::fs::write(out.join("pharmacy.tsv"), text)?;
     println!("prescriptions={}", issued.len());

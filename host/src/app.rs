@@ -224,6 +224,7 @@ async fn prepare_default_database(
         .migrations
         .clone()
         .unwrap_or_else(|| manifest.dir.join("migrations"));
+    crate::capability::clock::offset();
     let report = migrations::apply(&mut conn, &dir).await.with_context(|| {
         format!(
             "migrations in {} ({}) failed",

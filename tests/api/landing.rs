@@ -135,13 +135,16 @@ fn landing_json_has_the_spec_shape() {
         keys(rx),
         [
             "created_at",
+            "fills",
             "medic",
             "medications",
             "raw_size",
             "reason_of_rejected",
             "rx_status",
+            "sales",
             "seal",
-            "signature"
+            "signature",
+            "valid_until"
         ]
     );
     assert_eq!(rx["rx_status"], json!(["available", "Disponible"]));
@@ -172,17 +175,20 @@ fn landing_json_has_the_spec_shape() {
     assert_eq!(
         keys(&meds[0]),
         [
+            "antibiotic",
             "bought",
             "bought_qty",
             "category",
             "cost",
             "drug",
             "drug_upc",
+            "fraccion",
             "id",
             "instructions",
             "presentation",
             "qty",
-            "qty_label"
+            "qty_label",
+            "qty_total"
         ]
     );
     assert_eq!(meds[0]["drug"], SEED_NAME);

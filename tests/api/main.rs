@@ -14,6 +14,7 @@ mod landing_browser;
 mod locations;
 mod medics;
 mod memberships;
+mod mexican_rules;
 mod migrations;
 mod notifications;
 mod outbound;

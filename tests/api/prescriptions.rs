@@ -81,7 +81,7 @@ fn sorted(list: &[&str]) -> Vec<String> {
     k
 }
 
-const MEDICATION_KEYS: [&str; 12] = [
+const MEDICATION_KEYS: [&str; 15] = [
     "id",
     "presentation",
     "instructions",
@@ -94,8 +94,11 @@ const MEDICATION_KEYS: [&str; 12] = [
     "bought_qty",
     "order_id",
     "qty_label",
+    "fraccion",
+    "antibiotic",
+    "qty_total",
 ];
-const COMMON_KEYS: [&str; 17] = [
+const COMMON_KEYS: [&str; 22] = [
     "id",
     "hospital",
     "clinic",
@@ -113,6 +116,12 @@ const COMMON_KEYS: [&str; 17] = [
     "rejected",
     "bought",
     "cta_link",
+    // Mexican rules (docs/mexican-rules.md).
+    "valid_until",
+    "fills",
+    "fills_used",
+    "fill_interval_days",
+    "antibiotic_repeat_reason",
 ];
 
 /// The database of a running app, for checking what was stored (read-only).
@@ -457,7 +466,13 @@ fn the_stored_document_hashes_to_the_signature_and_holds_a_nonce() {
         );
         assert_eq!(doc["medic"]["email"], "rx-signed@example.mx");
         // Canonical: keys sorted, no whitespace between tokens.
-        assert!(canonical.starts_with("{\"clinic\":"), "{canonical}");
+        assert!(
+            canonical.starts_with("{\"antibiotic_repeat_reason\":\"\",\"clinic\":"),
+            "{canonical}"
+        );
+        assert_eq!(doc["version"], 2);
+        assert_eq!(doc["fills"], 1);
+        assert!(doc["valid_until"].is_string());
         assert!(!canonical.contains("\": ") && !canonical.contains(", \""));
     }
 }
@@ -955,7 +970,10 @@ fn the_drug_catalog_is_loaded_by_the_admin_and_searched_by_anyone_with_a_token()
     let seed = seed.json();
     assert!(seed["count"].as_u64().unwrap() >= 40, "{}", seed["count"]);
     for d in seed["results"].as_array().unwrap() {
-        assert_eq!(keys(d), sorted(&["upc", "name", "category"]));
+        assert_eq!(
+            keys(d),
+            sorted(&["upc", "name", "category", "fraccion", "antibiotic"])
+        );
         assert!(
             d["upc"].as_str().unwrap().starts_with('2'),
             "in-store GS1 range"
@@ -1000,7 +1018,7 @@ fn the_drug_catalog_is_loaded_by_the_admin_and_searched_by_anyone_with_a_token()
         .json();
     assert_eq!(
         found["results"],
-        json!([{"upc": "7501055300075", "name": "Paracetamol 500 mg, 10 tabletas", "category": "standard_drug"}])
+        json!([{"upc": "7501055300075", "name": "Paracetamol 500 mg, 10 tabletas", "category": "standard_drug", "fraccion": null, "antibiotic": null}])
     );
 
     // Only the API admin loads; a bad item refuses the whole load.

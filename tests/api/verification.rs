@@ -244,7 +244,8 @@ fn every_prescription_is_sealed_and_anyone_can_check_the_seal() {
             "kid",
             "medic",
             "rx_status",
-            "valid"
+            "valid",
+            "valid_until"
         ]
     );
     assert!(!resp.text().contains("Juan"), "no patient data");

@@ -33,6 +33,15 @@ pub const SKIPPED_ON_SPIN: &[(&str, &str)] = &[
         "this host's check of the Host header (Spin drops such a connection instead of answering)",
     ),
     (
+        "mexican_rules::a_prescription_expires_at_the_end_of_its_last_day",
+        "moves time with this host's test clock (RECETA_CLOCK_OFFSET_SECONDS); Spin's clock is the \
+         system's",
+    ),
+    (
+        "mexican_rules::the_next_fill_waits_for_the_interval",
+        "moves time with this host's test clock (RECETA_CLOCK_OFFSET_SECONDS)",
+    ),
+    (
         "scale_out::",
         "several nodes on one libSQL server through this host's libSQL backend (writer turns, \
          migration bookkeeping, its log lines); on Spin the suite runs on the local file",

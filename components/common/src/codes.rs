@@ -54,6 +54,7 @@ impl Labelled for RxState {
         RxState::Dispensed,
         RxState::Rejected,
         RxState::Cancelled,
+        RxState::Expired,
     ];
 
     fn code(self) -> &'static str {
@@ -63,6 +64,7 @@ impl Labelled for RxState {
             RxState::Dispensed => "dispensed",
             RxState::Rejected => "rejected",
             RxState::Cancelled => "cancelled",
+            RxState::Expired => "expired",
         }
     }
 
@@ -74,6 +76,7 @@ impl Labelled for RxState {
             RxState::Dispensed => "Surtida",
             RxState::Rejected => "Rechazada",
             RxState::Cancelled => "Cancelada",
+            RxState::Expired => "Vencida",
         }
     }
 }

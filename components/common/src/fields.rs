@@ -178,6 +178,27 @@ impl Fields {
         parsed
     }
 
+    /// An optional integer from `min` to `max`, with DRF's range messages.
+    pub fn optional_in(&mut self, field: &str, min: i64, max: i64) -> Option<i64> {
+        match self.optional_i64(field)? {
+            n if n < min => {
+                self.error(
+                    field,
+                    format!("Ensure this value is greater than or equal to {min}."),
+                );
+                None
+            }
+            n if n > max => {
+                self.error(
+                    field,
+                    format!("Ensure this value is less than or equal to {max}."),
+                );
+                None
+            }
+            n => Some(n),
+        }
+    }
+
     /// A required integer.
     pub fn required_i64(&mut self, field: &str) -> i64 {
         if matches!(self.map.get(field), None | Some(Value::Null)) {

@@ -18,6 +18,30 @@ pub fn parse_iso8601(s: &str) -> Option<SystemTime> {
     humantime::parse_rfc3339(s).ok()
 }
 
+/// Mexico City's offset from UTC: -6 h all year since the 2022 reform abolished daylight saving
+/// time there (DOF 28-10-2022).
+pub const MEXICO_CITY_OFFSET_SECS: i64 = -6 * 3600;
+
+/// The calendar date in Mexico City at a stored timestamp (`iso8601`'s format).
+pub fn mexico_city_date(timestamp: &str) -> Option<Date> {
+    let t = parse_iso8601(timestamp)?;
+    let secs = t.duration_since(SystemTime::UNIX_EPOCH).ok()?.as_secs() as i64;
+    Date::from_days((secs + MEXICO_CITY_OFFSET_SECS).div_euclid(86_400))
+}
+
+/// The instant a Mexico City day ends (the next day's 00:00 there), as a stored timestamp.
+pub fn end_of_mexico_city_day(day: &Date) -> String {
+    let secs = (day.days() + 1) * 86_400 - MEXICO_CITY_OFFSET_SECS;
+    iso8601(SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(secs.max(0) as u64))
+}
+
+/// A stored timestamp moved by `secs` seconds (any sign); `None` if it does not parse.
+pub fn shift(timestamp: &str, secs: i64) -> Option<String> {
+    let t = parse_iso8601(timestamp)?;
+    let d = std::time::Duration::from_secs(secs.unsigned_abs());
+    Some(iso8601(if secs >= 0 { t + d } else { t - d }))
+}
+
 /// Today's UTC date, `YYYY-MM-DD`.
 pub fn today() -> String {
     now_iso8601()[..10].to_string()
@@ -86,6 +110,40 @@ impl Date {
         })
     }
 
+    /// Days since 1970-01-01 (negative before), by Howard Hinnant's `days_from_civil`.
+    pub fn days(&self) -> i64 {
+        let (m, d) = (i64::from(self.month), i64::from(self.day));
+        let y = i64::from(self.year) - i64::from(m <= 2);
+        let era = y.div_euclid(400);
+        let yoe = y - era * 400;
+        let doy = (153 * (m + if m > 2 { -3 } else { 9 }) + 2) / 5 + d - 1;
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+        era * 146_097 + doe - 719_468
+    }
+
+    /// The date `days` after 1970-01-01 (`civil_from_days`); `None` outside years 1-9999.
+    pub fn from_days(days: i64) -> Option<Date> {
+        let z = days + 719_468;
+        let era = z.div_euclid(146_097);
+        let doe = z - era * 146_097;
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+        let mp = (5 * doy + 2) / 153;
+        let day = doy - (153 * mp + 2) / 5 + 1;
+        let month = if mp < 10 { mp + 3 } else { mp - 9 };
+        let year = yoe + era * 400 + i64::from(month <= 2);
+        (1..=9999).contains(&year).then_some(Date {
+            year: year as u16,
+            month: month as u8,
+            day: day as u8,
+        })
+    }
+
+    /// The date `n` days later (earlier when negative).
+    pub fn plus_days(&self, n: i64) -> Option<Date> {
+        Date::from_days(self.days() + n)
+    }
+
     /// Whole years from `self` to `on` (an age).
     pub fn years_until(&self, on: &Date) -> i32 {
         let mut years = on.year as i32 - self.year as i32;
@@ -111,6 +169,44 @@ mod tests {
         let t = SystemTime::UNIX_EPOCH + std::time::Duration::from_micros(1_795_000_000_123_456);
         assert_eq!(parse_iso8601(&iso8601(t)), Some(t));
         assert_eq!(parse_iso8601("yesterday"), None);
+    }
+
+    #[test]
+    fn day_numbers_round_trip() {
+        let d = Date::parse("1970-01-01").unwrap();
+        assert_eq!(d.days(), 0);
+        for s in [
+            "2024-02-29",
+            "2026-12-31",
+            "2000-03-01",
+            "1900-02-28",
+            "0001-01-01",
+        ] {
+            let d = Date::parse(s).unwrap();
+            assert_eq!(Date::from_days(d.days()), Some(d), "{s}");
+        }
+        let d = Date::parse("2026-11-25").unwrap();
+        assert_eq!(d.plus_days(30).unwrap().to_string(), "2026-12-25");
+        assert_eq!(d.plus_days(37).unwrap().to_string(), "2027-01-01");
+        assert_eq!(
+            Date::parse("2028-02-28")
+                .unwrap()
+                .plus_days(1)
+                .unwrap()
+                .to_string(),
+            "2028-02-29"
+        );
+    }
+
+    #[test]
+    fn mexico_city_days() {
+        // 05:59 UTC is still the previous day in Mexico City; 06:00 is the next.
+        let day = |t: &str| mexico_city_date(t).unwrap().to_string();
+        assert_eq!(day("2026-11-26T05:59:59.000000Z"), "2026-11-25");
+        assert_eq!(day("2026-11-26T06:00:00.000000Z"), "2026-11-26");
+        let end = end_of_mexico_city_day(&Date::parse("2026-12-25").unwrap());
+        assert_eq!(end, "2026-12-26T06:00:00.000000Z");
+        assert_eq!(shift(&end, -1).unwrap(), "2026-12-26T05:59:59.000000Z");
     }
 
     #[test]

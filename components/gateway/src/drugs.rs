@@ -1,5 +1,6 @@
 //! `/api/v2/drugs/`: the service's drug catalog (the formulary, owned by the prescriptions component). The API admin loads it (a JSON array of
-//! `{upc, name, category}`, added or replaced by UPC, all or nothing); anyone with a token searches it.
+//! `{upc, name, category, fraccion, antibiotic}`, added or replaced by UPC, all or nothing; a class
+//! left out keeps the stored one); anyone with a token searches it.
 
 use serde_json::Value;
 
@@ -17,7 +18,8 @@ const MAX_DRUGS: usize = 5000;
 const CATEGORIES: [&str; 2] = ["standard_drug", "basic_drug"];
 const BAD_UPC: &str = "Enter a valid GTIN: 8, 12, 13 or 14 digits with a valid check digit.";
 
-/// `POST /api/v2/drugs/` (API admin) `[{upc, name, category?}, …]` → 200 `{created, updated}`.
+/// `POST /api/v2/drugs/` (API admin) `[{upc, name, category?, fraccion?, antibiotic?}, …]` → 200
+/// `{created, updated}`.
 /// `category` defaults to `standard_drug`. Errors: 400 `{"drugs": ["Item N, field: message", …]}`.
 pub fn load(req: &Request) -> Result<Response, Error> {
     req.admin("Only the API admin may load the drug catalog.")?;
@@ -66,11 +68,15 @@ fn parse(items: Vec<Value>) -> Result<Vec<Drug>, Error> {
         let category = f
             .choice("category", &CATEGORIES, true)
             .unwrap_or_else(|| CATEGORIES[0].to_string());
+        let fraccion = f.choice("fraccion", &crate::prescriptions::FRACCIONES, true);
+        let antibiotic = f.optional_bool("antibiotic");
         match f.finish_with(upc) {
             Ok(upc) => drugs.push(Drug {
                 upc: upc.into(),
                 name,
                 category,
+                fraccion,
+                antibiotic,
             }),
             Err(Error::Invalid(errors)) => {
                 for e in errors {

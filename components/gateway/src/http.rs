@@ -17,7 +17,7 @@ pub const MAX_JSON_BODY: usize = 1 << 20;
 /// Largest multipart body accepted (decisions: 5 MiB).
 pub const MAX_MULTIPART_BODY: usize = 5 << 20;
 
-const PHARMACY_TOKEN_ELSEWHERE: &str = "A pharmacy token is good only on the pharmacy calls (/api/v2/pharmacy/rx/, /api/v1/prescriptions/).";
+const PHARMACY_TOKEN_ELSEWHERE: &str = "A pharmacy token is good only on the pharmacy calls (/api/v2/pharmacy/rx/, /api/v2/pharmacy/register/, /api/v1/prescriptions/).";
 const PHARMACY_CALL_ONLY: &str = "Only a pharmacy's token may make the pharmacy calls.";
 
 /// A request, body read in full.

@@ -2,7 +2,8 @@
 //!
 //! - `GET /api/v2/rx/patient-landing/<signature>/` (token: the issuing medic or the API admin, anyone
 //!   else 404): `{rx: {signature, raw_size, created_at, medications, medic: {name}, rx_status,
-//!   reason_of_rejected}, campaigns, default_campaign}` (`rx_status` `[code, Spanish label]`).
+//!   reason_of_rejected, seal, valid_until, fills, sales}, campaigns, default_campaign}`
+//!   (`rx_status` `[code, Spanish label]`; `sales` the seal of each sale).
 //! - `GET /rx/<signature>` (no token: the unguessable signature is the capability): the HTML page
 //!   `cta_link` points to, or a friendly 404 page.
 //! - `GET /rx/<signature>/pdf` (no token, same capability): the stored PDF as a download.
@@ -43,6 +44,9 @@ struct LandingMedication<'a> {
     bought: bool,
     bought_qty: u32,
     qty_label: &'a str,
+    fraccion: Option<&'a str>,
+    antibiotic: Option<bool>,
+    qty_total: u32,
 }
 
 fn landing_medication(m: &Medication) -> LandingMedication<'_> {
@@ -58,6 +62,9 @@ fn landing_medication(m: &Medication) -> LandingMedication<'_> {
         bought: m.bought,
         bought_qty: m.bought_qty,
         qty_label: &m.qty_label,
+        fraccion: m.fraccion.as_deref(),
+        antibiotic: m.antibiotic,
+        qty_total: m.qty_total,
     }
 }
 
@@ -80,6 +87,9 @@ fn landing_body(rx: LandingRx, active: &[Campaign]) -> Value {
             "rx_status": rx.rx_status,
             "reason_of_rejected": rx.reason_of_rejected,
             "seal": rx.seal,
+            "valid_until": rx.valid_until,
+            "fills": rx.fills,
+            "sales": rx.sales,
         },
         "campaigns": active.iter().map(landing_json).collect::<Vec<_>>(),
         "default_campaign": default_campaign,

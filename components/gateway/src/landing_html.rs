@@ -150,6 +150,9 @@ fn state_note(state: RxState, reason: &str) -> Option<String> {
         } else {
             format!("Tu médico canceló esta receta; ya no puede surtirse. {reason}")
         }),
+        RxState::Expired => Some(
+            "Esta receta venció: ya no puede surtirse. Pide a tu médico una nueva.".to_string(),
+        ),
     }
 }
 
@@ -190,6 +193,19 @@ pub fn page(rx: &LandingRx, campaigns: &[Campaign]) -> String {
         escape(date),
         escape(&spanish_date(&rx.created_at))
     ));
+    if let Some(until) = &rx.valid_until {
+        html.push_str(&format!(
+            "<div><dt>Válida hasta</dt><dd id=\"vigencia\"><time datetime=\"{}\">{}</time></dd></div>\n",
+            escape(until),
+            escape(&spanish_date(until))
+        ));
+    }
+    if rx.fills > 1 {
+        html.push_str(&format!(
+            "<div><dt>Surtir</dt><dd>{} veces</dd></div>\n",
+            rx.fills
+        ));
+    }
     html.push_str(&format!(
         "<div><dt>Estado</dt><dd id=\"estado\">{}</dd></div>\n</dl>\n",
         escape(rx.rx_status.label())
@@ -223,10 +239,13 @@ pub fn page(rx: &LandingRx, campaigns: &[Campaign]) -> String {
             "<p class=\"qty\"><span class=\"label\">Cantidad</span>{}</p>\n",
             escape(&m.qty_label)
         ));
+        if m.antibiotic == Some(true) {
+            html.push_str("<p class=\"drug\">Antibiótico</p>\n");
+        }
         if m.bought_qty > 0 {
             html.push_str(&format!(
                 "<p class=\"qty\"><span class=\"label\">Surtido</span>{} de {}</p>\n",
-                m.bought_qty, m.qty
+                m.bought_qty, m.qty_total
             ));
         }
         html.push_str(&format!(
@@ -235,6 +254,7 @@ pub fn page(rx: &LandingRx, campaigns: &[Campaign]) -> String {
         ));
     }
     html.push_str("</ol>\n</section>\n");
+    html.push_str(&sales_section(rx));
 
     // Where to buy them.
     html.push_str(
@@ -252,6 +272,48 @@ pub fn page(rx: &LandingRx, campaigns: &[Campaign]) -> String {
     html.push_str("</section>\n");
     html.push_str(FOOTER);
     html.push_str("</main>\n</body>\n</html>\n");
+    html
+}
+
+/// The seal of each sale: when, which pharmacy (name and license), what it sold.
+fn sales_section(rx: &LandingRx) -> String {
+    if rx.sales.is_empty() {
+        return String::new();
+    }
+    let mut html = String::from(
+        "<section aria-labelledby=\"surtidos\">\n<h2 id=\"surtidos\">Surtidos</h2>\n<ol class=\"meds\" id=\"sellos\">\n",
+    );
+    for sale in &rx.sales {
+        let license = if sale.pharmacy_license.is_empty() {
+            String::new()
+        } else {
+            format!(" · Licencia {}", escape(&sale.pharmacy_license))
+        };
+        html.push_str(&format!(
+            "<li class=\"card med\">\n<h3>{}{license}</h3>\n<p class=\"qty\"><span class=\"label\">Fecha</span>\
+             <time datetime=\"{}\">{}</time></p>\n",
+            escape(&sale.pharmacy_name),
+            escape(&sale.sold_at),
+            escape(
+                &common::time::mexico_city_date(&sale.sold_at)
+                    .map(|d| d.spanish_long())
+                    .unwrap_or_default()
+            ),
+        ));
+        for line in &sale.lines {
+            html.push_str(&format!(
+                "<p class=\"how\"><span class=\"label\">{}</span>{}</p>\n",
+                escape(&line.presentation),
+                if line.qty == 1 {
+                    "1 caja".to_string()
+                } else {
+                    format!("{} cajas", line.qty)
+                }
+            ));
+        }
+        html.push_str("</li>\n");
+    }
+    html.push_str("</ol>\n</section>\n");
     html
 }
 

@@ -19,6 +19,7 @@ mod pharmacies;
 mod pharmacy;
 mod prescriptions;
 mod reference;
+mod register;
 mod verification;
 
 use spin_sdk::http::{IncomingRequest, Method, ResponseOutparam};
@@ -156,7 +157,11 @@ fn handler<'a>(req: &'a Request, method: Method, segments: &'a [&'a str]) -> Opt
         (Get, ["api", "v2", "pharmacies", id]) => run(move || pharmacies::get(req, id)),
         (Patch, ["api", "v2", "pharmacies", id]) => run(move || pharmacies::update(req, id)),
         (Get, ["api", "v2", "pharmacies", id, "calls"]) => run(move || pharmacies::calls(req, id)),
+        (Get, ["api", "v2", "pharmacies", id, "register"]) => {
+            run(move || pharmacies::register(req, id))
+        }
         // The pharmacy calls (a pharmacy's token only), on the original pharmacy API's paths.
+        (Get, ["api", "v2", "pharmacy", "register"]) => run(move || pharmacy::register(req)),
         (Get, ["api", "v2", "pharmacy", "rx", signature]) => {
             run(move || pharmacy::lookup(req, signature))
         }

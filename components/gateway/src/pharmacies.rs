@@ -76,6 +76,15 @@ pub fn get(req: &Request, id: &str) -> Result<Response, Error> {
     ))
 }
 
+/// `GET /api/v2/pharmacies/<id>/register/` (API admin) → 200 that pharmacy's antibiotic register
+/// (`register`); 404 for an unknown pharmacy.
+pub fn register(req: &Request, id: &str) -> Result<Response, Error> {
+    req.admin(ADMIN_ONLY)?;
+    let id = path_id(id)?;
+    pharmacies::get_pharmacy(id)?;
+    crate::register::respond(req, id)
+}
+
 /// `PATCH /api/v2/pharmacies/<id>/` (any field; `is_active: false` revokes the token at once) → 200
 /// the pharmacy; 404 (checked before the body).
 pub fn update(req: &Request, id: &str) -> Result<Response, Error> {

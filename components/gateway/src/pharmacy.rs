@@ -4,6 +4,7 @@
 //! - `GET /api/v2/pharmacy/rx/<signature>`: look a prescription up
 //! - `POST /api/v1/prescriptions/burn/<signature>`: record a sale (a dispense)
 //! - `POST /api/v1/prescriptions/reject/<signature>`: reject it
+//! - `GET /api/v2/pharmacy/register/?from&to&format`: its antibiotic register (`register`)
 //!
 //! Every call is logged with the status it was answered (`pharmacies.record-call`), and a pharmacy
 //! with more than `MISSES_PER_MINUTE` unknown-signature 404s in the last minute is answered 429
@@ -19,7 +20,7 @@ use common::types::{Error, FieldError, RxEvent};
 use crate::bindings::notifications;
 use crate::bindings::pharmacies::{self, Call, CallAction, Pharmacy};
 use crate::bindings::prescriptions::{
-    self, DispenseRequest, DispensedItem, Medication, PharmacyRef, Prescription, StateChange,
+    self, DispenseRequest, DispensedItem, Medication, PharmacyRef, Prescription, Sale, StateChange,
 };
 use crate::http::{self, Request, Response};
 use crate::notifications::deliver_after;
@@ -36,11 +37,12 @@ const REASON: Option<usize> = Some(1024);
 const RX_NOT_FOUND: &str = "rx not found";
 
 /// `GET /api/v2/pharmacy/rx/<signature>` → 200 the prescription in the detail shape, each medication
-/// with `sku` and `ad_id`; 404 `{"error": "rx not found"}`.
+/// with `sku` and `ad_id`, and `sales` (the seal of each sale so far); 404 `{"error": "rx not
+/// found"}`.
 pub fn lookup(req: &Request, signature: &str) -> Result<Response, Error> {
     logged(req, signature, CallAction::Lookup, |_| {
         let rx = prescriptions::get_for_pharmacy(signature)?;
-        Ok(Response::json(200, &pharmacy_shape(&rx)))
+        Ok(Response::json(200, &pharmacy_shape(&rx)?))
     })
 }
 
@@ -66,12 +68,13 @@ fn dispense(req: &Request, signature: &str, pharmacy: &Pharmacy) -> Result<Respo
     let queued = !webhooks.is_empty();
     let updated = prescriptions::dispense(&DispenseRequest {
         pharmacy: pharmacy_ref(pharmacy),
+        pharmacy_license: pharmacy.license.clone(),
         signature: signature.to_string(),
         sales_code,
         items,
         webhooks,
     })?;
-    let response = Response::json(200, &pharmacy_shape(&updated));
+    let response = Response::json(200, &pharmacy_shape(&updated)?);
     Ok(after(response, queued, updated.id))
 }
 
@@ -104,6 +107,13 @@ pub fn reject(req: &Request, signature: &str) -> Result<Response, Error> {
             rx.id,
         ))
     })
+}
+
+/// `GET /api/v2/pharmacy/register/?from=YYYY-MM-DD&to=YYYY-MM-DD[&format=csv][&limit&offset]`
+/// (pharmacy token) → 200 its own antibiotic register (`register`).
+pub fn register(req: &Request) -> Result<Response, Error> {
+    let pharmacy = req.pharmacy()?;
+    crate::register::respond(req, pharmacy)
 }
 
 /// Runs a pharmacy call for the token's pharmacy, if it is admitted, and logs it with its status.
@@ -164,8 +174,30 @@ struct PharmacyMedication<'a> {
     ad_id: &'static str,
 }
 
-/// The detail shape of `GET /api/v2/rx-endpoint/<signature>/`, medications with `sku` and `ad_id`.
-fn pharmacy_shape(
+/// What a pharmacy sees: the detail shape with the seal of each sale.
+#[derive(Serialize)]
+struct PharmacyRx<'a> {
+    #[serde(flatten)]
+    rx: RxJson<
+        'a,
+        &'a prescriptions::RxHospital,
+        &'a prescriptions::RxPatient,
+        Vec<PharmacyMedication<'a>>,
+    >,
+    /// Every sale so far, oldest first: when, which pharmacy (name, license), what.
+    sales: Vec<Sale>,
+}
+
+/// The detail shape of `GET /api/v2/rx-endpoint/<signature>/`, medications with `sku` and `ad_id`,
+/// and `sales`.
+fn pharmacy_shape(rx: &Prescription) -> Result<PharmacyRx<'_>, Error> {
+    Ok(PharmacyRx {
+        rx: detail_with_skus(rx),
+        sales: prescriptions::sales(&rx.signature)?,
+    })
+}
+
+fn detail_with_skus(
     rx: &Prescription,
 ) -> RxJson<
     '_,

@@ -42,6 +42,10 @@ const MAX_MEDICATIONS: usize = 50;
 /// Boxes per medication, at most.
 const MAX_QTY: i64 = 9999;
 const CATEGORIES: [&str; 3] = ["standard_drug", "basic_drug", "unstructured_drug"];
+/// The LGS art. 226 classes a medication may declare.
+pub const FRACCIONES: [&str; 6] = ["I", "II", "III", "IV", "V", "VI"];
+/// `antibiotic_repeat_reason`: at most 1023 characters.
+const REASON: Option<usize> = Some(1024);
 
 const UNVERIFIED: &str =
     "Only a medic whose specialty is verified (specialty_verified) may create prescriptions.";
@@ -71,6 +75,12 @@ fn issue(req: &Request, medic_id: i64) -> Result<Response, Error> {
     let show_diagnosis = f.optional_bool("show_diagnosis").unwrap_or(false);
     let send_rx = f.optional_bool("send_rx").unwrap_or(true);
     let medications = medications(&mut f);
+    let valid_days = f.optional_in("valid_days", 1, 365);
+    let fills = f.optional_in("fills", 1, 12).unwrap_or(1);
+    let fill_interval_days = f.optional_in("fill_interval_days", 0, 90).unwrap_or(0);
+    let antibiotic_repeat_reason = f
+        .optional_str("antibiotic_repeat_reason", REASON)
+        .unwrap_or_default();
 
     // The hospital and the patient are checked even when other fields are bad, so one 400 names
     // every problem; infrastructure errors still end the request.
@@ -152,6 +162,10 @@ fn issue(req: &Request, medic_id: i64) -> Result<Response, Error> {
         show_diagnosis,
         send_rx,
         medications,
+        valid_days: valid_days.map(|d| d as u32),
+        fills: fills as u32,
+        fill_interval_days: fill_interval_days as u32,
+        antibiotic_repeat_reason,
         base_url: base_url.clone(),
         webhooks,
     };
@@ -416,6 +430,13 @@ pub struct RxJson<'a, H, P, M> {
     /// create shape.
     #[serde(skip_serializing_if = "Option::is_none")]
     seal: Option<Option<&'a Seal>>,
+    /// `YYYY-MM-DD`, the last day it may be filled (Mexico City); null: no limit (issued before
+    /// validity existed).
+    valid_until: Option<&'a str>,
+    fills: u32,
+    fills_used: u32,
+    fill_interval_days: u32,
+    antibiotic_repeat_reason: &'a str,
     cta_link: String,
     additional_data: Map<String, Value>,
 }
@@ -458,6 +479,11 @@ pub fn shape<'a, H, P, M>(
         status,
         reason_of_rejected,
         seal,
+        valid_until,
+        fills,
+        fills_used,
+        fill_interval_days,
+        antibiotic_repeat_reason,
     } = rx;
     RxJson {
         id: *id,
@@ -481,6 +507,11 @@ pub fn shape<'a, H, P, M>(
         status: Some(status),
         reason_of_rejected: Some(reason_of_rejected),
         seal: Some(seal.as_ref()),
+        valid_until: valid_until.as_deref(),
+        fills: *fills,
+        fills_used: *fills_used,
+        fill_interval_days: *fill_interval_days,
+        antibiotic_repeat_reason,
         cta_link: format!("{base_url}/rx/{signature}"),
         additional_data: Map::new(),
     }
@@ -549,8 +580,9 @@ fn clinic(f: &mut Fields) -> Option<String> {
 }
 
 /// `medications`: a non-empty list (at most `MAX_MEDICATIONS`) of objects with `presentation` and
-/// `instructions` (required, non-blank), `qty` (1 to 9999, default 1), `drug_upc` (default empty) and
-/// `category` (one of `CATEGORIES`). Every problem is a message on `medications`, `Item N, field: …`.
+/// `instructions` (required, non-blank), `qty` (1 to 9999, default 1), `drug_upc` (default empty),
+/// `category` (one of `CATEGORIES`), `fraccion` (one of `FRACCIONES`) and `antibiotic` (a boolean);
+/// the last two null or absent: not declared. Every problem is a message on `medications`, `Item N, field: …`.
 fn medications(f: &mut Fields) -> Vec<NewMedication> {
     object_items(f, "medications", MAX_MEDICATIONS, medication)
 }
@@ -640,6 +672,8 @@ fn medication(map: Map<String, Value>) -> Result<NewMedication, Vec<FieldError>>
         m.error("drug_upc", "Control characters are not allowed.");
     }
     let category = m.choice("category", &CATEGORIES, true);
+    let fraccion = m.choice("fraccion", &FRACCIONES, true);
+    let antibiotic = m.optional_bool("antibiotic");
     m.finish_item()?;
     Ok(NewMedication {
         presentation,
@@ -647,6 +681,8 @@ fn medication(map: Map<String, Value>) -> Result<NewMedication, Vec<FieldError>>
         qty: qty as u32,
         drug_upc,
         category,
+        fraccion,
+        antibiotic,
     })
 }
 

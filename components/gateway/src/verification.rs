@@ -43,7 +43,7 @@ pub fn keys() -> Result<Response, Error> {
 }
 
 /// `GET /api/v2/verify/<signature>` → 200 `{valid, kid, issued_at, rx_status, medic: {name,
-/// cedula_prof}, hospital: {name}}` (`valid` false for an altered prescription); 404 `{"valid":
+/// cedula_prof}, hospital: {name}, valid_until}` (`valid` false for an altered prescription); 404 `{"valid":
 /// false}` for an unknown one; 429 past 60 calls a minute from one address.
 pub fn verify(req: &Request, signature: &str) -> Result<Response, Error> {
     let client = client_ip(req.header("spin-client-addr").unwrap_or_default());
@@ -57,6 +57,7 @@ pub fn verify(req: &Request, signature: &str) -> Result<Response, Error> {
                 "rx_status": v.rx_status,
                 "medic": {"name": v.medic_name, "cedula_prof": v.medic_cedula_prof},
                 "hospital": {"name": v.hospital_name},
+                "valid_until": v.valid_until,
             }),
         )),
         Err(Error::NotFound(_)) => Ok(Response::json(404, &json!({"valid": false}))),

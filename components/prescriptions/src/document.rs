@@ -10,9 +10,12 @@ use sha2::{Digest, Sha256};
 
 use crate::bindings::exports::receta::prescriptions::prescriptions::IssueRequest;
 use crate::medications::Resolved;
+use crate::rules::Terms;
 
 /// The document format; bump it when the document's fields change.
-pub const VERSION: u32 = 1;
+/// 2 added `valid_until`, `fills`, `fill_interval_days`, `antibiotic_repeat_reason` and each
+/// medication's `fraccion` and `antibiotic` (docs/verification.md).
+pub const VERSION: u32 = 2;
 /// Random bytes in the nonce: 128 bits.
 pub const NONCE_BYTES: usize = 16;
 
@@ -34,6 +37,7 @@ pub fn new_nonce() -> String {
 pub fn build(
     req: &IssueRequest,
     meds: &[Resolved],
+    terms: &Terms,
     clinic: &Value,
     issued_at: &str,
     nonce: &str,
@@ -75,6 +79,10 @@ pub fn build(
         "diagnosis": req.diagnosis,
         "show_diagnosis": req.show_diagnosis,
         "extras": req.extras,
+        "valid_until": terms.valid_until,
+        "fills": terms.fills,
+        "fill_interval_days": terms.fill_interval_days,
+        "antibiotic_repeat_reason": terms.antibiotic_repeat_reason,
         "medications": meds.iter().map(|r| json!({
             "presentation": r.presentation,
             "instructions": r.instructions,
@@ -83,6 +91,8 @@ pub fn build(
             "drug_upc": r.drug_upc,
             "category": r.category,
             "drug": r.drug,
+            "fraccion": r.fraccion,
+            "antibiotic": r.antibiotic,
         })).collect::<Vec<_>>(),
     })
 }
@@ -163,7 +173,13 @@ pub mod tests {
                 qty: 1,
                 drug_upc: String::new(),
                 category: None,
+                fraccion: None,
+                antibiotic: None,
             }],
+            valid_days: None,
+            fills: 1,
+            fill_interval_days: 0,
+            antibiotic_repeat_reason: String::new(),
             base_url: "http://127.0.0.1:3000".into(),
             webhooks: Vec::new(),
         }
@@ -176,13 +192,17 @@ pub mod tests {
             .collect()
     }
 
+    fn terms() -> Terms {
+        crate::rules::terms(AT, 30, 1, 0, "").unwrap()
+    }
+
     const AT: &str = "2026-11-22T03:30:00.000000Z";
     const NONCE: &str = "00112233445566778899aabbccddeeff";
 
     #[test]
     fn signature_is_sha256_of_the_canonical_text() {
         let req = request();
-        let signed = sign(&build(&req, &meds(&req), &Value::Null, AT, NONCE));
+        let signed = sign(&build(&req, &meds(&req), &terms(), &Value::Null, AT, NONCE));
         assert!(is_signature(&signed.signature), "{}", signed.signature);
         assert_eq!(signature_of(&signed.canonical), signed.signature);
         // The stored text parses back to the same document, so it can be re-checked later.
@@ -192,7 +212,7 @@ pub mod tests {
         assert!(
             signed
                 .canonical
-                .starts_with("{\"clinic\":null,\"diagnosis\":"),
+                .starts_with("{\"antibiotic_repeat_reason\":\"\",\"clinic\":null,\"diagnosis\":"),
             "keys sorted"
         );
     }
@@ -200,31 +220,54 @@ pub mod tests {
     #[test]
     fn same_content_different_nonce_different_signature() {
         let req = request();
-        let a = sign(&build(&req, &meds(&req), &Value::Null, AT, NONCE));
-        let b = sign(&build(&req, &meds(&req), &Value::Null, AT, &new_nonce()));
+        let a = sign(&build(&req, &meds(&req), &terms(), &Value::Null, AT, NONCE));
+        let b = sign(&build(
+            &req,
+            &meds(&req),
+            &terms(),
+            &Value::Null,
+            AT,
+            &new_nonce(),
+        ));
         assert_ne!(a.signature, b.signature);
-        let again = sign(&build(&req, &meds(&req), &Value::Null, AT, NONCE));
+        let again = sign(&build(&req, &meds(&req), &terms(), &Value::Null, AT, NONCE));
         assert_eq!(a, again, "deterministic for the same input");
     }
 
     #[test]
     fn any_change_of_content_changes_the_signature() {
         let req = request();
-        let base = sign(&build(&req, &meds(&req), &Value::Null, AT, NONCE)).signature;
+        let base = sign(&build(&req, &meds(&req), &terms(), &Value::Null, AT, NONCE)).signature;
         let mut other = request();
         other.medications[0].qty = 2;
         assert_ne!(
-            sign(&build(&other, &meds(&other), &Value::Null, AT, NONCE)).signature,
+            sign(&build(
+                &other,
+                &meds(&other),
+                &terms(),
+                &Value::Null,
+                AT,
+                NONCE
+            ))
+            .signature,
             base
         );
         let mut other = request();
         other.patient.name = "Juan Peres".into();
         assert_ne!(
-            sign(&build(&other, &meds(&other), &Value::Null, AT, NONCE)).signature,
+            sign(&build(
+                &other,
+                &meds(&other),
+                &terms(),
+                &Value::Null,
+                AT,
+                NONCE
+            ))
+            .signature,
             base
         );
         assert_ne!(
-            sign(&build(&req, &meds(&req), &json!(5), AT, NONCE)).signature,
+            sign(&build(&req, &meds(&req), &terms(), &json!(5), AT, NONCE)).signature,
             base
         );
     }

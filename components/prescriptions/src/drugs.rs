@@ -3,7 +3,7 @@
 //! a load or none of it), searched by anyone with a token, and read by `issue` for the category and
 //! name of a medication's UPC.
 
-use common::db::{Db, Row, int, like_contains, opt_text, text};
+use common::db::{Db, Param, Row, int, like_contains, opt_text, text};
 use common::types::{Error, PageRequest};
 
 use crate::bindings::exports::receta::prescriptions::prescriptions::{Drug, DrugLoad, DrugPage};
@@ -14,24 +14,37 @@ const UPSERT: &str = "INSERT INTO drugs (upc, name, category, updated_at) VALUES
     ON CONFLICT (upc) DO UPDATE SET name = excluded.name, category = excluded.category, \
     updated_at = excluded.updated_at";
 
+/// `?1` upc, `?2` fracción or NULL, `?3` antibiotic or NULL: a NULL keeps what is stored (a load
+/// that does not mention the class leaves it as it was).
+const UPSERT_CLASS: &str = "INSERT INTO drug_classes (upc, fraccion, antibiotic) VALUES (?1, ?2, ?3) \
+    ON CONFLICT (upc) DO UPDATE SET fraccion = COALESCE(excluded.fraccion, fraccion), \
+    antibiotic = COALESCE(excluded.antibiotic, antibiotic)";
+
+/// The catalog with each product's class (NULLs: not declared).
+pub const WITH_CLASS: &str = "drugs d LEFT JOIN drug_classes c ON c.upc = d.upc";
+
 /// `?1` a name pattern or NULL, `?2` a UPC-prefix pattern or NULL.
-const MATCHES: &str = "(?1 IS NULL OR name LIKE ?1 ESCAPE '\\' OR upc LIKE ?2 ESCAPE '\\')";
+const MATCHES: &str = "(?1 IS NULL OR d.name LIKE ?1 ESCAPE '\\' OR d.upc LIKE ?2 ESCAPE '\\')";
 
 fn count_sql() -> String {
-    format!("SELECT COUNT(*) FROM drugs WHERE {MATCHES}")
+    format!("SELECT COUNT(*) FROM drugs d WHERE {MATCHES}")
 }
 
 fn page_sql() -> String {
     format!(
-        "SELECT upc, name, category FROM drugs WHERE {MATCHES} ORDER BY name COLLATE NOCASE, upc LIMIT ?3 OFFSET ?4"
+        "SELECT d.upc, d.name, d.category, c.fraccion, c.antibiotic FROM {WITH_CLASS} WHERE {MATCHES} \
+         ORDER BY d.name COLLATE NOCASE, d.upc LIMIT ?3 OFFSET ?4"
     )
 }
 
-fn from_row(r: &Row) -> anyhow::Result<Drug> {
+/// A catalog row with `upc`, `name`, `category`, `fraccion` and `antibiotic` columns.
+pub fn from_row(r: &Row) -> anyhow::Result<Drug> {
     Ok(Drug {
         upc: r.string("upc")?,
         name: r.string("name")?,
         category: r.string("category")?,
+        fraccion: r.opt_string("fraccion")?,
+        antibiotic: r.opt_i64("antibiotic")?.map(|n| n != 0),
     })
 }
 
@@ -53,6 +66,13 @@ pub fn load(drugs: Vec<Drug>) -> Result<DrugLoad, Error> {
                 UPSERT,
                 &[text(&d.upc), text(&d.name), text(&d.category), text(&now)],
             )?;
+            if d.fraccion.is_some() || d.antibiotic.is_some() {
+                let antibiotic = d.antibiotic.map_or(Param::Null, |b| int(b.into()));
+                db.execute(
+                    UPSERT_CLASS,
+                    &[text(&d.upc), opt_text(d.fraccion.as_deref()), antibiotic],
+                )?;
+            }
         }
         Ok(result)
     })
@@ -117,7 +137,7 @@ mod tests {
 
     #[test]
     fn search_matches_names_anywhere_and_codes_by_prefix() {
-        assert!(count_sql().contains("name LIKE ?1") && count_sql().contains("upc LIKE ?2"));
+        assert!(count_sql().contains("d.name LIKE ?1") && count_sql().contains("d.upc LIKE ?2"));
         let name = like_contains("750_");
         assert_eq!(&name[1..], "750\\_%");
     }

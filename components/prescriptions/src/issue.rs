@@ -12,18 +12,20 @@ use common::db::{Db, Param, blob, boolean, int, opt_text, placeholders, text};
 use common::types::{Error, FieldError};
 
 use crate::bindings::exports::receta::prescriptions::prescriptions::{
-    Drug, IssueRequest, Medication, Prescription, RxHospital, RxPatient, RxStatus,
+    IssueRequest, Medication, Prescription, RxHospital, RxPatient, RxStatus,
 };
 use crate::document;
 use crate::medications::{self, Resolved};
 use crate::outbox;
 use crate::pdf;
+use crate::rules;
 use crate::seal;
 
 /// The formulary's entries for `count` UPCs: one statement for all of a prescription's medications.
 fn drugs_sql(count: usize) -> String {
     format!(
-        "SELECT upc, name, category FROM drugs WHERE upc IN ({})",
+        "SELECT d.upc, d.name, d.category, c.fraccion, c.antibiotic FROM {} WHERE d.upc IN ({})",
+        crate::drugs::WITH_CLASS,
         placeholders(count)
     )
 }
@@ -49,12 +51,26 @@ fn insert_medications_sql(count: usize) -> String {
 const INSERT_DOCUMENT: &str =
     "INSERT INTO prescription_documents (prescription_id, canonical, pdf) VALUES (?, ?, ?)";
 
+/// The class of `count` medications, one row each (`medication_id`, `fraccion`, `antibiotic`).
+fn insert_classes_sql(count: usize) -> String {
+    let rows = vec!["(?, ?, ?)"; count].join(", ");
+    format!("INSERT INTO medication_classes (medication_id, fraccion, antibiotic) VALUES {rows}")
+}
+
+const INSERT_TERMS: &str = "INSERT INTO prescription_terms \
+    (prescription_id, valid_until, expires_at, fills, fill_interval_days, antibiotic_repeat_reason) \
+    VALUES (?, ?, ?, ?, ?, ?)";
+
 const INSERT_SEAL: &str =
     "INSERT INTO prescription_seals (prescription_id, kid, sig) VALUES (?, ?, ?)";
 
 pub fn issue(req: IssueRequest) -> Result<Prescription, Error> {
     let db = Db::open()?;
     let meds = resolve_all(&db, &req)?;
+    let unlawful = rules::check(&meds, req.fills, &req.antibiotic_repeat_reason);
+    if !unlawful.is_empty() {
+        return Err(Error::Invalid(unlawful));
+    }
     let clinic: Value = match &req.clinic {
         Some(json) => {
             serde_json::from_str(json).map_err(|e| anyhow::anyhow!("clinic is not JSON: {e}"))?
@@ -62,11 +78,35 @@ pub fn issue(req: IssueRequest) -> Result<Prescription, Error> {
         None => Value::Null,
     };
     let issued_at = common::time::now_iso8601();
-    let doc = document::build(&req, &meds, &clinic, &issued_at, &document::new_nonce());
+    let valid_days = req.valid_days.unwrap_or_else(|| {
+        rules::configured_valid_days(spin_sdk::variables::get("rx_valid_days").ok().as_deref())
+    });
+    let terms = rules::terms(
+        &issued_at,
+        valid_days,
+        req.fills,
+        req.fill_interval_days,
+        &req.antibiotic_repeat_reason,
+    )?;
+    let doc = document::build(
+        &req,
+        &meds,
+        &terms,
+        &clinic,
+        &issued_at,
+        &document::new_nonce(),
+    );
     let signed = document::sign(&doc);
     let seal = seal::signer(&db)?.seal(&signed.signature);
     // Rendered before the transaction, so the write lock is held only for the inserts.
-    let pdf = pdf::render(&req, &meds, &signed.signature, &seal, &issued_at[..10])?;
+    let pdf = pdf::render(
+        &req,
+        &meds,
+        &terms,
+        &signed.signature,
+        &seal,
+        &issued_at[..10],
+    )?;
     let email = email_target(&req);
     let sent_status = if email.is_some() {
         SentState::Pending
@@ -129,6 +169,29 @@ pub fn issue(req: IssueRequest) -> Result<Prescription, Error> {
                 *slot = mid;
             }
         }
+        let classes: Vec<Param> = meds
+            .iter()
+            .zip(&ids)
+            .flat_map(|(m, mid)| {
+                [
+                    int(*mid),
+                    opt_text(m.fraccion.as_deref()),
+                    m.antibiotic.map_or(Param::Null, |b| int(b.into())),
+                ]
+            })
+            .collect();
+        db.execute(&insert_classes_sql(meds.len()), &classes)?;
+        db.execute(
+            INSERT_TERMS,
+            &[
+                int(id),
+                text(&terms.valid_until),
+                text(&terms.expires_at),
+                int(terms.fills.into()),
+                int(terms.fill_interval_days.into()),
+                text(&terms.antibiotic_repeat_reason),
+            ],
+        )?;
         db.execute(
             INSERT_DOCUMENT,
             &[int(id), text(&signed.canonical), blob(&pdf)],
@@ -177,6 +240,9 @@ pub fn issue(req: IssueRequest) -> Result<Prescription, Error> {
                 bought_qty: 0,
                 order_id: 0,
                 qty_label: m.qty_label,
+                fraccion: m.fraccion,
+                antibiotic: m.antibiotic,
+                qty_total: m.qty * terms.fills,
             })
             .collect(),
         extras: req.extras.clone(),
@@ -192,6 +258,11 @@ pub fn issue(req: IssueRequest) -> Result<Prescription, Error> {
         },
         reason_of_rejected: String::new(),
         seal: Some(seal),
+        valid_until: Some(terms.valid_until),
+        fills: terms.fills,
+        fills_used: 0,
+        fill_interval_days: terms.fill_interval_days,
+        antibiotic_repeat_reason: terms.antibiotic_repeat_reason,
     })
 }
 
@@ -207,13 +278,7 @@ fn resolve_all(db: &Db, req: &IssueRequest) -> Result<Vec<Resolved>, Error> {
     let entries = if upcs.is_empty() {
         Vec::new()
     } else {
-        db.query(&drugs_sql(upcs.len()), &upcs, |r| {
-            Ok(Drug {
-                upc: r.string("upc")?,
-                name: r.string("name")?,
-                category: r.string("category")?,
-            })
-        })?
+        db.query(&drugs_sql(upcs.len()), &upcs, crate::drugs::from_row)?
     };
     let mut resolved = Vec::with_capacity(req.medications.len());
     let mut messages = Vec::new();

@@ -9,7 +9,7 @@ use common::types::{Error, Principal};
 
 use crate::bindings::exports::receta::prescriptions::prescriptions::LandingRx;
 use crate::document::is_signature;
-use crate::read::{medication_from_row, medications_sql, seal_from_row};
+use crate::read::{medication_from_row, medications_sql, seal_from_row, shown_state};
 
 /// `?1` signature; `?2` the medic, or NULL for the API admin and for the public page. The medic's and
 /// the hospital's names come from the signed document (the snapshot taken at issue); `raw_size` is
@@ -17,11 +17,13 @@ use crate::read::{medication_from_row, medications_sql, seal_from_row};
 /// A document altered so that it no longer parses names nobody (never a 500).
 const SELECT_LANDING: &str = "SELECT p.id, p.signature, p.created_at, p.patient_name, \
     p.rx_status, p.reason_of_rejected, s.kid AS seal_kid, s.sig AS seal_sig, \
+    t.valid_until, t.expires_at, COALESCE(t.fills, 1) AS fills, \
     CASE WHEN json_valid(d.canonical) THEN COALESCE(json_extract(d.canonical, '$.medic.name'), '') ELSE '' END AS medic_name, \
     CASE WHEN json_valid(d.canonical) THEN COALESCE(json_extract(d.canonical, '$.hospital.name'), '') ELSE '' END AS hospital_name, \
     length(d.pdf) AS raw_size \
     FROM prescriptions p JOIN prescription_documents d ON d.prescription_id = p.id \
     LEFT JOIN prescription_seals s ON s.prescription_id = p.id \
+    LEFT JOIN prescription_terms t ON t.prescription_id = p.id \
     WHERE p.signature = ?1 AND (?2 IS NULL OR p.medic_id = ?2)";
 
 const SELECT_PDF: &str = "SELECT d.pdf FROM prescription_documents d \
@@ -55,9 +57,12 @@ pub fn view(caller: Option<Principal>, signature: &str) -> Result<LandingRx, Err
                 hospital_name: r.string("hospital_name")?,
                 patient_first_name: first_name(&r.string("patient_name")?),
                 medications: Vec::new(),
-                rx_status: r.code("rx_status")?,
+                rx_status: shown_state(r)?,
                 reason_of_rejected: r.string("reason_of_rejected")?,
                 seal: seal_from_row(r)?,
+                valid_until: r.opt_string("valid_until")?,
+                fills: u32::try_from(r.i64("fills")?)?,
+                sales: Vec::new(),
             },
         ))
     })?;
@@ -67,6 +72,7 @@ pub fn view(caller: Option<Principal>, signature: &str) -> Result<LandingRx, Err
         .into_iter()
         .map(|(_, m)| m)
         .collect();
+    rx.sales = crate::sales::of(&db, id)?;
     Ok(rx)
 }
 

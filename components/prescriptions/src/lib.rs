@@ -10,6 +10,8 @@
 //! - `outbox`: the outbox rows written in this component's transactions
 //! - `seal`: the digital seal (Ed25519) and the service's keys; `verify`: the public check
 //! - `drugs`: the formulary (the API's drug catalog)
+//! - `rules`: the Mexican rules (classes that may be issued, repeats, validity; pure)
+//! - `sales`: the seal of each sale; `register`: a pharmacy's antibiotic register
 
 mod document;
 mod drugs;
@@ -20,6 +22,9 @@ mod medications;
 mod outbox;
 mod pdf;
 mod read;
+mod register;
+mod rules;
+mod sales;
 mod seal;
 mod verify;
 
@@ -29,8 +34,8 @@ mod bindings;
 
 use bindings::exports::receta::prescriptions::prescriptions::{
     DispenseRequest, Drug, DrugLoad, DrugPage, Guest, IssueRequest, LandingRx, LifecycleEvent,
-    MedicationPage, PharmacyRef, Prescription, PrescriptionPage, PublishedKey, StateChange,
-    Verification,
+    MedicationPage, PharmacyRef, Prescription, PrescriptionPage, PublishedKey, RegisterPage, Sale,
+    StateChange, Verification,
 };
 
 struct Prescriptions;
@@ -97,6 +102,19 @@ impl Guest for Prescriptions {
 
     fn get_document(caller: Principal, signature: String) -> Result<String, Error> {
         read::document(&caller, &signature)
+    }
+
+    fn sales(signature: String) -> Result<Vec<Sale>, Error> {
+        sales::by_signature(&signature)
+    }
+
+    fn antibiotic_register(
+        pharmacy: i64,
+        from: String,
+        to: String,
+        page: Option<PageRequest>,
+    ) -> Result<RegisterPage, Error> {
+        register::read(pharmacy, &from, &to, page)
     }
 
     fn load_drugs(drugs: Vec<Drug>) -> Result<DrugLoad, Error> {

@@ -4,8 +4,10 @@
 //! Every change runs in one `BEGIN IMMEDIATE … COMMIT`: the state is read, checked and changed under
 //! the database's write lock, the event is recorded (`prescription_events`, `dispensed_medications`)
 //! and the webhook rows are queued, all or nothing. Each medication's total is raised by a
-//! conditional UPDATE (`bought_qty + n <= qty`), so no interleaving of requests, instances or nodes
-//! can sell more than was prescribed: the rule lives in the database, not in component memory.
+//! conditional UPDATE (`bought_qty + n <= qty × fills`, `n <= qty`), so no interleaving of
+//! requests, instances or nodes can sell more than was prescribed: the rule lives in the database,
+//! not in component memory. Validity and the interval between fills are decided by time inside the
+//! same transaction (docs/mexican-rules.md).
 
 use std::collections::{HashMap, HashSet};
 
@@ -19,28 +21,45 @@ use crate::bindings::exports::receta::prescriptions::prescriptions::{
 };
 use crate::outbox;
 use crate::read;
+use crate::rules;
 
 /// The message of a 404 on the pharmacy calls (the original pharmacy API's wording).
 pub const RX_NOT_FOUND: &str = "rx not found";
 /// How a cancellation's reason reads in `reason_of_rejected`.
 pub const CANCELLED_BY_MEDIC: &str = "Cancelada por el médico: ";
 
-const STATE: &str = "SELECT id, medic_id, rx_status FROM prescriptions WHERE signature = ?";
+/// A prescription's state with its terms (none before 0012: no expiry, one fill, no interval).
+const STATE: &str = "SELECT p.id, p.medic_id, p.rx_status, t.valid_until, t.expires_at, \
+    COALESCE(t.fills, 1) AS fills, COALESCE(t.fill_interval_days, 0) AS fill_interval_days \
+    FROM prescriptions p LEFT JOIN prescription_terms t ON t.prescription_id = p.id \
+    WHERE p.signature = ?";
 
 const MEDICATIONS_LEFT: &str =
     "SELECT id, qty, bought_qty FROM medications WHERE prescription_id = ? ORDER BY position";
 
-/// `?1` units, `?2` medication, `?3` prescription: raises the total, never past `qty`.
-const SELL: &str = "UPDATE medications SET bought_qty = bought_qty + ?1, bought = (bought_qty + ?1 = qty) \
-    WHERE id = ?2 AND prescription_id = ?3 AND bought_qty + ?1 <= qty RETURNING id";
+/// `?1` units, `?2` medication, `?3` prescription, `?4` fills: raises the total, never past
+/// `qty × fills`, and never by more than `qty` in one sale.
+const SELL: &str = "UPDATE medications SET bought_qty = bought_qty + ?1, \
+    bought = (bought_qty + ?1 = qty * ?4) \
+    WHERE id = ?2 AND prescription_id = ?3 AND ?1 <= qty AND bought_qty + ?1 <= qty * ?4 RETURNING id";
 
-/// `?1` prescription: `?2` (`partially_dispensed`) while something is left to sell, else `?3`
-/// (`dispensed`).
+/// `?1` prescription, `?4` fills: `?2` (`partially_dispensed`) while something is left to sell,
+/// else `?3` (`dispensed`).
 const AFTER_SALE: &str = "UPDATE prescriptions SET \
-    bought = NOT EXISTS (SELECT 1 FROM medications WHERE prescription_id = ?1 AND bought_qty < qty), \
-    rx_status = CASE WHEN EXISTS (SELECT 1 FROM medications WHERE prescription_id = ?1 AND bought_qty < qty) \
+    bought = NOT EXISTS (SELECT 1 FROM medications WHERE prescription_id = ?1 AND bought_qty < qty * ?4), \
+    rx_status = CASE WHEN EXISTS (SELECT 1 FROM medications WHERE prescription_id = ?1 AND bought_qty < qty * ?4) \
       THEN ?2 ELSE ?3 END \
     WHERE id = ?1";
+
+/// `?1` event, `?2` the pharmacy's license, `?3` the fill the sale belongs to.
+const INSERT_DETAILS: &str =
+    "INSERT INTO dispense_details (event_id, pharmacy_license, fill) VALUES (?1, ?2, ?3)";
+
+/// `?1` prescription, `?2` a fill: when its first sale was (NULL if none). Dispenses recorded
+/// before 0012 count as fill 1.
+const FILL_STARTED: &str = "SELECT MIN(e.created_at) AS started FROM prescription_events e \
+    LEFT JOIN dispense_details x ON x.event_id = e.id \
+    WHERE e.prescription_id = ?1 AND e.kind = 'dispense' AND COALESCE(x.fill, 1) = ?2";
 
 /// `?1` prescription, `?2` the final state, `?3` rejected, `?4` the reason shown: only from `?5`
 /// (`available`).
@@ -65,7 +84,17 @@ const ITEMS: &str = "SELECT d.event_id, d.medication_id, d.qty FROM dispensed_me
 struct State {
     id: i64,
     medic_id: i64,
+    /// As shown: `expired` once the validity is over with units left.
     rx_status: RxState,
+    valid_until: Option<String>,
+    fills: i64,
+    fill_interval_days: i64,
+}
+
+/// One medication as a sale sees it.
+struct Left {
+    qty: i64,
+    bought: i64,
 }
 
 /// Who makes a change, as the event records it.
@@ -87,12 +116,20 @@ pub fn dispense(req: DispenseRequest) -> Result<Prescription, Error> {
                     "This prescription is already fully dispensed: nothing is left to sell.".into(),
                 ));
             }
-            other => return Err(closed(other, "dispensed")),
+            other => return Err(closed(other, &state, "dispensed")),
         }
-        let left = db.query(MEDICATIONS_LEFT, &[int(state.id)], |r| {
-            Ok((r.i64("id")?, r.i64("qty")? - r.i64("bought_qty")?))
-        })?;
-        check_items(&left.into_iter().collect(), &req.items)?;
+        let meds: HashMap<i64, Left> = db
+            .query(MEDICATIONS_LEFT, &[int(state.id)], |r| {
+                let left = Left {
+                    qty: r.i64("qty")?,
+                    bought: r.i64("bought_qty")?,
+                };
+                Ok((r.i64("id")?, left))
+            })?
+            .into_iter()
+            .collect();
+        check_items(&meds, state.fills, &req.items)?;
+        let fill = check_interval(db, &state, &meds, &req.items, &now)?;
         let event = insert_event(
             db,
             &state,
@@ -106,7 +143,12 @@ pub fn dispense(req: DispenseRequest) -> Result<Prescription, Error> {
             let units = int(item.qty.into());
             let sold = db.query_opt(
                 SELL,
-                &[units.clone(), int(item.medication), int(state.id)],
+                &[
+                    units.clone(),
+                    int(item.medication),
+                    int(state.id),
+                    int(state.fills),
+                ],
                 |r| r.i64("id"),
             )?;
             if sold.is_none() {
@@ -119,11 +161,16 @@ pub fn dispense(req: DispenseRequest) -> Result<Prescription, Error> {
             db.execute(INSERT_ITEM, &[int(event), int(item.medication), units])?;
         }
         db.execute(
+            INSERT_DETAILS,
+            &[int(event), text(&req.pharmacy_license), int(fill)],
+        )?;
+        db.execute(
             AFTER_SALE,
             &[
                 int(state.id),
                 text(RxState::PartiallyDispensed.code()),
                 text(RxState::Dispensed.code()),
+                int(state.fills),
             ],
         )?;
         outbox::queue_webhooks(db, state.id, &req.signature, &req.webhooks, &now)
@@ -131,24 +178,35 @@ pub fn dispense(req: DispenseRequest) -> Result<Prescription, Error> {
     read::for_pharmacy(&req.signature)
 }
 
-/// Every item names one of this prescription's medications, once, and sells at most what is left;
-/// otherwise one 400 on `medications` naming each bad item.
-fn check_items(left: &HashMap<i64, i64>, items: &[DispensedItem]) -> Result<(), Error> {
+/// Every item names one of this prescription's medications, once, sells at most `qty` (one fill's
+/// worth) and at most what is left of `qty × fills`; otherwise one 400 on `medications` naming each
+/// bad item.
+fn check_items(
+    meds: &HashMap<i64, Left>,
+    fills: i64,
+    items: &[DispensedItem],
+) -> Result<(), Error> {
     let mut messages = Vec::new();
     let mut seen = HashSet::new();
     for (i, item) in items.iter().enumerate() {
         let n = i + 1;
         let id = item.medication;
-        match left.get(&id) {
+        let asked = i64::from(item.qty);
+        match meds.get(&id) {
             None => messages.push(format!(
                 "Item {n}: {id} is not the id of a medication of this prescription."
             )),
             Some(_) if !seen.insert(id) => messages.push(format!(
                 "Item {n}: medication {id} is listed more than once."
             )),
-            Some(&units) if i64::from(item.qty) > units => messages.push(format!(
-                "Item {n}: medication {id} has {units} units left to sell; {} were asked for.",
-                item.qty
+            Some(m) if asked > m.qty * fills - m.bought => messages.push(format!(
+                "Item {n}: medication {id} has {} units left to sell; {asked} were asked for.",
+                m.qty * fills - m.bought
+            )),
+            Some(m) if asked > m.qty => messages.push(format!(
+                "Item {n}: medication {id} may be sold at most {} units in one dispense (one fill); \
+                 {asked} were asked for.",
+                m.qty
             )),
             Some(_) => {}
         }
@@ -161,6 +219,52 @@ fn check_items(left: &HashMap<i64, i64>, items: &[DispensedItem]) -> Result<(), 
             messages,
         }]))
     }
+}
+
+/// The fill this sale belongs to (`rules::fill_of`, the highest any medication reaches). A sale
+/// that starts fill k+1 sooner than `fill_interval_days` after fill k's first sale is 409 saying
+/// when it may be filled.
+fn check_interval(
+    db: &Db,
+    state: &State,
+    meds: &HashMap<i64, Left>,
+    items: &[DispensedItem],
+    now: &str,
+) -> Result<i64, Error> {
+    let current = meds
+        .values()
+        .map(|m| rules::fill_of(m.bought, m.qty))
+        .max()
+        .unwrap_or(0);
+    let reached = items
+        .iter()
+        .filter_map(|i| {
+            let m = meds.get(&i.medication)?;
+            Some(rules::fill_of(m.bought + i64::from(i.qty), m.qty))
+        })
+        .max()
+        .unwrap_or(current)
+        .max(current);
+    if reached > current && current >= 1 && state.fill_interval_days > 0 {
+        let started = db
+            .query_opt(FILL_STARTED, &[int(state.id), int(current)], |r| {
+                r.opt_string("started")
+            })?
+            .flatten();
+        let from = started
+            .as_deref()
+            .and_then(|s| common::time::shift(s, state.fill_interval_days * 86_400));
+        if let (Some(started), Some(from)) = (started, from)
+            && now < from.as_str()
+        {
+            return Err(Error::Conflict(format!(
+                "Fill {reached} of {} may be dispensed from {from} on: fill {current} began at \
+                 {started} and the medic set {} days between fills.",
+                state.fills, state.fill_interval_days
+            )));
+        }
+    }
+    Ok(reached.max(1))
 }
 
 /// A pharmacy rejects a prescription; see `prescriptions.reject` in the WIT.
@@ -204,7 +308,7 @@ fn close(
                     "Part of this prescription was already dispensed; it cannot be {verb}."
                 )));
             }
-            other => return Err(closed(other, verb)),
+            other => return Err(closed(other, &state, verb)),
         }
         let kind = if rejected {
             "rejection"
@@ -229,8 +333,15 @@ fn close(
     read::for_pharmacy(&change.signature)
 }
 
-/// The 409 for a prescription already rejected or cancelled.
-fn closed(status: RxState, verb: &str) -> Error {
+/// The 409 for a prescription rejected, cancelled or expired.
+fn closed(status: RxState, state: &State, verb: &str) -> Error {
+    if status == RxState::Expired {
+        return Error::Conflict(format!(
+            "This prescription expired: it was valid until {} (the end of that day, Mexico City \
+             time); it cannot be {verb}.",
+            state.valid_until.as_deref().unwrap_or_default()
+        ));
+    }
     let why = match status {
         RxState::Rejected => "was rejected by a pharmacy",
         RxState::Cancelled => "was cancelled by its medic",
@@ -247,7 +358,10 @@ fn state(db: &Db, signature: &str) -> Result<State, Error> {
         Ok(State {
             id: r.i64("id")?,
             medic_id: r.i64("medic_id")?,
-            rx_status: r.code("rx_status")?,
+            rx_status: read::shown_state(r)?,
+            valid_until: r.opt_string("valid_until")?,
+            fills: r.i64("fills")?,
+            fill_interval_days: r.i64("fill_interval_days")?,
         })
     })?
     .ok_or_else(|| Error::NotFound(RX_NOT_FOUND.into()))
@@ -347,18 +461,37 @@ mod tests {
         }
     }
 
+    fn meds(rows: &[(i64, i64, i64)]) -> HashMap<i64, Left> {
+        rows.iter()
+            .map(|&(id, qty, bought)| (id, Left { qty, bought }))
+            .collect()
+    }
+
     #[test]
     fn a_sale_within_what_is_left_passes() {
-        let left = HashMap::from([(10, 2), (11, 1)]);
-        assert!(check_items(&left, &[item(10, 2), item(11, 1)]).is_ok());
-        assert!(check_items(&left, &[item(10, 1)]).is_ok());
+        let left = meds(&[(10, 2, 0), (11, 1, 0)]);
+        assert!(check_items(&left, 1, &[item(10, 2), item(11, 1)]).is_ok());
+        assert!(check_items(&left, 1, &[item(10, 1)]).is_ok());
+    }
+
+    #[test]
+    fn a_repeat_sells_one_fill_at_a_time() {
+        // qty 2, fills 2: 3 at once is more than one fill; 2 + 2 is all; nothing after.
+        let fresh = meds(&[(10, 2, 0)]);
+        let m = messages(check_items(&fresh, 2, &[item(10, 3)]));
+        assert!(m[0].contains("at most 2 units in one dispense"), "{m:?}");
+        assert!(check_items(&fresh, 2, &[item(10, 2)]).is_ok());
+        assert!(check_items(&meds(&[(10, 2, 2)]), 2, &[item(10, 2)]).is_ok());
+        let m = messages(check_items(&meds(&[(10, 2, 3)]), 2, &[item(10, 2)]));
+        assert!(m[0].contains("has 1 units left"), "{m:?}");
     }
 
     #[test]
     fn every_bad_item_is_named() {
-        let left = HashMap::from([(10, 2), (11, 0)]);
+        let left = meds(&[(10, 2, 0), (11, 1, 1)]);
         let m = messages(check_items(
             &left,
+            1,
             &[item(10, 3), item(99, 1), item(11, 1), item(10, 1)],
         ));
         assert_eq!(
@@ -374,7 +507,7 @@ mod tests {
 
     #[test]
     fn the_sale_never_passes_qty_in_sql() {
-        assert!(SELL.contains("bought_qty + ?1 <= qty"));
+        assert!(SELL.contains("?1 <= qty AND bought_qty + ?1 <= qty * ?4"));
         // A close happens only from the state passed as ?5 (`available`, in `close`).
         assert!(CLOSE.contains("rx_status = ?5"));
     }

@@ -10,6 +10,9 @@
 //! | in the formulary           | `unstructured_drug`               | error: free text has no UPC              |
 //! | not in the formulary       | `basic_drug`                      | `basic_drug` (the integrator's product)  |
 //! | not in the formulary       | anything else                     | error                                    |
+//!
+//! The class (`fraccion`, `antibiotic`): the formulary's where it declares one, else what was sent;
+//! absent on both sides means "not declared".
 
 use crate::bindings::exports::receta::prescriptions::prescriptions::{Drug, NewMedication};
 
@@ -27,6 +30,10 @@ pub struct Resolved {
     pub category: String,
     pub drug: String,
     pub qty_label: String,
+    /// LGS art. 226 class; `None`: not declared.
+    pub fraccion: Option<String>,
+    /// `None`: not declared.
+    pub antibiotic: Option<bool>,
 }
 
 /// Applies the rules to one medication; `formulary` is the formulary's entry for its UPC, if any.
@@ -54,7 +61,16 @@ pub fn resolve(med: &NewMedication, formulary: Option<&Drug>) -> Result<Resolved
             }
         },
     };
+    let (fraccion, antibiotic) = match formulary.filter(|_| !upc.is_empty()) {
+        Some(entry) => (
+            entry.fraccion.clone().or_else(|| med.fraccion.clone()),
+            entry.antibiotic.or(med.antibiotic),
+        ),
+        None => (med.fraccion.clone(), med.antibiotic),
+    };
     Ok(Resolved {
+        fraccion,
+        antibiotic,
         presentation: med.presentation.clone(),
         instructions: med.instructions.clone(),
         qty: med.qty,
@@ -85,6 +101,8 @@ mod tests {
             qty: 2,
             drug_upc: upc.into(),
             category: category.map(str::to_string),
+            fraccion: Some("VI".into()),
+            antibiotic: None,
         }
     }
 
@@ -93,7 +111,27 @@ mod tests {
             upc: "2000000000107".into(),
             name: "Amoxicilina 500 mg, 12 cápsulas".into(),
             category: category.into(),
+            fraccion: Some("IV".into()),
+            antibiotic: Some(true),
         }
+    }
+
+    #[test]
+    fn the_formulary_class_wins_where_it_declares_one() {
+        let r = resolve(&med("2000000000107", None), Some(&entry(STANDARD))).unwrap();
+        assert_eq!(
+            (r.fraccion.as_deref(), r.antibiotic),
+            (Some("IV"), Some(true))
+        );
+        let undeclared = Drug {
+            fraccion: None,
+            antibiotic: None,
+            ..entry(STANDARD)
+        };
+        let r = resolve(&med("2000000000107", None), Some(&undeclared)).unwrap();
+        assert_eq!((r.fraccion.as_deref(), r.antibiotic), (Some("VI"), None));
+        let r = resolve(&med("7501234567890", Some(BASIC)), None).unwrap();
+        assert_eq!((r.fraccion.as_deref(), r.antibiotic), (Some("VI"), None));
     }
 
     #[test]

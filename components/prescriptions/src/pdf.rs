@@ -5,11 +5,13 @@
 
 use crate::bindings::exports::receta::prescriptions::prescriptions::{IssueRequest, Seal};
 use crate::medications::Resolved;
+use crate::rules::Terms;
 
 /// The data printed on the prescription.
 pub fn document(
     req: &IssueRequest,
     meds: &[Resolved],
+    terms: &Terms,
     signature: &str,
     seal: &Seal,
     issued_on: &str,
@@ -53,6 +55,7 @@ pub fn document(
                 qty: r.qty.into(),
                 qty_label: r.qty_label.clone(),
                 instructions: r.instructions.clone(),
+                antibiotic: r.antibiotic == Some(true),
             })
             .collect(),
         extras: req.extras.clone(),
@@ -61,6 +64,10 @@ pub fn document(
         cta_link,
         seal_kid: seal.kid.clone(),
         seal_sig: seal.sig.clone(),
+        valid_until: terms.valid_until.clone(),
+        fills: terms.fills,
+        fill_interval_days: terms.fill_interval_days,
+        antibiotic_repeat_reason: terms.antibiotic_repeat_reason.clone(),
     }
 }
 
@@ -73,11 +80,15 @@ pub const MAX_PAGES: usize = 20;
 pub fn render(
     req: &IssueRequest,
     meds: &[Resolved],
+    terms: &Terms,
     signature: &str,
     seal: &Seal,
     issued_on: &str,
 ) -> Result<Vec<u8>, common::types::Error> {
-    rxpdf::render_at_most(&document(req, meds, signature, seal, issued_on), MAX_PAGES).map_err(
+    rxpdf::render_at_most(
+        &document(req, meds, terms, signature, seal, issued_on),
+        MAX_PAGES,
+    ).map_err(
         |pages| {
             common::types::Error::field(
                 "medications",
@@ -121,7 +132,9 @@ mod tests {
             alg: "EdDSA".into(),
             sig: "s".repeat(86),
         };
-        let doc = document(&req, &meds, &signature, &seal, "2026-11-22");
+        let terms = crate::rules::terms("2026-11-22T10:00:00.000000Z", 30, 2, 7, "").unwrap();
+        let doc = document(&req, &meds, &terms, &signature, &seal, "2026-11-22");
+        assert_eq!((doc.valid_until.as_str(), doc.fills), ("2026-12-22", 2));
         assert_eq!(
             doc.cta_link,
             format!("http://127.0.0.1:3000/rx/{signature}")
@@ -134,11 +147,11 @@ mod tests {
             )
         );
         assert_eq!(doc.medications[0].qty_label, "1 caja");
-        let pdf = render(&req, &meds, &signature, &seal, "2026-11-22").unwrap();
+        let pdf = render(&req, &meds, &terms, &signature, &seal, "2026-11-22").unwrap();
         assert!(pdf.starts_with(b"%PDF-"));
         assert_eq!(
             pdf,
-            render(&req, &meds, &signature, &seal, "2026-11-22").unwrap(),
+            render(&req, &meds, &terms, &signature, &seal, "2026-11-22").unwrap(),
             "deterministic"
         );
     }

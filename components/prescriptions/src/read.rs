@@ -10,21 +10,36 @@ use crate::bindings::exports::receta::prescriptions::prescriptions::{
     Seal,
 };
 use crate::document::{is_signature, signature_of};
+use crate::rules;
+use common::codes::RxState;
 
 const COLUMNS: &str = "p.id, p.medic_id, p.signature, p.hospital_id, p.hospital_patron, p.hospital_location, p.clinic, \
     p.medic_email, p.patient_uid, p.patient_name, p.patient_email, p.patient_phone, p.patient_date_of_birth, \
     p.patient_gender, p.diagnosis, p.extras, p.created_at, p.sent, p.send_rx, p.show_diagnosis, p.rejected, \
-    p.bought, p.rx_status, p.sent_status, p.reason_of_rejected, s.kid AS seal_kid, s.sig AS seal_sig";
+    p.bought, p.rx_status, p.sent_status, p.reason_of_rejected, s.kid AS seal_kid, s.sig AS seal_sig, \
+    t.valid_until, t.expires_at, COALESCE(t.fills, 1) AS fills, \
+    COALESCE(t.fill_interval_days, 0) AS fill_interval_days, \
+    COALESCE(t.antibiotic_repeat_reason, '') AS antibiotic_repeat_reason, \
+    (SELECT COUNT(*) FROM prescription_events e WHERE e.prescription_id = p.id AND e.kind = 'dispense') AS fills_used";
 
-/// A prescription with its seal (none for one issued before seals existed).
-const SEALED: &str = "prescriptions p LEFT JOIN prescription_seals s ON s.prescription_id = p.id";
+/// A prescription with its seal (none for one issued before seals existed) and its terms (none
+/// for one issued before validity and repeats existed: valid without limit, one fill).
+const SEALED: &str = "prescriptions p LEFT JOIN prescription_seals s ON s.prescription_id = p.id \
+    LEFT JOIN prescription_terms t ON t.prescription_id = p.id";
 
 /// `?1` medic, `?2` a `LIKE … ESCAPE '\'` pattern or NULL.
 const MATCHES: &str = "p.medic_id = ?1 AND (?2 IS NULL OR p.patient_name LIKE ?2 ESCAPE '\\' \
     OR p.patient_email LIKE ?2 ESCAPE '\\' OR p.diagnosis LIKE ?2 ESCAPE '\\')";
 
-const MEDICATION_COLUMNS: &str = "id, prescription_id, presentation, instructions, qty, drug_upc, category, drug, \
-    cost, bought, bought_qty, order_id, qty_label";
+/// A medication's columns, from `MEDICATIONS` (`m`, its class `c`, its prescription's terms `t`).
+const MEDICATION_COLUMNS: &str = "m.id, m.prescription_id, m.presentation, m.instructions, m.qty, \
+    m.drug_upc, m.category, m.drug, m.cost, m.bought, m.bought_qty, m.order_id, m.qty_label, \
+    c.fraccion, c.antibiotic, m.qty * COALESCE(t.fills, 1) AS qty_total";
+
+/// Medications with their class (none declared before 0012) and their prescription's `fills`.
+const MEDICATIONS: &str = "medications m \
+    LEFT JOIN medication_classes c ON c.medication_id = m.id \
+    LEFT JOIN prescription_terms t ON t.prescription_id = m.prescription_id";
 
 /// `?1` signature, `?2` the medic, or NULL for the API admin.
 const VISIBLE_BY_SIGNATURE: &str = "p.signature = ?1 AND (?2 IS NULL OR p.medic_id = ?2)";
@@ -79,13 +94,8 @@ const COUNT_PRESCRIBED: &str = "SELECT COUNT(*) FROM medications m \
 
 /// `?1` medic, `?2` limit, `?3` offset: their medications, newest prescription first.
 fn prescribed_sql() -> String {
-    let columns = MEDICATION_COLUMNS
-        .split(", ")
-        .map(|c| format!("m.{c}"))
-        .collect::<Vec<_>>()
-        .join(", ");
     format!(
-        "SELECT {columns} FROM prescriptions p JOIN medications m ON m.prescription_id = p.id \
+        "SELECT {MEDICATION_COLUMNS} FROM {MEDICATIONS} JOIN prescriptions p ON p.id = m.prescription_id \
          WHERE p.medic_id = ?1 ORDER BY p.id DESC, m.position LIMIT ?2 OFFSET ?3"
     )
 }
@@ -109,8 +119,8 @@ pub fn prescribed(medic: i64, page: PageRequest) -> Result<MedicationPage, Error
 pub(crate) fn medications_sql(count: usize) -> String {
     let placeholders = placeholders(count);
     format!(
-        "SELECT {MEDICATION_COLUMNS} FROM medications WHERE prescription_id IN ({placeholders}) \
-         ORDER BY prescription_id, position"
+        "SELECT {MEDICATION_COLUMNS} FROM {MEDICATIONS} WHERE m.prescription_id IN ({placeholders}) \
+         ORDER BY m.prescription_id, m.position"
     )
 }
 
@@ -151,12 +161,29 @@ fn from_row(r: &Row) -> anyhow::Result<Prescription> {
         rejected: r.bool("rejected")?,
         bought: r.bool("bought")?,
         status: RxStatus {
-            rx_status: r.code("rx_status")?,
+            rx_status: shown_state(r)?,
             sent_status: r.code("sent_status")?,
         },
         reason_of_rejected: r.string("reason_of_rejected")?,
         seal: seal_from_row(r)?,
+        valid_until: r.opt_string("valid_until")?,
+        fills: u32::try_from(r.i64("fills")?)?,
+        fills_used: u32::try_from(r.i64("fills_used")?)?,
+        fill_interval_days: u32::try_from(r.i64("fill_interval_days")?)?,
+        antibiotic_repeat_reason: r.string("antibiotic_repeat_reason")?,
     })
+}
+
+/// The state shown for a row with `rx_status` and `expires_at` columns: `expired` once its validity
+/// is over with units left (`rules::shown_state`).
+pub(crate) fn shown_state(r: &Row) -> anyhow::Result<RxState> {
+    let stored = r.code("rx_status")?;
+    let expires_at = r.opt_string("expires_at")?;
+    Ok(rules::shown_state(
+        stored,
+        expires_at.as_deref(),
+        &common::time::now_iso8601(),
+    ))
 }
 
 /// The seal of a row with `seal_kid` and `seal_sig` columns (NULL when it has none).
@@ -189,6 +216,9 @@ pub(crate) fn medication_from_row(r: &Row) -> anyhow::Result<(i64, Medication)> 
             bought_qty: r.i64("bought_qty")? as u32,
             order_id: r.i64("order_id")?,
             qty_label: r.string("qty_label")?,
+            fraccion: r.opt_string("fraccion")?,
+            antibiotic: r.opt_i64("antibiotic")?.map(|n| n != 0),
+            qty_total: u32::try_from(r.i64("qty_total")?)?,
         },
     ))
 }
@@ -347,5 +377,6 @@ mod tests {
         assert!(medications_sql(3).contains("IN (?, ?, ?)"));
         assert!(prescribed_sql().contains("WHERE p.medic_id = ?1"));
         assert!(prescribed_sql().starts_with("SELECT m.id, m.prescription_id, m.presentation"));
+        assert!(medications_sql(1).contains("WHERE m.prescription_id IN (?)"));
     }
 }

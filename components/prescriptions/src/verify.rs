@@ -34,8 +34,10 @@ const OLDEST: &str = "SELECT MIN(created_at) AS oldest FROM verify_calls WHERE c
 const INSERT: &str = "INSERT INTO verify_calls (client, created_at) VALUES (?1, ?2)";
 
 const SOURCE: &str = "SELECT p.created_at, p.rx_status, d.canonical, s.kid AS seal_kid, \
-    s.sig AS seal_sig FROM prescriptions p JOIN prescription_documents d ON d.prescription_id = p.id \
-    LEFT JOIN prescription_seals s ON s.prescription_id = p.id WHERE p.signature = ?1";
+    s.sig AS seal_sig, t.valid_until, t.expires_at \
+    FROM prescriptions p JOIN prescription_documents d ON d.prescription_id = p.id \
+    LEFT JOIN prescription_seals s ON s.prescription_id = p.id \
+    LEFT JOIN prescription_terms t ON t.prescription_id = p.id WHERE p.signature = ?1";
 
 pub fn verify(signature: &str, client: &str) -> Result<Verification, Error> {
     let db = Db::open()?;
@@ -46,12 +48,14 @@ pub fn verify(signature: &str, client: &str) -> Result<Verification, Error> {
     let found = db.query_opt(SOURCE, &[text(signature)], |r| {
         Ok((
             r.string("created_at")?,
-            r.code("rx_status")?,
+            crate::read::shown_state(r)?,
             r.string("canonical")?,
             seal_from_row(r)?,
+            r.opt_string("valid_until")?,
         ))
     })?;
-    let (issued_at, rx_status, canonical, sealed) = found.ok_or_else(Error::not_found)?;
+    let (issued_at, rx_status, canonical, sealed, valid_until) =
+        found.ok_or_else(Error::not_found)?;
     let intact = signature_of(&canonical) == signature;
     let valid = intact
         && match &sealed {
@@ -75,6 +79,7 @@ pub fn verify(signature: &str, client: &str) -> Result<Verification, Error> {
         medic_name: field("/medic/name"),
         medic_cedula_prof: field("/medic/cedula_prof"),
         hospital_name: field("/hospital/name"),
+        valid_until,
     })
 }
 

@@ -27,6 +27,14 @@ pub struct RxDocument {
     /// of the service key that sealed it, and the Ed25519 signature (base64url).
     pub seal_kid: String,
     pub seal_sig: String,
+    /// The last day it may be filled, `YYYY-MM-DD` (printed "Válida hasta"); none when empty.
+    pub valid_until: String,
+    /// Times it may be filled (printed when more than 1).
+    pub fills: u32,
+    /// Days between fills (printed when not 0).
+    pub fill_interval_days: u32,
+    /// Why an antibiotic is repeated (printed when not empty).
+    pub antibiotic_repeat_reason: String,
 }
 
 /// The hospital (or office, or clinic) the prescription is issued from: header and footer.
@@ -86,6 +94,8 @@ pub struct MedicationLine {
     /// Descriptive label of the quantity (`cajas`, `frasco de 120 ml`).
     pub qty_label: String,
     pub instructions: String,
+    /// Printed "ANTIBIÓTICO" beside the medication.
+    pub antibiotic: bool,
 }
 
 /// US Letter, in points.

@@ -28,6 +28,7 @@ fn thirty_medications() -> RxDocument {
                 "Indicación {i}: tomar una tableta cada ocho horas durante {i} días, con abundante agua \
                  y después de los alimentos; suspender y consultar si aparece sarpullido. Fin {i}."
             ),
+            antibiotic: i % 5 == 0,
         })
         .collect();
     doc

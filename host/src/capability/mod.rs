@@ -4,10 +4,12 @@
 //! | interface                                 | module      |
 //! |-------------------------------------------|-------------|
 //! | WASI 0.2 (`wasi:cli`, clocks, random, io)  | wasmtime-wasi, set up in `runtime::store` |
+//! | `wasi:clocks/wall-clock` (tests may move it) | `clock` |
 //! | `wasi:http/outgoing-handler`               | `outbound` (the `allowed_outbound_hosts` check) |
 //! | `spin:sqlite/sqlite@3.0.0`                 | `sqlite` (local files or a libSQL server) |
 //! | `fermyon:spin/variables@2.0.0`             | `variables` |
 
+pub mod clock;
 pub mod outbound;
 pub mod sqlite;
 pub mod variables;

@@ -63,6 +63,9 @@ impl HostState {
             .allow_udp(false)
             .allow_ip_name_lookup(false)
             .envs(&component.environment);
+        if let Some(secs) = crate::capability::clock::offset() {
+            wasi.wall_clock(crate::capability::clock::ShiftedWallClock(secs));
+        }
         let limits = StoreLimitsBuilder::new()
             .memory_size(component.memory_limit)
             .trap_on_grow_failure(false)

@@ -45,8 +45,8 @@ const RSS_NOTE: &str = "Server peak RSS of the app's rows is the process's `VmHW
 /// The pharmacy of the pharmacy rows and its dispensable prescriptions (`seed-pharmacy`).
 struct Dispensable {
     token: String,
-    /// (signature, the medication's id).
-    prescriptions: Vec<(String, i64)>,
+    /// (signature, the medication's id, its fills).
+    prescriptions: Vec<(String, i64, u32)>,
 }
 
 impl Dispensable {
@@ -57,8 +57,10 @@ impl Dispensable {
         let token = lines.next().unwrap_or_default().to_string();
         let prescriptions = lines
             .filter_map(|l| {
-                let (s, m) = l.split_once('\t')?;
-                Some((s.to_string(), m.parse().ok()?))
+                let mut cells = l.split('\t');
+                let (s, m) = (cells.next()?, cells.next()?);
+                let fills = cells.next().and_then(|f| f.parse().ok()).unwrap_or(1);
+                Some((s.to_string(), m.parse().ok()?, fills))
             })
             .collect();
         Ok(Dispensable {
@@ -296,7 +298,13 @@ fn full_size(
         Scenario::new(
             "pharmacy-burn",
             "POST /api/v1/prescriptions/burn/&lt;signature&gt; (1 unit: event, conditional UPDATE, one commit; call logged)",
-            Load::Rotated(burns(pharmacy)),
+            Load::Rotated(burns(pharmacy, false)),
+        )
+        .vs_sqlite(None),
+        Scenario::new(
+            "pharmacy-burn-repeat",
+            "POST /api/v1/prescriptions/burn/&lt;signature&gt; on a repeat prescription (fills 12: the fill's limits and its seal details in the same commit)",
+            Load::Rotated(burns(pharmacy, true)),
         )
         .vs_sqlite(None),
     ]
@@ -328,12 +336,14 @@ fn patient_creates(seed: &Seed) -> Vec<Req> {
         .collect()
 }
 
-fn burns(pharmacy: &Dispensable) -> Vec<Req> {
+/// One-unit burns of the single-fill prescriptions, or of the repeat ones.
+fn burns(pharmacy: &Dispensable, repeats: bool) -> Vec<Req> {
     pharmacy
         .prescriptions
         .iter()
+        .filter(|(_, _, fills)| (*fills > 1) == repeats)
         .enumerate()
-        .map(|(i, (signature, medication))| Req {
+        .map(|(i, (signature, medication, _))| Req {
             method: "POST",
             path: format!("/api/v1/prescriptions/burn/{signature}"),
             token: pharmacy.token.clone(),
@@ -360,7 +370,8 @@ fn seed_pharmacy(server: &Server, seed_dir: &Path, notes: &mut Vec<String>) -> R
     ])?;
     notes.push(format!(
         "Pharmacy rows: one pharmacy registered through the API, and {} prescriptions of one \
-         9,999-unit medication for the dispense row (each burn sells 1 unit).",
+         9,999-unit medication for the dispense rows (each burn sells 1 unit); every other one a \
+         repeat prescription (fills 12).",
         value(&kv, "prescriptions")?
     ));
     Dispensable::read(seed_dir)

@@ -72,10 +72,14 @@ impl Layout<'_> {
         };
         let mut title_row = Row::text(g.left(), title_style, encode(title));
         let date_style = g.style(Font::Regular, 9.0, INK);
-        let date = encode(&format!(
-            "Fecha de emisión: {}",
-            es::long_date(&self.doc.issued_on)
-        ));
+        let mut date = format!("Fecha de emisión: {}", es::long_date(&self.doc.issued_on));
+        if !self.doc.valid_until.trim().is_empty() {
+            date.push_str(&format!(
+                " · Válida hasta: {}",
+                es::long_date(&self.doc.valid_until)
+            ));
+        }
+        let date = encode(&date);
         let date_x = g.right() - date_style.width(&date);
         if date_x > g.left() + title_style.width(&title_row.spans[0].text) + 12.0 {
             title_row.spans.push(Span {

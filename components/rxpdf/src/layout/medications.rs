@@ -60,12 +60,11 @@ impl Layout<'_> {
             if !drug.is_empty() && !drug.eq_ignore_ascii_case(med.presentation.trim()) {
                 self.labeled(&mut lines, "Medicamento", drug, width);
             }
-            self.labeled(
-                &mut lines,
-                "Cantidad",
-                &es::quantity(med.qty, &med.qty_label),
-                width,
-            );
+            let mut quantity = es::quantity(med.qty, &med.qty_label);
+            if med.antibiotic {
+                quantity.push_str(" · ANTIBIÓTICO");
+            }
+            self.labeled(&mut lines, "Cantidad", &quantity, width);
             let mut paragraphs = med.instructions.trim().lines();
             self.labeled(
                 &mut lines,
@@ -117,6 +116,50 @@ impl Layout<'_> {
             self.place(rows);
         }
         self.place(vec![Row::gap(4.0 * g.k)]);
+    }
+
+    /// The repeats, when there are any (the last valid day is printed in the title line).
+    pub(super) fn validity(&mut self) {
+        let d = &self.doc;
+        if d.fills <= 1 {
+            return;
+        }
+        let g = self.g;
+        let width = g.content_width();
+        let mut lines: Lines = Vec::new();
+        let fills = format!("{} veces", d.fills);
+        self.labeled(&mut lines, "Surtir", &fills, width);
+        if d.fill_interval_days > 0 {
+            let days = format!("al menos {} días entre surtidos", d.fill_interval_days);
+            self.labeled(&mut lines, "Intervalo", &days, width);
+        }
+        if !d.antibiotic_repeat_reason.trim().is_empty() {
+            let reason = d.antibiotic_repeat_reason.trim().to_string();
+            self.labeled(
+                &mut lines,
+                "Motivo de repetir el antibiótico",
+                &reason,
+                width,
+            );
+        }
+        let mut rows = Vec::new();
+        for (height, spans) in lines {
+            rows.push(Row {
+                height,
+                baseline: max_size(&spans),
+                spans: spans
+                    .into_iter()
+                    .map(|s| Span {
+                        x: g.left() + s.x,
+                        ..s
+                    })
+                    .collect(),
+                ..Row::default()
+            });
+        }
+        rows.push(Row::gap(8.0 * g.k));
+        let keep = rows.len();
+        self.place_keeping(rows, keep);
     }
 
     pub(super) fn observations(&mut self) {

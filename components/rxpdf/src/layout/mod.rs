@@ -79,6 +79,7 @@ pub fn lay_out(doc: &RxDocument) -> LaidOut {
     l.diagnosis();
     l.medications();
     l.observations();
+    l.validity();
     if doc.hospital.info {
         l.new_page(PageKind::Info);
         l.info_page();

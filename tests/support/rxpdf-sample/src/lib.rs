@@ -69,6 +69,7 @@ fn med(
         qty,
         qty_label: qty_label.into(),
         instructions: instructions.into(),
+        antibiotic: presentation.starts_with("Amoxicilina"),
     }
 }
 
@@ -148,6 +149,10 @@ pub fn sample() -> RxDocument {
         qr_text: format!("{CTA_LINK}#{SEAL_KID}.{SEAL_SIG}"),
         seal_kid: SEAL_KID.into(),
         seal_sig: SEAL_SIG.into(),
+        valid_until: "2026-12-22".into(),
+        fills: 1,
+        fill_interval_days: 0,
+        antibiotic_repeat_reason: String::new(),
     }
 }
 

@@ -31,8 +31,8 @@ const STATEMENTS: &[(&str, &str, &[&str])] = &[
         "dispense: the state raised from (the prescription's medications sold out?)",
         "components/prescriptions/src/lifecycle.rs",
         &["UPDATE prescriptions SET \
-           bought = NOT EXISTS (SELECT 1 FROM medications WHERE prescription_id = ?1 AND bought_qty < qty), \
-           rx_status = CASE WHEN EXISTS (SELECT 1 FROM medications WHERE prescription_id = ?1 AND bought_qty < qty) \
+           bought = NOT EXISTS (SELECT 1 FROM medications WHERE prescription_id = ?1 AND bought_qty < qty * ?4), \
+           rx_status = CASE WHEN EXISTS (SELECT 1 FROM medications WHERE prescription_id = ?1 AND bought_qty < qty * ?4) \
            THEN ?2 ELSE ?3 END \
            WHERE id = ?1"],
     ),
@@ -64,11 +64,16 @@ const STATEMENTS: &[(&str, &str, &[&str])] = &[
         "components/prescriptions/src/read.rs",
         &[
             "SELECT ",
-            "id, prescription_id, presentation, instructions, qty, drug_upc, category, drug, \
-             cost, bought, bought_qty, order_id, qty_label",
-            " FROM medications WHERE prescription_id IN (",
+            "m.id, m.prescription_id, m.presentation, m.instructions, m.qty, \
+             m.drug_upc, m.category, m.drug, m.cost, m.bought, m.bought_qty, m.order_id, m.qty_label, \
+             c.fraccion, c.antibiotic, m.qty * COALESCE(t.fills, 1) AS qty_total",
+            " FROM ",
+            "medications m \
+             LEFT JOIN medication_classes c ON c.medication_id = m.id \
+             LEFT JOIN prescription_terms t ON t.prescription_id = m.prescription_id",
+            " WHERE m.prescription_id IN (",
             "?, ?, ?",
-            ") ORDER BY prescription_id, position",
+            ") ORDER BY m.prescription_id, m.position",
         ],
     ),
     (
@@ -158,9 +163,14 @@ const STATEMENTS: &[(&str, &str, &[&str])] = &[
 const RX_COLUMNS: &str = "p.id, p.medic_id, p.signature, p.hospital_id, p.hospital_patron, p.hospital_location, p.clinic, \
     p.medic_email, p.patient_uid, p.patient_name, p.patient_email, p.patient_phone, p.patient_date_of_birth, \
     p.patient_gender, p.diagnosis, p.extras, p.created_at, p.sent, p.send_rx, p.show_diagnosis, p.rejected, \
-    p.bought, p.rx_status, p.sent_status, p.reason_of_rejected, s.kid AS seal_kid, s.sig AS seal_sig";
+    p.bought, p.rx_status, p.sent_status, p.reason_of_rejected, s.kid AS seal_kid, s.sig AS seal_sig, \
+    t.valid_until, t.expires_at, COALESCE(t.fills, 1) AS fills, \
+    COALESCE(t.fill_interval_days, 0) AS fill_interval_days, \
+    COALESCE(t.antibiotic_repeat_reason, '') AS antibiotic_repeat_reason, \
+    (SELECT COUNT(*) FROM prescription_events e WHERE e.prescription_id = p.id AND e.kind = 'dispense') AS fills_used";
 
-const RX_FROM: &str = "prescriptions p LEFT JOIN prescription_seals s ON s.prescription_id = p.id";
+const RX_FROM: &str = "prescriptions p LEFT JOIN prescription_seals s ON s.prescription_id = p.id \
+    LEFT JOIN prescription_terms t ON t.prescription_id = p.id";
 
 const RX_DOCUMENT: &str = "LEFT JOIN prescription_documents d ON d.prescription_id = p.id";
 

@@ -94,6 +94,8 @@ signatures! {
         "get-document": (prescriptions::Principal, String) -> Result<String, prescriptions::Error>;
         "load-drugs": (Vec<prescriptions::Drug>) -> Result<prescriptions::DrugLoad, prescriptions::Error>;
         "search-drugs": (Option<String>, prescriptions::PageRequest) -> Result<prescriptions::DrugPage, prescriptions::Error>;
+        "sales": (String) -> Result<Vec<prescriptions::Sale>, prescriptions::Error>;
+        "antibiotic-register": (i64, String, String, Option<prescriptions::PageRequest>) -> Result<prescriptions::RegisterPage, prescriptions::Error>;
         "get-landing": (Option<prescriptions::Principal>, String) -> Result<prescriptions::LandingRx, prescriptions::Error>;
         "get-landing-pdf": (String) -> Result<Vec<u8>, prescriptions::Error>;
     }

@@ -14,7 +14,7 @@ use crate::helpers::{
     ADMIN_TOKEN, AppConfig, TestApp, TestResponse, field_errors, spawn_app, start,
 };
 use crate::outbound::{Practice, db};
-use crate::pharmacies::{burn, lookup, register, signature};
+use crate::pharmacies::{burn, listed, lookup, register, signature};
 
 const DAY: i64 = 86_400;
 /// The seed catalog's products used here (migrations/0004 and 0012).
@@ -241,13 +241,7 @@ fn a_prescription_expires_at_the_end_of_its_last_day() {
         .get(&format!("/api/v2/rx-endpoint/{sig}/"), p.medic.token())
         .json();
     assert_eq!(detail["status"]["rx_status"], expired, "{detail}");
-    let list = app.get("/api/v2/rx-endpoint/", p.medic.token()).json();
-    let listed = list["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["signature"] == sig.as_str())
-        .unwrap();
+    let listed = listed(&app, p.medic.token(), &sig);
     assert_eq!(listed["status"]["rx_status"], expired);
     assert_eq!(
         lookup(&app, &ph, &sig).json()["status"]["rx_status"],

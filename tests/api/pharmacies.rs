@@ -102,6 +102,18 @@ pub fn med_ids(rx: &Value) -> (i64, i64) {
     )
 }
 
+/// The prescription `sig` as the medic's list (`GET /api/v2/rx-endpoint/`) shows it.
+pub fn listed(app: &TestApp, token: Option<&str>, sig: &str) -> Value {
+    let list = app.get("/api/v2/rx-endpoint/", token).json();
+    list["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["signature"] == sig)
+        .unwrap()
+        .clone()
+}
+
 pub fn signature(rx: &Value) -> String {
     rx["signature"].as_str().unwrap().to_string()
 }
@@ -387,13 +399,7 @@ fn a_pharmacy_looks_up_then_dispenses_partially_then_totally() {
         .json();
     assert_eq!(detail["status"]["rx_status"][0], "dispensed");
     assert_eq!(detail["bought"], true);
-    let list = app.get("/api/v2/rx-endpoint/", p.medic.token()).json();
-    let listed = list["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["signature"] == sig.as_str())
-        .unwrap();
+    let listed = listed(&app, p.medic.token(), &sig);
     assert_eq!(listed["status"]["rx_status"][0], "dispensed");
 
     // The event log: both dispenses, in order, with pharmacy, sales code and quantities.

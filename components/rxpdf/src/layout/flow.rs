@@ -233,6 +233,26 @@ pub(super) fn text_lines(lines: &mut Lines, style: Style, text: &str, width: f32
 }
 
 /// The largest font size on a line: its baseline sits that far below the line's top.
+/// `lines` as rows, each span moved right by `x`.
+pub(super) fn rows_at(lines: Lines, x: f32) -> Vec<Row> {
+    lines
+        .into_iter()
+        .map(|(height, spans)| Row {
+            height,
+            baseline: max_size(&spans),
+            spans: spans
+                .into_iter()
+                .map(|s| Span {
+                    dy: 0.0,
+                    x: x + s.x,
+                    ..s
+                })
+                .collect(),
+            ..Row::default()
+        })
+        .collect()
+}
+
 pub(super) fn max_size(spans: &[Span]) -> f32 {
     spans.iter().map(|s| s.style.size).fold(0.0, f32::max)
 }

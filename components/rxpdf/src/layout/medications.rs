@@ -4,7 +4,7 @@ use crate::es;
 use crate::metrics::{Font, wrap};
 use crate::winansi::encode;
 
-use super::flow::{Layout, dash, max_size};
+use super::flow::{Layout, dash, rows_at};
 use super::paint::{ACCENT, HAIRLINE, INK, Lines, Row, Span};
 
 impl Layout<'_> {
@@ -86,21 +86,7 @@ impl Layout<'_> {
                     ));
                 }
             }
-            for (height, spans) in lines {
-                rows.push(Row {
-                    height,
-                    baseline: max_size(&spans),
-                    spans: spans
-                        .into_iter()
-                        .map(|s| Span {
-                            dy: 0.0,
-                            x: x + s.x,
-                            ..s
-                        })
-                        .collect(),
-                    ..Row::default()
-                });
-            }
+            rows.extend(rows_at(lines, x));
             let mut sep = Row::gap(6.0 * g.k);
             if i + 1 < count {
                 sep.rules.push((x, width, HAIRLINE, 0.4));
@@ -142,21 +128,7 @@ impl Layout<'_> {
                 width,
             );
         }
-        let mut rows = Vec::new();
-        for (height, spans) in lines {
-            rows.push(Row {
-                height,
-                baseline: max_size(&spans),
-                spans: spans
-                    .into_iter()
-                    .map(|s| Span {
-                        x: g.left() + s.x,
-                        ..s
-                    })
-                    .collect(),
-                ..Row::default()
-            });
-        }
+        let mut rows = rows_at(lines, g.left());
         rows.push(Row::gap(8.0 * g.k));
         let keep = rows.len();
         self.place_keeping(rows, keep);

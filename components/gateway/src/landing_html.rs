@@ -420,6 +420,9 @@ mod tests {
             bought_qty: 0,
             order_id: 0,
             qty_label: "2 cajas".into(),
+            fraccion: None,
+            antibiotic: None,
+            qty_total: 2,
         }
     }
 
@@ -435,6 +438,9 @@ mod tests {
             rx_status: RxState::Available,
             reason_of_rejected: String::new(),
             seal: None,
+            valid_until: None,
+            fills: 1,
+            sales: Vec::new(),
         }
     }
 
@@ -454,6 +460,7 @@ mod tests {
         let mut r = rx();
         r.rx_status = RxState::PartiallyDispensed;
         r.medications[0].qty = 3;
+        r.medications[0].qty_total = 3;
         r.medications[0].bought_qty = 1;
         let html = page(&r, &[]);
         assert!(html.contains("Surtido</span>1 de 3"), "{html}");

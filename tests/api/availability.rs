@@ -278,6 +278,66 @@ fn a_slow_webhook_receiver_never_slows_creates_or_reads() {
     assert_eq!(rows as usize, count);
 }
 
+/// Sends `head` (a whole request head, raw) on a fresh connection and reads the answer to its end:
+/// status, headers (lower-case names) and body.
+fn raw_exchange(app: &crate::helpers::TestApp, head: &[u8]) -> (u16, Vec<(String, String)>, String) {
+    use std::io::{Read, Write};
+    let authority = app.address.trim_start_matches("http://");
+    let mut stream = std::net::TcpStream::connect(authority).expect("connect");
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .unwrap();
+    // hyper may answer (and close) before it has read all of an oversized head.
+    let _ = stream.write_all(head);
+    let mut response = Vec::new();
+    let _ = stream.read_to_end(&mut response);
+    let text = String::from_utf8_lossy(&response).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let mut lines = head.split("\r\n");
+    let status = lines
+        .next()
+        .and_then(|l| l.split(' ').nth(1))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    (status, headers, body.to_string())
+}
+
+#[test]
+fn what_the_http_library_answers_by_itself_is_in_the_api_shape_too() {
+    let app = spawn_app();
+    let authority = app.address.trim_start_matches("http://").to_string();
+    let long_target = format!(
+        "GET /api/v2/hospital/?search={} HTTP/1.1\r\nHost: {authority}\r\n\r\n",
+        "x".repeat(70_000)
+    );
+    let many_headers = format!(
+        "GET /api/v2/hospital/ HTTP/1.1\r\nHost: {authority}\r\n{}\r\n",
+        (0..600)
+            .map(|i| format!("X-Header-{i}: {i}\r\n"))
+            .collect::<String>()
+    );
+    let garbage = "NOT HTTP AT ALL\r\n\r\n".to_string();
+    for (head, status) in [(long_target, 414), (many_headers, 431), (garbage, 400)] {
+        let (got, headers, body) = raw_exchange(&app, head.as_bytes());
+        assert_eq!(got, status, "{headers:?} {body}");
+        let content_type = headers.iter().find(|(k, _)| k == "content-type");
+        assert_eq!(
+            content_type.map(|(_, v)| v.as_str()),
+            Some("application/json"),
+            "{status}: {headers:?}"
+        );
+        let json: serde_json::Value = serde_json::from_str(&body).expect("a JSON body");
+        assert!(json["message"].is_string(), "{json}");
+        assert_eq!(json.as_object().unwrap().len(), 1);
+    }
+    // The service keeps answering.
+    assert_eq!(app.get("/api/v2/hospital/", Some(ADMIN_TOKEN)).status, 200);
+}
+
 #[test]
 fn oversized_targets_and_headers_are_refused_in_the_api_shape() {
     let app = spawn_app();

@@ -5,8 +5,10 @@ mod contract;
 mod helpers;
 mod sqld;
 
+mod abuse;
 mod availability;
 mod campaigns;
+mod claims;
 mod hospitals;
 mod integrator;
 mod landing;

@@ -58,7 +58,7 @@ fn count(app: &TestApp, table: &str) -> i64 {
 }
 
 /// The host restarted on the same state with its wall clock `secs` later.
-fn later(app: TestApp, secs: i64) -> TestApp {
+pub(crate) fn later(app: TestApp, secs: i64) -> TestApp {
     let state = app.crash();
     start(
         AppConfig::default().with_env("RECETA_CLOCK_OFFSET_SECONDS", &secs.to_string()),

@@ -109,7 +109,8 @@ impl Fields {
         }
     }
 
-    /// An optional string (absent or null is `None`), strictly shorter than `under` characters when given.
+    /// An optional string (absent or null is `None`), strictly shorter than `under` characters when
+    /// given, with no character `text::refused_in` refuses for this field.
     pub fn optional_str(&mut self, field: &str, under: Option<usize>) -> Option<String> {
         let s = match self.map.get(field) {
             None | Some(Value::Null) => return None,
@@ -127,6 +128,10 @@ impl Fields {
                 field,
                 format!("Ensure this field has fewer than {limit} characters."),
             );
+            return None;
+        }
+        if let Some(message) = crate::text::refused_in(field, &s) {
+            self.error(field, message);
             return None;
         }
         Some(s)

@@ -1,7 +1,9 @@
 //! HTML text escaping, shared by the landing page and the email body.
 
-/// Escapes text for HTML element content and quoted attribute values.
+/// Escapes text for HTML element content and quoted attribute values. A character stored text may
+/// not carry (a control character, a bidirectional override: `crate::text`) shows as U+FFFD.
 pub fn escape(s: &str) -> String {
+    let s = crate::text::visible(s);
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -27,5 +29,11 @@ mod tests {
             "&lt;script&gt;alert(&#39;x&#39;) &amp; &quot;y&quot;&lt;/script&gt;"
         );
         assert_eq!(escape("Ñandú 東京"), "Ñandú 東京");
+    }
+
+    #[test]
+    fn shows_controls_and_bidi_overrides_instead_of_obeying_them() {
+        assert_eq!(escape("Para\u{202E}cetamol\0"), "Para\u{FFFD}cetamol\u{FFFD}");
+        assert_eq!(escape("línea 1\nlínea 2"), "línea 1\nlínea 2");
     }
 }

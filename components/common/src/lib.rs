@@ -14,6 +14,7 @@ pub mod html;
 pub mod image;
 pub mod multipart;
 pub mod page;
+pub mod text;
 pub mod time;
 
 mod bindings {

@@ -171,6 +171,12 @@ fn handler<'a>(req: &'a Request, method: Method, segments: &'a [&'a str]) -> Opt
         (Post, ["api", "v1", "prescriptions", "reject", signature]) => {
             run(move || pharmacy::reject(req, signature))
         }
+        (Post, ["api", "v2", "pharmacy", "rx", signature, "claim"]) => {
+            run(move || pharmacy::claim(req, signature))
+        }
+        (Post, ["api", "v2", "pharmacy", "rx", signature, "release"]) => {
+            run(move || pharmacy::release(req, signature))
+        }
         // The contract (OpenAPI) and its reference page: no token.
         (Get, ["api", "v2", "openapi.json"]) => run(reference::openapi),
         (Get, ["docs"]) => run(reference::docs),

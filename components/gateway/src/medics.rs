@@ -172,6 +172,9 @@ pub fn search(req: &Request) -> Result<Response, Error> {
     catalog::authorize_manager(caller)?;
     let page = req.page()?;
     let query = req.query().get("query").unwrap_or_default().to_string();
+    if let Some(message) = common::text::refused(&query, false) {
+        return Err(Error::field("query", message));
+    }
     let found = catalog::search_medics(caller, &query, page)?;
     let results = found
         .results

@@ -42,7 +42,9 @@ pub fn deliver_after(prescription: i64) -> impl FnOnce() {
 /// `POST /api/v2/rx/resend/<signature>/` `{email?, cc?}` (the issuing medic or the API admin) → 200
 /// `{message}`; the email goes to `email` (default: the patient's) with `cc` (addresses separated by
 /// commas, semicolons or spaces) copied. 404 `{message}` naming the signature; 403 when the hospital
-/// does not send emails.
+/// does not send emails; 429 `{message}` with `Retry-After` over the resend limits (at most
+/// `resends_per_prescription_hour` resends of one prescription, and `resend_recipients_per_hour`
+/// recipients per caller, an hour: docs/notifications.md), nothing queued.
 pub fn resend(req: &Request, signature: &str) -> Result<Response, Error> {
     let caller = req.caller()?;
     let rx = match prescriptions::get_by_signature(caller, signature) {
@@ -91,7 +93,20 @@ pub fn resend(req: &Request, signature: &str) -> Result<Response, Error> {
             "This prescription's hospital does not send emails (send_emails is false).",
         ));
     }
-    notifications::queue_email(rx.id, std::slice::from_ref(&email), &cc)?;
+    match notifications::resend_email(caller, rx.id, std::slice::from_ref(&email), &cc) {
+        Ok(_) => {}
+        Err(Error::TooManyRequests(seconds)) => {
+            return Ok(Response::message(
+                429,
+                &format!(
+                    "Resend limit reached: this prescription was resent too often, or this caller \
+                     sent it to too many recipients, in the last hour. Try again in {seconds} s."
+                ),
+            )
+            .with_header("retry-after", seconds.to_string()));
+        }
+        Err(other) => return Err(other),
+    }
     let message = if cc.is_empty() {
         format!("The prescription has been resent to {email}.")
     } else {

@@ -32,7 +32,8 @@ pub fn medic_caller(req: &Request) -> Result<i64, Error> {
     req.medic(MEDIC_ONLY)
 }
 
-/// The `search` query parameter: `None` when absent or empty, 400 when too long.
+/// The `search` query parameter: `None` when absent or empty, 400 when too long or carrying a
+/// character stored text may not (`common::text`: `search=%00` does not match everything).
 pub fn search_param(req: &Request) -> Result<Option<String>, Error> {
     match req.query().get("search") {
         None | Some("") => Ok(None),
@@ -40,7 +41,10 @@ pub fn search_param(req: &Request) -> Result<Option<String>, Error> {
             "search",
             format!("Ensure this field has fewer than {SEARCH} characters."),
         )),
-        Some(s) => Ok(Some(s.to_string())),
+        Some(s) => match common::text::refused(s, false) {
+            Some(message) => Err(Error::field("search", message)),
+            None => Ok(Some(s.to_string())),
+        },
     }
 }
 

@@ -4,6 +4,8 @@
 //! - `GET /api/v2/pharmacy/rx/<signature>`: look a prescription up
 //! - `POST /api/v1/prescriptions/burn/<signature>`: record a sale (a dispense)
 //! - `POST /api/v1/prescriptions/reject/<signature>`: reject it
+//! - `POST /api/v2/pharmacy/rx/<signature>/claim/`, `…/release/`: hold it while dispensing, give
+//!   it back (a burn with `X-Claim-Secret` closes the claim)
 //! - `GET /api/v2/pharmacy/register/?from&to&format`: its antibiotic register (`register`)
 //!
 //! Every call is logged with the status it was answered (`pharmacies.record-call`), and a pharmacy
@@ -35,6 +37,10 @@ const SALES_CODE: Option<usize> = Some(129);
 const REASON: Option<usize> = Some(1024);
 /// The 404 `error` of the pharmacy calls.
 const RX_NOT_FOUND: &str = "rx not found";
+/// The header that carries a claim's secret on a burn (and a release).
+const CLAIM_SECRET: &str = "x-claim-secret";
+/// How long a claim lives when `claim_minutes` is not set.
+const DEFAULT_CLAIM_MINUTES: u32 = 10;
 
 /// `GET /api/v2/pharmacy/rx/<signature>` → 200 the prescription in the detail shape, each medication
 /// with `sku` and `ad_id`, and `sales` (the seal of each sale so far); 404 `{"error": "rx not
@@ -49,7 +55,9 @@ pub fn lookup(req: &Request, signature: &str) -> Result<Response, Error> {
 /// `POST /api/v1/prescriptions/burn/<signature>` `{sales_code, medications: [{id, bought_qty}]}` → 200
 /// the updated prescription (the lookup's shape). 404 `{"error": "rx not found"}`; 400 for the body
 /// or for an item that is not this prescription's or sells more than is left (nothing applied);
-/// 409 `{message}` when it is rejected, cancelled or fully dispensed.
+/// 409 `{message}` when it is rejected, cancelled or fully dispensed, or another pharmacy holds a
+/// live claim; 403 when `X-Claim-Secret` does not open the pharmacy's own claim. Without a claim it
+/// is an implicit claim and close.
 pub fn burn(req: &Request, signature: &str) -> Result<Response, Error> {
     logged(req, signature, CallAction::Dispense, |pharmacy| {
         let principal = format!("pharmacy:{}", pharmacy.id);
@@ -73,9 +81,64 @@ fn dispense(req: &Request, signature: &str, pharmacy: &Pharmacy) -> Result<Respo
         sales_code,
         items,
         webhooks,
+        claim_secret: req.header(CLAIM_SECRET).map(str::to_string),
     })?;
     let response = Response::json(200, &pharmacy_shape(&updated)?);
     Ok(after(response, queued, updated.id))
+}
+
+/// `POST /api/v2/pharmacy/rx/<signature>/claim/` → 200 `{"claim": {id, secret, expires_at},
+/// "prescription": <the lookup's shape>}`: the pharmacy holds the prescription for `claim_minutes`
+/// (docs/lifecycle.md, "Claims"); the secret is shown only here. 409 `{message}` while another
+/// pharmacy's claim is live (saying until when), or when the prescription is rejected, cancelled,
+/// expired or fully dispensed; 404 `{"error": "rx not found"}`. Logged as a lookup.
+pub fn claim(req: &Request, signature: &str) -> Result<Response, Error> {
+    logged(req, signature, CallAction::Lookup, |pharmacy| {
+        let grant = prescriptions::claim(&pharmacy_ref(pharmacy), signature, claim_minutes())?;
+        let rx = prescriptions::get_for_pharmacy(signature)?;
+        let body = json!({
+            "claim": {"id": grant.id, "secret": grant.secret, "expires_at": grant.expires_at},
+            "prescription": pharmacy_shape(&rx)?,
+        });
+        Ok(Response::json(200, &body))
+    })
+}
+
+/// `POST /api/v2/pharmacy/rx/<signature>/release/` with the claim's secret (`X-Claim-Secret`, or
+/// `{"secret": "..."}`) → 200 `{message, prescription}`: available again at once. 400 on `secret`
+/// without one; 403 for a secret that is not the claim's; 409 when there is no live claim or
+/// another pharmacy holds it; 404 `{"error": "rx not found"}`. Logged as a lookup.
+pub fn release(req: &Request, signature: &str) -> Result<Response, Error> {
+    logged(req, signature, CallAction::Lookup, |pharmacy| {
+        let secret = match req.header(CLAIM_SECRET) {
+            Some(secret) => secret.to_string(),
+            None => {
+                let mut f = if req.body().iter().all(u8::is_ascii_whitespace) {
+                    Fields::default()
+                } else {
+                    req.json_fields()?
+                };
+                let secret = f.required_str("secret", Some(129));
+                f.finish()?;
+                secret
+            }
+        };
+        prescriptions::release(&pharmacy_ref(pharmacy), signature, &secret)?;
+        let rx = prescriptions::get_for_pharmacy(signature)?;
+        let body = json!({
+            "message": "The claim was released: the prescription is available again.",
+            "prescription": pharmacy_shape(&rx)?,
+        });
+        Ok(Response::json(200, &body))
+    })
+}
+
+/// `claim_minutes` (1-60, default 10): how long a claim lives.
+fn claim_minutes() -> u32 {
+    spin_sdk::variables::get("claim_minutes")
+        .ok()
+        .and_then(|v| v.trim().parse::<u32>().ok())
+        .map_or(DEFAULT_CLAIM_MINUTES, |m| m.clamp(1, 60))
 }
 
 /// `POST /api/v1/prescriptions/reject/<signature>` `{rejected: true, reason_of_rejected}` → 200

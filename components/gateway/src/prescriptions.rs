@@ -560,6 +560,10 @@ fn clinic(f: &mut Fields) -> Option<String> {
         Value::Null => None,
         Value::Number(n) if n.is_i64() || n.is_u64() => Some(n.to_string()),
         Value::String(s) if s.chars().count() < CLINIC => {
+            if let Some(message) = common::text::refused(s, false) {
+                f.error("clinic", message);
+                return None;
+            }
             Some(Value::String(s.clone()).to_string())
         }
         Value::String(_) => {
@@ -668,9 +672,6 @@ fn medication(map: Map<String, Value>) -> Result<NewMedication, Vec<FieldError>>
         Some(q) => q,
     };
     let drug_upc = m.optional_str("drug_upc", UPC).unwrap_or_default();
-    if drug_upc.chars().any(char::is_control) {
-        m.error("drug_upc", "Control characters are not allowed.");
-    }
     let category = m.choice("category", &CATEGORIES, true);
     let fraccion = m.choice("fraccion", &FRACCIONES, true);
     let antibiotic = m.optional_bool("antibiotic");

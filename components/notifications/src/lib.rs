@@ -2,6 +2,7 @@
 //!
 //! - `webhooks`: subscriptions, the registration ping, `plan`
 //! - `outbox`: queueing emails, leasing, recording attempts, the admin's view and replay
+//! - `resends`: the resend limits (per prescription, per caller's recipients)
 //! - `deliver`: one worker run (lease, build, send concurrently, record)
 //! - `email`: the relay's JSON (pure); `signing`: Standard Webhooks (pure); `schedule`: retries (pure)
 //! - `send`: outbound POSTs with timeouts; `target`: URL parsing (pure); `config`: the variables
@@ -10,13 +11,14 @@ mod config;
 mod deliver;
 mod email;
 mod outbox;
+mod resends;
 mod schedule;
 mod send;
 mod signing;
 mod target;
 mod webhooks;
 
-use common::types::{Error, PageRequest, RxEvent, WebhookDelivery};
+use common::types::{Error, PageRequest, Principal, RxEvent, WebhookDelivery};
 
 mod bindings;
 
@@ -48,8 +50,13 @@ impl Guest for Notifications {
         webhooks::plan(medic, hospital, event)
     }
 
-    fn queue_email(prescription: i64, to: Vec<String>, cc: Vec<String>) -> Result<i64, Error> {
-        outbox::queue_email(prescription, &to, &cc)
+    fn resend_email(
+        sender: Principal,
+        prescription: i64,
+        to: Vec<String>,
+        cc: Vec<String>,
+    ) -> Result<i64, Error> {
+        outbox::resend_email(sender, prescription, &to, &cc)
     }
 
     fn deliver_due(limit: u32, prescription: Option<i64>) -> Result<DeliveryRun, Error> {

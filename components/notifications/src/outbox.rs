@@ -11,7 +11,9 @@ use serde_json::{Value, json};
 
 use common::db::{Db, Param, Row, boolean, int, opt_text, text};
 use common::time::iso8601;
-use common::types::{Error, PageRequest};
+use common::types::{Error, PageRequest, Principal};
+
+use crate::resends;
 
 use crate::bindings::exports::receta::notifications::notifications::{
     Attempt, Delivery, DeliveryFilter, DeliveryKind, DeliveryPage, DeliveryStatus,
@@ -285,8 +287,14 @@ pub fn finish(
     })
 }
 
-/// Queues an email of a prescription; `not-found` when it does not exist.
-pub fn queue_email(prescription: i64, to: &[String], cc: &[String]) -> Result<i64, Error> {
+/// Queues a resend of a prescription's email by `sender`, within the resend limits (`resends`);
+/// `not-found` when it does not exist, `too-many-requests` over a limit (nothing queued).
+pub fn resend_email(
+    sender: Principal,
+    prescription: i64,
+    to: &[String],
+    cc: &[String],
+) -> Result<i64, Error> {
     let db = Db::open()?;
     let signature = db
         .query_opt(SIGNATURE_OF, &[int(prescription)], |r| {
@@ -297,15 +305,21 @@ pub fn queue_email(prescription: i64, to: &[String], cc: &[String]) -> Result<i6
         .first()
         .ok_or_else(|| Error::field("email", "An address is required."))?;
     let payload = json!({"signature": signature, "to": to, "cc": cc}).to_string();
-    let now = common::time::now_iso8601();
+    let limits = resends::Limits::load();
+    let sender = resends::sender(sender);
+    let recipients = (to.len() + cc.len()) as i64;
+    let now = SystemTime::now();
+    let stamp = iso8601(now);
     db.transaction(|db| -> Result<i64, Error> {
+        resends::admit(db, limits, &sender, prescription, recipients, now)?;
         let id = db
             .query_opt(
                 INSERT_EMAIL,
-                &[int(prescription), text(first), text(&payload), text(&now)],
+                &[int(prescription), text(first), text(&payload), text(&stamp)],
                 |r| r.i64("id"),
             )?
             .ok_or_else(|| anyhow::anyhow!("INSERT … RETURNING returned no row"))?;
+        resends::record(db, id, &sender, prescription, recipients, now)?;
         db.execute(
             MARK_PENDING,
             &[

@@ -7,12 +7,14 @@
 //! - `read`: lists and details, always scoped to the caller
 //! - `landing`: the patient landing view and its PDF (the signature is the capability)
 //! - `lifecycle`: after issue: dispenses, rejection, cancellation, and their event log
+//! - `claims`: a pharmacy's hold on a prescription while it dispenses (claim, release, burn's check)
 //! - `outbox`: the outbox rows written in this component's transactions
 //! - `seal`: the digital seal (Ed25519) and the service's keys; `verify`: the public check
 //! - `drugs`: the formulary (the API's drug catalog)
 //! - `rules`: the Mexican rules (classes that may be issued, repeats, validity; pure)
 //! - `sales`: the seal of each sale; `register`: a pharmacy's antibiotic register
 
+mod claims;
 mod document;
 mod drugs;
 mod issue;
@@ -33,7 +35,7 @@ use common::types::{Error, PageRequest, Principal};
 mod bindings;
 
 use bindings::exports::receta::prescriptions::prescriptions::{
-    DispenseRequest, Drug, DrugLoad, DrugPage, Guest, IssueRequest, LandingRx, LifecycleEvent,
+    ClaimGrant, DispenseRequest, Drug, DrugLoad, DrugPage, Guest, IssueRequest, LandingRx, LifecycleEvent,
     MedicationPage, PharmacyRef, Prescription, PrescriptionPage, PublishedKey, RegisterPage, Sale,
     StateChange, Verification,
 };
@@ -82,6 +84,14 @@ impl Guest for Prescriptions {
 
     fn reject(pharmacy: PharmacyRef, change: StateChange) -> Result<Prescription, Error> {
         lifecycle::reject(pharmacy, change)
+    }
+
+    fn claim(pharmacy: PharmacyRef, signature: String, minutes: u32) -> Result<ClaimGrant, Error> {
+        claims::claim(pharmacy, &signature, minutes)
+    }
+
+    fn release(pharmacy: PharmacyRef, signature: String, secret: String) -> Result<(), Error> {
+        claims::release(pharmacy, &signature, &secret)
     }
 
     fn cancel(medic: i64, change: StateChange) -> Result<Prescription, Error> {

@@ -7,7 +7,8 @@
 //! conditional UPDATE (`bought_qty + n <= qty × fills`, `n <= qty`), so no interleaving of
 //! requests, instances or nodes can sell more than was prescribed: the rule lives in the database,
 //! not in component memory. Validity and the interval between fills are decided by time inside the
-//! same transaction (docs/mexican-rules.md).
+//! same transaction (docs/mexican-rules.md). Another pharmacy's live claim (`claims`) refuses a
+//! sale, in the same transaction too.
 
 use std::collections::{HashMap, HashSet};
 
@@ -19,6 +20,7 @@ use crate::bindings::exports::receta::prescriptions::prescriptions::{
     DispenseRequest, DispensedItem, LifecycleEvent, LifecycleKind, PharmacyRef, Prescription,
     StateChange,
 };
+use crate::claims;
 use crate::outbox;
 use crate::read;
 use crate::rules;
@@ -81,11 +83,11 @@ const ITEMS: &str = "SELECT d.event_id, d.medication_id, d.qty FROM dispensed_me
     ORDER BY d.event_id, d.medication_id";
 
 /// A prescription's state as a change sees it.
-struct State {
-    id: i64,
+pub(crate) struct State {
+    pub(crate) id: i64,
     medic_id: i64,
     /// As shown: `expired` once the validity is over with units left.
-    rx_status: RxState,
+    pub(crate) rx_status: RxState,
     valid_until: Option<String>,
     fills: i64,
     fill_interval_days: i64,
@@ -118,6 +120,13 @@ pub fn dispense(req: DispenseRequest) -> Result<Prescription, Error> {
             }
             other => return Err(closed(other, &state, "dispensed")),
         }
+        claims::check_burn(
+            db,
+            state.id,
+            &req.pharmacy,
+            req.claim_secret.as_deref(),
+            &now,
+        )?;
         let meds: HashMap<i64, Left> = db
             .query(MEDICATIONS_LEFT, &[int(state.id)], |r| {
                 let left = Left {
@@ -173,6 +182,7 @@ pub fn dispense(req: DispenseRequest) -> Result<Prescription, Error> {
                 int(state.fills),
             ],
         )?;
+        claims::close(db, state.id)?;
         outbox::queue_webhooks(db, state.id, &req.signature, &req.webhooks, &now)
     })?;
     read::for_pharmacy(&req.signature)
@@ -334,7 +344,7 @@ fn close(
 }
 
 /// The 409 for a prescription rejected, cancelled or expired.
-fn closed(status: RxState, state: &State, verb: &str) -> Error {
+pub(crate) fn closed(status: RxState, state: &State, verb: &str) -> Error {
     if status == RxState::Expired {
         return Error::Conflict(format!(
             "This prescription expired: it was valid until {} (the end of that day, Mexico City \
@@ -350,7 +360,7 @@ fn closed(status: RxState, state: &State, verb: &str) -> Error {
     Error::Conflict(format!("This prescription {why}; it cannot be {verb}."))
 }
 
-fn state(db: &Db, signature: &str) -> Result<State, Error> {
+pub(crate) fn state(db: &Db, signature: &str) -> Result<State, Error> {
     if !crate::document::is_signature(signature) {
         return Err(Error::NotFound(RX_NOT_FOUND.into()));
     }

@@ -120,8 +120,11 @@ pub fn encode(text: &str) -> Vec<u8> {
             chars.next();
             c = composed;
         }
-        let byte = if c.is_control() {
+        let byte = if matches!(c, '\n' | '\t') {
             b' '
+        } else if c.is_control() {
+            // NUL and the other controls: shown, not obeyed nor hidden (`common::text`).
+            REPLACEMENT
         } else if is_combining(c) {
             // A mark that composes with nothing WinAnsi has: show that something was there.
             REPLACEMENT

@@ -25,6 +25,11 @@ pub const EPOCH_TICK: Duration = Duration::from_millis(10);
 
 /// Component instances one store may hold: the trigger component and up to 7 dependencies.
 pub const COMPONENT_INSTANCES_PER_STORE: u32 = 8;
+/// Fiber stacks one request may hold at once: its component's, and, linked lazily, the one of the
+/// dependency it is calling (dependencies call no further). With one stack per request, 50
+/// concurrent requests that call a dependency ran out of the pool's stacks (a 500 each, "maximum
+/// concurrent limit … for fibers reached") while the instance budget still admitted them.
+pub const STACKS_PER_STORE: u32 = 2;
 
 /// Limits applied to every instance.
 #[derive(Debug, Clone, Copy)]
@@ -57,7 +62,7 @@ pub fn new_engine(limits: Limits) -> Result<Engine> {
         // A composed component has one memory per dependency.
         .total_memories(limits.max_instances * 8)
         .total_tables(limits.max_instances * 32)
-        .total_stacks(limits.max_instances)
+        .total_stacks(limits.max_instances * STACKS_PER_STORE)
         .max_core_instances_per_component(64)
         .max_memories_per_component(16)
         .max_tables_per_component(64)

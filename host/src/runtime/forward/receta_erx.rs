@@ -87,6 +87,8 @@ signatures! {
         "get-for-pharmacy": (String) -> Result<prescriptions::Prescription, prescriptions::Error>;
         "dispense": (prescriptions::DispenseRequest) -> Result<prescriptions::Prescription, prescriptions::Error>;
         "reject": (prescriptions::PharmacyRef, prescriptions::StateChange) -> Result<prescriptions::Prescription, prescriptions::Error>;
+        "claim": (prescriptions::PharmacyRef, String, u32) -> Result<prescriptions::ClaimGrant, prescriptions::Error>;
+        "release": (prescriptions::PharmacyRef, String, String) -> Result<(), prescriptions::Error>;
         "cancel": (i64, prescriptions::StateChange) -> Result<prescriptions::Prescription, prescriptions::Error>;
         "list-events": (prescriptions::Principal, String) -> Result<Vec<prescriptions::LifecycleEvent>, prescriptions::Error>;
         "published-keys": () -> Result<Vec<prescriptions::PublishedKey>, prescriptions::Error>;
@@ -105,7 +107,7 @@ signatures! {
         "get-webhook": (i64) -> Result<notifications::Webhook, notifications::Error>;
         "delete-webhook": (i64) -> Result<(), notifications::Error>;
         "plan": (i64, i64, notifications::RxEvent) -> Result<Vec<notifications::WebhookDelivery>, notifications::Error>;
-        "queue-email": (i64, Vec<String>, Vec<String>) -> Result<i64, notifications::Error>;
+        "resend-email": (notifications::Principal, i64, Vec<String>, Vec<String>) -> Result<i64, notifications::Error>;
         "deliver-due": (u32, Option<i64>) -> Result<notifications::DeliveryRun, notifications::Error>;
         "list-deliveries": (notifications::DeliveryFilter, notifications::PageRequest) -> Result<notifications::DeliveryPage, notifications::Error>;
         "get-delivery": (i64) -> Result<notifications::Delivery, notifications::Error>;

@@ -11,6 +11,7 @@
 //! does moves to a separate budget of background instances, or, when that budget is full, is
 //! stopped (the app's durable outbox delivers it later).
 
+mod bare;
 pub mod router;
 
 use std::collections::HashMap;
@@ -38,8 +39,9 @@ use router::{RouteMatch, Router};
 const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 /// Longest request target (path and query) answered: beyond it, 414.
 const MAX_URI_BYTES: usize = 8 << 10;
-/// Most header bytes answered: beyond them, 431. (Past hyper's own buffer, ~400 KiB, hyper closes
-/// the connection with its bare 431 before any of this runs.)
+/// Most header bytes answered: beyond them, 431. (Past hyper's own limits, a 64 KiB target, 100
+/// headers or ~400 KiB of head, hyper answers by itself and closes the connection; `bare` gives
+/// those answers the same JSON shape.)
 const MAX_HEADER_BYTES: usize = 64 << 10;
 /// The longest a request waits for a free instance before it is told to come back (503).
 const QUEUE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -122,7 +124,7 @@ pub async fn serve(
                 .keep_alive(true)
                 .timer(hyper_util::rt::TokioTimer::new())
                 .header_read_timeout(HEADER_TIMEOUT)
-                .serve_connection(TokioIo::new(stream), service);
+                .serve_connection(TokioIo::new(bare::JsonErrors::new(stream)), service);
             tokio::pin!(conn);
             let result = tokio::select! {
                 result = conn.as_mut() => result,

@@ -160,7 +160,10 @@ fn control_and_bidi_characters_are_refused_in_stored_text() {
         &rx(format!("Paracetamol{RLO}mapezanolC"), "1 cada 8 horas"),
     );
     refused(&resp, "medications", "U+202E");
-    let message = field_errors(&resp)["medications"][0].as_str().unwrap().to_string();
+    let message = field_errors(&resp)["medications"][0]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert!(message.starts_with("Item 1, presentation:"), "{message}");
     let resp = app.post(
         "/api/v2/rx-endpoint/",

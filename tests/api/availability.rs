@@ -280,7 +280,10 @@ fn a_slow_webhook_receiver_never_slows_creates_or_reads() {
 
 /// Sends `head` (a whole request head, raw) on a fresh connection and reads the answer to its end:
 /// status, headers (lower-case names) and body.
-fn raw_exchange(app: &crate::helpers::TestApp, head: &[u8]) -> (u16, Vec<(String, String)>, String) {
+fn raw_exchange(
+    app: &crate::helpers::TestApp,
+    head: &[u8],
+) -> (u16, Vec<(String, String)>, String) {
     use std::io::{Read, Write};
     let authority = app.address.trim_start_matches("http://");
     let mut stream = std::net::TcpStream::connect(authority).expect("connect");

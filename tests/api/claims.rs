@@ -117,7 +117,10 @@ fn a_release_gives_the_prescription_back_at_once() {
     let resp = release(&app, &a, &sig, &json!({}));
     assert_eq!(resp.status, 400, "{}", resp.text());
     assert!(resp.json()["secret"].is_array());
-    assert_message(&release(&app, &a, &sig, &json!({"secret": "f".repeat(64)})), 403);
+    assert_message(
+        &release(&app, &a, &sig, &json!({"secret": "f".repeat(64)})),
+        403,
+    );
     assert_message(&release(&app, &b, &sig, &json!({"secret": secret})), 409);
     assert_message(&claim(&app, &b, &sig), 409);
 

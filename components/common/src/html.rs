@@ -33,7 +33,10 @@ mod tests {
 
     #[test]
     fn shows_controls_and_bidi_overrides_instead_of_obeying_them() {
-        assert_eq!(escape("Para\u{202E}cetamol\0"), "Para\u{FFFD}cetamol\u{FFFD}");
+        assert_eq!(
+            escape("Para\u{202E}cetamol\0"),
+            "Para\u{FFFD}cetamol\u{FFFD}"
+        );
         assert_eq!(escape("línea 1\nlínea 2"), "línea 1\nlínea 2");
     }
 }

@@ -105,7 +105,10 @@ mod tests {
         for c in ['\u{202A}', '\u{202E}', '\u{2066}', '\u{2069}'] {
             let s = format!("Paracetamol{c}lonazepam");
             let message = refused(&s, true).unwrap();
-            assert!(message.contains(&format!("U+{:04X}", c as u32)), "{message}");
+            assert!(
+                message.contains(&format!("U+{:04X}", c as u32)),
+                "{message}"
+            );
             assert!(message.starts_with("The bidirectional"));
         }
         // Marks that only set direction (LRM/RLM) are ordinary text.

@@ -148,7 +148,11 @@ fn live(db: &Db, prescription: i64, now: &str) -> Result<Option<Live>, Error> {
 impl Live {
     /// Whether `secret` is this claim's: SHA-256 digests compared in constant time.
     fn opens_with(&self, secret: &str) -> bool {
-        bool::from(hash(secret.trim()).as_bytes().ct_eq(self.secret_hash.as_bytes()))
+        bool::from(
+            hash(secret.trim())
+                .as_bytes()
+                .ct_eq(self.secret_hash.as_bytes()),
+        )
     }
 }
 

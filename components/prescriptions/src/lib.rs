@@ -35,9 +35,9 @@ use common::types::{Error, PageRequest, Principal};
 mod bindings;
 
 use bindings::exports::receta::prescriptions::prescriptions::{
-    ClaimGrant, DispenseRequest, Drug, DrugLoad, DrugPage, Guest, IssueRequest, LandingRx, LifecycleEvent,
-    MedicationPage, PharmacyRef, Prescription, PrescriptionPage, PublishedKey, RegisterPage, Sale,
-    StateChange, Verification,
+    ClaimGrant, DispenseRequest, Drug, DrugLoad, DrugPage, Guest, IssueRequest, LandingRx,
+    LifecycleEvent, MedicationPage, PharmacyRef, Prescription, PrescriptionPage, PublishedKey,
+    RegisterPage, Sale, StateChange, Verification,
 };
 
 struct Prescriptions;

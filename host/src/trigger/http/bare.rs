@@ -163,7 +163,11 @@ mod tests {
         let json: serde_json::Value = serde_json::from_str(body).unwrap();
         assert_eq!(json["message"], "The request headers are too large.");
         let bare = b"HTTP/1.1 414 URI Too Long\r\nContent-Length: 0\r\n\r\n";
-        assert!(String::from_utf8(rewrite(bare).unwrap()).unwrap().contains("too long"));
+        assert!(
+            String::from_utf8(rewrite(bare).unwrap())
+                .unwrap()
+                .contains("too long")
+        );
     }
 
     #[test]

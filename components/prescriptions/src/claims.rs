@@ -18,7 +18,7 @@ use common::time::iso8601;
 use common::types::Error;
 
 use crate::bindings::exports::receta::prescriptions::prescriptions::{ClaimGrant, PharmacyRef};
-use crate::lifecycle::{self, State};
+use crate::state::{self, State};
 
 /// `?1` prescription, `?2` now: its live claim.
 const LIVE: &str = "SELECT pharmacy_id, secret_hash, expires_at \
@@ -51,7 +51,7 @@ pub fn claim(pharmacy: PharmacyRef, signature: &str, minutes: u32) -> Result<Cla
     let id = random_hex::<16>();
     let secret = random_hex::<32>();
     db.transaction(|db| -> Result<(), Error> {
-        let state = lifecycle::state(db, signature)?;
+        let state = state::state(db, signature)?;
         claimable(&state)?;
         if let Some(live) = live(db, state.id, &stamp)?
             && live.pharmacy_id != pharmacy.id
@@ -85,7 +85,7 @@ pub fn release(pharmacy: PharmacyRef, signature: &str, secret: &str) -> Result<(
     let db = Db::open()?;
     let stamp = common::time::now_iso8601();
     db.transaction(|db| -> Result<(), Error> {
-        let state = lifecycle::state(db, signature)?;
+        let state = state::state(db, signature)?;
         let Some(live) = live(db, state.id, &stamp)? else {
             return Err(Error::Conflict(
                 "This prescription has no live claim to release (it expired, or was released or \
@@ -163,7 +163,7 @@ fn claimable(state: &State) -> Result<(), Error> {
         RxState::Dispensed => Err(Error::Conflict(
             "This prescription is already fully dispensed: nothing is left to claim.".into(),
         )),
-        other => Err(lifecycle::closed(other, state, "claimed")),
+        other => Err(state::closed(other, state, "claimed")),
     }
 }
 

@@ -28,6 +28,7 @@ mod register;
 mod rules;
 mod sales;
 mod seal;
+mod state;
 mod verify;
 
 use common::types::{Error, PageRequest, Principal};

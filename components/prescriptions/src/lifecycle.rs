@@ -24,17 +24,11 @@ use crate::claims;
 use crate::outbox;
 use crate::read;
 use crate::rules;
+pub use crate::state::RX_NOT_FOUND;
+use crate::state::{State, closed, state};
 
-/// The message of a 404 on the pharmacy calls (the original pharmacy API's wording).
-pub const RX_NOT_FOUND: &str = "rx not found";
 /// How a cancellation's reason reads in `reason_of_rejected`.
 pub const CANCELLED_BY_MEDIC: &str = "Cancelada por el médico: ";
-
-/// A prescription's state with its terms (none before 0012: no expiry, one fill, no interval).
-const STATE: &str = "SELECT p.id, p.medic_id, p.rx_status, t.valid_until, t.expires_at, \
-    COALESCE(t.fills, 1) AS fills, COALESCE(t.fill_interval_days, 0) AS fill_interval_days \
-    FROM prescriptions p LEFT JOIN prescription_terms t ON t.prescription_id = p.id \
-    WHERE p.signature = ?";
 
 const MEDICATIONS_LEFT: &str =
     "SELECT id, qty, bought_qty FROM medications WHERE prescription_id = ? ORDER BY position";
@@ -81,17 +75,6 @@ const EVENTS: &str = "SELECT id, kind, pharmacy_id, pharmacy_name, sales_code, r
 const ITEMS: &str = "SELECT d.event_id, d.medication_id, d.qty FROM dispensed_medications d \
     JOIN prescription_events e ON e.id = d.event_id WHERE e.prescription_id = ? \
     ORDER BY d.event_id, d.medication_id";
-
-/// A prescription's state as a change sees it.
-pub(crate) struct State {
-    pub(crate) id: i64,
-    medic_id: i64,
-    /// As shown: `expired` once the validity is over with units left.
-    pub(crate) rx_status: RxState,
-    valid_until: Option<String>,
-    fills: i64,
-    fill_interval_days: i64,
-}
 
 /// One medication as a sale sees it.
 struct Left {
@@ -341,40 +324,6 @@ fn close(
         outbox::queue_webhooks(db, state.id, &change.signature, &change.webhooks, &now)
     })?;
     read::for_pharmacy(&change.signature)
-}
-
-/// The 409 for a prescription rejected, cancelled or expired.
-pub(crate) fn closed(status: RxState, state: &State, verb: &str) -> Error {
-    if status == RxState::Expired {
-        return Error::Conflict(format!(
-            "This prescription expired: it was valid until {} (the end of that day, Mexico City \
-             time); it cannot be {verb}.",
-            state.valid_until.as_deref().unwrap_or_default()
-        ));
-    }
-    let why = match status {
-        RxState::Rejected => "was rejected by a pharmacy",
-        RxState::Cancelled => "was cancelled by its medic",
-        _ => "is not available",
-    };
-    Error::Conflict(format!("This prescription {why}; it cannot be {verb}."))
-}
-
-pub(crate) fn state(db: &Db, signature: &str) -> Result<State, Error> {
-    if !crate::document::is_signature(signature) {
-        return Err(Error::NotFound(RX_NOT_FOUND.into()));
-    }
-    db.query_opt(STATE, &[text(signature)], |r| {
-        Ok(State {
-            id: r.i64("id")?,
-            medic_id: r.i64("medic_id")?,
-            rx_status: read::shown_state(r)?,
-            valid_until: r.opt_string("valid_until")?,
-            fills: r.i64("fills")?,
-            fill_interval_days: r.i64("fill_interval_days")?,
-        })
-    })?
-    .ok_or_else(|| Error::NotFound(RX_NOT_FOUND.into()))
 }
 
 fn insert_event(

@@ -1,0 +1,62 @@
+//! A prescription's state as a change sees it (its status as shown, its terms), and the 409 that
+//! names why a closed one cannot change: shared by `lifecycle` and `claims`.
+
+use common::codes::RxState;
+use common::db::{Db, text};
+use common::types::Error;
+
+use crate::read;
+
+/// The message of a 404 on the pharmacy calls (the original pharmacy API's wording).
+pub const RX_NOT_FOUND: &str = "rx not found";
+
+/// A prescription's state with its terms (none before 0012: no expiry, one fill, no interval).
+const STATE: &str = "SELECT p.id, p.medic_id, p.rx_status, t.valid_until, t.expires_at, \
+    COALESCE(t.fills, 1) AS fills, COALESCE(t.fill_interval_days, 0) AS fill_interval_days \
+    FROM prescriptions p LEFT JOIN prescription_terms t ON t.prescription_id = p.id \
+    WHERE p.signature = ?";
+
+/// A prescription's state as a change sees it.
+pub struct State {
+    pub id: i64,
+    pub medic_id: i64,
+    /// As shown: `expired` once the validity is over with units left.
+    pub rx_status: RxState,
+    pub valid_until: Option<String>,
+    pub fills: i64,
+    pub fill_interval_days: i64,
+}
+
+/// The 409 for a prescription rejected, cancelled or expired.
+pub fn closed(status: RxState, state: &State, verb: &str) -> Error {
+    if status == RxState::Expired {
+        return Error::Conflict(format!(
+            "This prescription expired: it was valid until {} (the end of that day, Mexico City \
+             time); it cannot be {verb}.",
+            state.valid_until.as_deref().unwrap_or_default()
+        ));
+    }
+    let why = match status {
+        RxState::Rejected => "was rejected by a pharmacy",
+        RxState::Cancelled => "was cancelled by its medic",
+        _ => "is not available",
+    };
+    Error::Conflict(format!("This prescription {why}; it cannot be {verb}."))
+}
+
+pub fn state(db: &Db, signature: &str) -> Result<State, Error> {
+    if !crate::document::is_signature(signature) {
+        return Err(Error::NotFound(RX_NOT_FOUND.into()));
+    }
+    db.query_opt(STATE, &[text(signature)], |r| {
+        Ok(State {
+            id: r.i64("id")?,
+            medic_id: r.i64("medic_id")?,
+            rx_status: read::shown_state(r)?,
+            valid_until: r.opt_string("valid_until")?,
+            fills: r.i64("fills")?,
+            fill_interval_days: r.i64("fill_interval_days")?,
+        })
+    })?
+    .ok_or_else(|| Error::NotFound(RX_NOT_FOUND.into()))
+}

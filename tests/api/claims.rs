@@ -2,14 +2,16 @@
 //! dispenses; another pharmacy's claim or burn is 409 until the holder burns with the secret,
 //! releases it, or the claim expires by time. A burn without a claim works as before.
 
-use std::sync::{Arc, Barrier};
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 
 use crate::helpers::{AppConfig, TestApp, TestResponse, assert_message, spawn_app, spawn_app_with};
 use crate::mexican_rules::later;
 use crate::outbound::{Practice, db};
-use crate::pharmacies::{TestPharmacy, burn, med_ids, prescribe, register, signature};
+use crate::pharmacies::{
+    TestPharmacy, burn, each_at_once, med_ids, prescribe, register, signature,
+};
 
 fn claim(app: &TestApp, ph: &TestPharmacy, sig: &str) -> TestResponse {
     app.post(
@@ -200,21 +202,7 @@ fn of_fifty_concurrent_claims_exactly_one_wins() {
     let app = Arc::new(spawn_app());
     let p = Practice::new(&app, "carrera-reclamo@example.mx", "Clínica Carrera");
     let sig = signature(&prescribe(&app, &p));
-    let pharmacies: Vec<TestPharmacy> = (0..50)
-        .map(|i| register(&app, &format!("Farmacia {i}")))
-        .collect();
-    let barrier = Arc::new(Barrier::new(pharmacies.len()));
-    let handles: Vec<_> = pharmacies
-        .into_iter()
-        .map(|ph| {
-            let (app, barrier, sig) = (app.clone(), barrier.clone(), sig.clone());
-            std::thread::spawn(move || {
-                barrier.wait();
-                claim(&app, &ph, &sig).status
-            })
-        })
-        .collect();
-    let statuses: Vec<u16> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    let statuses = each_at_once(&app, 50, move |app, ph| claim(app, ph, &sig).status);
     let errors: Vec<String> = app
         .log()
         .lines()

@@ -6,7 +6,7 @@
 //! Time moves by restarting the host on the same state with `RECETA_CLOCK_OFFSET_SECONDS` (the
 //! host's test clock), never by sleeping.
 
-use std::sync::{Arc, Barrier};
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 
@@ -14,7 +14,7 @@ use crate::helpers::{
     ADMIN_TOKEN, AppConfig, TestApp, TestResponse, field_errors, spawn_app, start,
 };
 use crate::outbound::{Practice, db};
-use crate::pharmacies::{burn, listed, lookup, register, signature};
+use crate::pharmacies::{burn, each_at_once, listed, lookup, register, signature};
 
 const DAY: i64 = 86_400;
 /// The seed catalog's products used here (migrations/0004 and 0012).
@@ -580,21 +580,9 @@ fn pharmacies_racing_for_the_last_fills_never_sell_past_qty_times_fills() {
     );
     let sig = signature(&rx);
     let med = rx["medications"][0]["id"].as_i64().unwrap();
-    let pharmacies: Vec<_> = (0..12)
-        .map(|i| register(&app, &format!("Farmacia {i}")))
-        .collect();
-    let barrier = Arc::new(Barrier::new(pharmacies.len()));
-    let handles: Vec<_> = pharmacies
-        .into_iter()
-        .map(|ph| {
-            let (app, barrier, sig) = (app.clone(), barrier.clone(), sig.clone());
-            std::thread::spawn(move || {
-                barrier.wait();
-                burn(&app, &ph, &sig, &[(med, 2)]).status
-            })
-        })
-        .collect();
-    let statuses: Vec<u16> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    let statuses = each_at_once(&app, 12, move |app, ph| {
+        burn(app, ph, &sig, &[(med, 2)]).status
+    });
     assert_eq!(
         statuses.iter().filter(|s| **s == 200).count(),
         3,

@@ -38,6 +38,31 @@ pub fn register(app: &TestApp, name: &str) -> TestPharmacy {
     }
 }
 
+/// Registers `count` pharmacies, then has each make one call at the same moment (a barrier):
+/// the status each got, in order.
+pub fn each_at_once(
+    app: &Arc<TestApp>,
+    count: usize,
+    call: impl Fn(&TestApp, &TestPharmacy) -> u16 + Send + Sync + 'static,
+) -> Vec<u16> {
+    let pharmacies: Vec<TestPharmacy> = (0..count)
+        .map(|i| register(app, &format!("Farmacia {i}")))
+        .collect();
+    let barrier = Arc::new(Barrier::new(count));
+    let call = Arc::new(call);
+    let handles: Vec<_> = pharmacies
+        .into_iter()
+        .map(|ph| {
+            let (app, barrier, call) = (app.clone(), barrier.clone(), call.clone());
+            std::thread::spawn(move || {
+                barrier.wait();
+                call(&app, &ph)
+            })
+        })
+        .collect();
+    handles.into_iter().map(|h| h.join().unwrap()).collect()
+}
+
 /// Issues a prescription of two medications (2 boxes and 1 box) and returns the create response.
 pub fn prescribe(app: &TestApp, p: &Practice) -> Value {
     let body = json!({

@@ -42,9 +42,7 @@ pub fn token_hash(token: &str) -> String {
 
 /// A fresh medic token.
 pub fn new_token() -> String {
-    let mut bytes = [0u8; TOKEN_BYTES];
-    getrandom::fill(&mut bytes).expect("the host provides randomness");
-    hex(&bytes)
+    common::hex::random::<TOKEN_BYTES>()
 }
 
 /// Argon2id (OWASP's minimum: 19 MiB, 2 passes, 1 lane) in PHC format, with a random salt.

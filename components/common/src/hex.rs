@@ -1,4 +1,5 @@
-//! Lowercase hex, the form every digest, token and id of the service is written in.
+//! Lowercase hex, the form every digest, token and id of the service is written in, and fresh
+//! random ones.
 
 /// `bytes` as lowercase hex, two characters a byte.
 pub fn encode(bytes: &[u8]) -> String {
@@ -11,9 +12,25 @@ pub fn encode(bytes: &[u8]) -> String {
     out
 }
 
+/// `N` random bytes (from the host's randomness) as lowercase hex, `2 × N` characters: the
+/// service's tokens, ids, nonces and secrets.
+pub fn random<const N: usize>() -> String {
+    let mut bytes = [0u8; N];
+    getrandom::fill(&mut bytes).expect("the host provides randomness");
+    encode(&bytes)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn random_is_fresh_lowercase_hex() {
+        let a = random::<16>();
+        assert_eq!(a.len(), 32);
+        assert!(a.chars().all(|c| matches!(c, '0'..='9' | 'a'..='f')));
+        assert_ne!(a, random::<16>());
+    }
 
     #[test]
     fn two_lowercase_digits_a_byte() {

@@ -181,6 +181,16 @@ impl Request {
         Fields::from_json(&self.body)
     }
 
+    /// `json_fields`, where an empty (or all-whitespace) body is an object with no fields: for the
+    /// calls whose every field is optional (resend, release).
+    pub fn json_fields_or_empty(&self) -> Result<Fields, Error> {
+        if self.body.iter().all(u8::is_ascii_whitespace) {
+            Ok(Fields::default())
+        } else {
+            self.json_fields()
+        }
+    }
+
     /// `limit`/`offset` from the query string.
     pub fn page(&self) -> Result<PageRequest, Error> {
         self.query.page()

@@ -57,11 +57,7 @@ pub fn resend(req: &Request, signature: &str) -> Result<Response, Error> {
         }
         Err(other) => return Err(other),
     };
-    let mut f = if req.body().iter().all(u8::is_ascii_whitespace) {
-        Fields::from_map(Default::default())
-    } else {
-        req.json_fields()?
-    };
+    let mut f = req.json_fields_or_empty()?;
     let email = f
         .optional_str("email", Some(255))
         .map(|e| e.trim().to_string())

@@ -113,11 +113,7 @@ pub fn release(req: &Request, signature: &str) -> Result<Response, Error> {
         let secret = match req.header(CLAIM_SECRET) {
             Some(secret) => secret.to_string(),
             None => {
-                let mut f = if req.body().iter().all(u8::is_ascii_whitespace) {
-                    Fields::default()
-                } else {
-                    req.json_fields()?
-                };
+                let mut f = req.json_fields_or_empty()?;
                 let secret = f.required_str("secret", Some(129));
                 f.finish()?;
                 secret

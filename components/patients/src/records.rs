@@ -2,7 +2,6 @@
 //! patient is indistinguishable from one that does not exist.
 
 use common::db::{Db, Param, Row, int, is_unique_violation, like_contains, opt_text, text};
-use common::hex::encode as hex;
 use common::types::{Error, PageRequest};
 
 use crate::bindings::exports::receta::patients::patients::{
@@ -155,9 +154,7 @@ fn update_sql(key: &PatientKey) -> (String, Param) {
 /// A fresh uid: 32 lowercase hex characters, never all digits (so a numeric path segment is an id).
 fn new_uid() -> String {
     loop {
-        let mut bytes = [0u8; UID_BYTES];
-        getrandom::fill(&mut bytes).expect("the host provides randomness");
-        let uid = hex(&bytes);
+        let uid = common::hex::random::<UID_BYTES>();
         if !is_all_digits(&uid) {
             return uid;
         }

@@ -48,8 +48,8 @@ pub fn claim(pharmacy: PharmacyRef, signature: &str, minutes: u32) -> Result<Cla
     let now = SystemTime::now();
     let stamp = iso8601(now);
     let expires_at = iso8601(now + Duration::from_secs(u64::from(minutes.clamp(1, 60)) * 60));
-    let id = random_hex::<16>();
-    let secret = random_hex::<32>();
+    let id = common::hex::random::<16>();
+    let secret = common::hex::random::<32>();
     db.transaction(|db| -> Result<(), Error> {
         let state = state::state(db, signature)?;
         claimable(&state)?;
@@ -184,21 +184,15 @@ fn hash(secret: &str) -> String {
     common::hex::encode(&Sha256::digest(secret.as_bytes()))
 }
 
-fn random_hex<const N: usize>() -> String {
-    let mut bytes = [0u8; N];
-    getrandom::fill(&mut bytes).expect("the host provides randomness");
-    common::hex::encode(&bytes)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn secrets_are_256_random_bits_and_open_only_their_claim() {
-        let secret = random_hex::<32>();
+        let secret = common::hex::random::<32>();
         assert_eq!(secret.len(), 64);
-        assert_ne!(secret, random_hex::<32>());
+        assert_ne!(secret, common::hex::random::<32>());
         let live = Live {
             pharmacy_id: 1,
             secret_hash: hash(&secret),
@@ -206,7 +200,7 @@ mod tests {
         };
         assert!(live.opens_with(&secret));
         assert!(live.opens_with(&format!(" {secret}\n")));
-        assert!(!live.opens_with(&random_hex::<32>()));
+        assert!(!live.opens_with(&common::hex::random::<32>()));
         assert!(!live.opens_with(""));
     }
 }

@@ -28,9 +28,7 @@ pub struct Signed {
 
 /// A fresh nonce, 32 lowercase hex characters.
 pub fn new_nonce() -> String {
-    let mut bytes = [0u8; NONCE_BYTES];
-    getrandom::fill(&mut bytes).expect("the host provides randomness");
-    hex(&bytes)
+    common::hex::random::<NONCE_BYTES>()
 }
 
 /// The document of a prescription about to be issued. `clinic` is the JSON value sent, if any.
@@ -236,40 +234,18 @@ pub mod tests {
 
     #[test]
     fn any_change_of_content_changes_the_signature() {
+        let signature_of = |req: &IssueRequest, clinic: &Value| {
+            sign(&build(req, &meds(req), &terms(), clinic, AT, NONCE)).signature
+        };
         let req = request();
-        let base = sign(&build(&req, &meds(&req), &terms(), &Value::Null, AT, NONCE)).signature;
+        let base = signature_of(&req, &Value::Null);
         let mut other = request();
         other.medications[0].qty = 2;
-        assert_ne!(
-            sign(&build(
-                &other,
-                &meds(&other),
-                &terms(),
-                &Value::Null,
-                AT,
-                NONCE
-            ))
-            .signature,
-            base
-        );
+        assert_ne!(signature_of(&other, &Value::Null), base);
         let mut other = request();
         other.patient.name = "Juan Peres".into();
-        assert_ne!(
-            sign(&build(
-                &other,
-                &meds(&other),
-                &terms(),
-                &Value::Null,
-                AT,
-                NONCE
-            ))
-            .signature,
-            base
-        );
-        assert_ne!(
-            sign(&build(&req, &meds(&req), &terms(), &json!(5), AT, NONCE)).signature,
-            base
-        );
+        assert_ne!(signature_of(&other, &Value::Null), base);
+        assert_ne!(signature_of(&req, &json!(5)), base);
     }
 
     #[test]

@@ -114,11 +114,16 @@ impl<IO: AsyncWrite + Unpin> AsyncWrite for JsonErrors<IO> {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        let mut filled = bufs.iter().filter(|b| !b.is_empty());
-        if let (Some(only), None) = (filled.next(), filled.next())
-            && (self.pending.is_some() || rewrite(only).is_some())
-        {
-            return self.poll_write(cx, only);
+        if self.pending.is_none() {
+            let mut filled = bufs.iter().filter(|b| !b.is_empty());
+            if let (Some(only), None) = (filled.next(), filled.next())
+                && let Some(bytes) = rewrite(only)
+            {
+                self.pending = Some((bytes, 0, only.len()));
+            }
+        }
+        if self.pending.is_some() {
+            return self.drive(cx);
         }
         Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
     }

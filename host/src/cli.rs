@@ -11,9 +11,11 @@ receta: runs a Spin application (spin.toml, manifest v2) on a built-in Wasmtime 
 
 USAGE:
     receta up [OPTIONS]
-    receta verify <QR TEXT OR URL> --keys <KEYS.JSON>
-                                  checks a prescription's digital seal offline against the keys
-                                  of /.well-known/receta-keys.json; exits 1 when it does not verify
+    receta verify <QR TEXT OR URL | RECEIPT.JSON> --keys <KEYS.JSON>
+                                  checks a prescription's digital seal, or a dispense receipt (the
+                                  body of GET /api/v2/pharmacy/receipts/<digest>/, saved to a file),
+                                  offline against the keys of /.well-known/receta-keys.json; exits 1
+                                  when it does not verify
 
 OPTIONS:
     --listen <ADDR>               address to listen on [default: 127.0.0.1:3000]
@@ -79,7 +81,7 @@ fn parse_verify(args: impl Iterator<Item = String>) -> Result<Command> {
         }
     }
     Ok(Command::Verify {
-        text: text.context("verify needs the QR text or URL")?,
+        text: text.context("verify needs the QR text or URL, or a receipt file")?,
         keys: keys.context("verify needs --keys <keys.json>")?,
     })
 }

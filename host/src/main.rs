@@ -56,8 +56,8 @@ fn main() -> ExitCode {
             return match verify::run(&text, &keys) {
                 Ok(v) => {
                     println!(
-                        "VALID: prescription {} is sealed by this service (key {}, {}).",
-                        v.signature, v.kid, v.status
+                        "VALID: {} is sealed by this service (key {}, {}).",
+                        v.subject, v.kid, v.status
                     );
                     ExitCode::SUCCESS
                 }

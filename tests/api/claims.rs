@@ -13,7 +13,7 @@ use crate::pharmacies::{
     TestPharmacy, burn, each_at_once, med_ids, prescribe, register, signature,
 };
 
-fn claim(app: &TestApp, ph: &TestPharmacy, sig: &str) -> TestResponse {
+pub fn claim(app: &TestApp, ph: &TestPharmacy, sig: &str) -> TestResponse {
     app.post(
         &format!("/api/v2/pharmacy/rx/{sig}/claim/"),
         Some(&ph.token),
@@ -22,7 +22,7 @@ fn claim(app: &TestApp, ph: &TestPharmacy, sig: &str) -> TestResponse {
 }
 
 /// A claim that must succeed: its `claim` object.
-fn claimed(app: &TestApp, ph: &TestPharmacy, sig: &str) -> Value {
+pub fn claimed(app: &TestApp, ph: &TestPharmacy, sig: &str) -> Value {
     let resp = claim(app, ph, sig);
     assert_eq!(resp.status, 200, "{}", resp.text());
     let body = resp.json();
@@ -30,7 +30,7 @@ fn claimed(app: &TestApp, ph: &TestPharmacy, sig: &str) -> Value {
     body["claim"].clone()
 }
 
-fn release(app: &TestApp, ph: &TestPharmacy, sig: &str, body: &Value) -> TestResponse {
+pub fn release(app: &TestApp, ph: &TestPharmacy, sig: &str, body: &Value) -> TestResponse {
     app.post(
         &format!("/api/v2/pharmacy/rx/{sig}/release/"),
         Some(&ph.token),
@@ -39,7 +39,12 @@ fn release(app: &TestApp, ph: &TestPharmacy, sig: &str, body: &Value) -> TestRes
 }
 
 /// A burn of one unit of the first medication, with `secret` as `X-Claim-Secret` when given.
-fn burn_with(app: &TestApp, ph: &TestPharmacy, rx: &Value, secret: Option<&str>) -> TestResponse {
+pub fn burn_with(
+    app: &TestApp,
+    ph: &TestPharmacy,
+    rx: &Value,
+    secret: Option<&str>,
+) -> TestResponse {
     let (first, _) = med_ids(rx);
     let auth = format!("Token {}", ph.token);
     let mut headers = vec![

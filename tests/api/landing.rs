@@ -134,6 +134,7 @@ fn landing_json_has_the_spec_shape() {
     assert_eq!(
         keys(rx),
         [
+            "access_log",
             "created_at",
             "fills",
             "medic",

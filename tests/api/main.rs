@@ -6,6 +6,7 @@ mod helpers;
 mod sqld;
 
 mod abuse;
+mod access_log;
 mod availability;
 mod campaigns;
 mod claims;
@@ -23,6 +24,7 @@ mod outbound;
 mod patients;
 mod pharmacies;
 mod prescriptions;
+mod receipts;
 mod scale_out;
 mod skeleton;
 mod verification;

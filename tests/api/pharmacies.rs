@@ -101,7 +101,7 @@ pub fn burn(
     )
 }
 
-fn reject(app: &TestApp, ph: &TestPharmacy, signature: &str) -> crate::helpers::TestResponse {
+pub fn reject(app: &TestApp, ph: &TestPharmacy, signature: &str) -> crate::helpers::TestResponse {
     let body = json!({"rejected": true, "reason_of_rejected": "Falta la cédula del médico"});
     app.post(
         &format!("/api/v1/prescriptions/reject/{signature}"),
@@ -110,7 +110,7 @@ fn reject(app: &TestApp, ph: &TestPharmacy, signature: &str) -> crate::helpers::
     )
 }
 
-fn cancel(app: &TestApp, token: Option<&str>, signature: &str) -> crate::helpers::TestResponse {
+pub fn cancel(app: &TestApp, token: Option<&str>, signature: &str) -> crate::helpers::TestResponse {
     let body = json!({"reason": "Dosis equivocada"});
     app.post(
         &format!("/api/v2/rx-endpoint/{signature}/cancel/"),

@@ -26,7 +26,7 @@ fn public_of(byte: u8) -> String {
     URL_SAFE_NO_PAD.encode(*kp.pk)
 }
 
-fn keys(app: &TestApp) -> Value {
+pub fn keys(app: &TestApp) -> Value {
     let resp = app.get("/.well-known/receta-keys.json", None);
     assert_eq!(resp.status, 200, "{}", resp.text());
     assert!(
@@ -38,7 +38,12 @@ fn keys(app: &TestApp) -> Value {
 }
 
 /// Checks `seal` (`kid`, base64url `sig`) of `signature` against the published `keys`.
-fn verifies(keys: &Value, signature: &str, kid: &str, sig: &str) -> bool {
+pub fn verifies(keys: &Value, signature: &str, kid: &str, sig: &str) -> bool {
+    verifies_message(keys, &format!("receta:rx:v1:{signature}"), kid, sig)
+}
+
+/// Checks `sig` (base64url) of the ASCII `message` by the key `kid` of the published `keys`.
+pub fn verifies_message(keys: &Value, message: &str, kid: &str, sig: &str) -> bool {
     let Some(key) = keys["keys"]
         .as_array()
         .unwrap()
@@ -59,8 +64,7 @@ fn verifies(keys: &Value, signature: &str, kid: &str, sig: &str) -> bool {
     let Ok(sig) = ed25519_compact::Signature::from_slice(&sig) else {
         return false;
     };
-    pk.verify(format!("receta:rx:v1:{signature}").as_bytes(), &sig)
-        .is_ok()
+    pk.verify(message.as_bytes(), &sig).is_ok()
 }
 
 /// The text of the QR code on page 1 of the prescription's stored PDF.

@@ -176,6 +176,16 @@ impl Request {
         }
     }
 
+    /// The caller of a call open to pharmacies and the API admin (a receipt): `Some(pharmacy)`, or
+    /// `None` for the admin; 401 without a valid token, 403 (saying `why`) for a medic's.
+    pub fn pharmacy_or_admin(&self, why: &str) -> Result<Option<i64>, Error> {
+        match auth::authenticate(self.header("authorization"))? {
+            Caller::Pharmacy(id) => Ok(Some(id)),
+            Caller::Admin => Ok(None),
+            Caller::Medic(_) => Err(Error::forbidden(why)),
+        }
+    }
+
     /// The JSON body as fields (400 for malformed JSON or a body over 1 MiB → 413 is decided earlier).
     pub fn json_fields(&self) -> Result<Fields, Error> {
         Fields::from_json(&self.body)

@@ -2,8 +2,9 @@
 //!
 //! - `GET /api/v2/rx/patient-landing/<signature>/` (token: the issuing medic or the API admin, anyone
 //!   else 404): `{rx: {signature, raw_size, created_at, medications, medic: {name}, rx_status,
-//!   reason_of_rejected, seal, valid_until, fills, sales}, campaigns, default_campaign}`
-//!   (`rx_status` `[code, Spanish label]`; `sales` the seal of each sale).
+//!   reason_of_rejected, seal, valid_until, fills, sales, access_log}, campaigns, default_campaign}`
+//!   (`rx_status` `[code, Spanish label]`; `sales` the seal of each sale; `access_log` who looked,
+//!   newest first: `{action, actor, name, license, at, text}`, no tokens, no internal ids).
 //! - `GET /rx/<signature>` (no token: the unguessable signature is the capability): the HTML page
 //!   `cta_link` points to, or a friendly 404 page.
 //! - `GET /rx/<signature>/pdf` (no token, same capability): the stored PDF as a download.
@@ -90,6 +91,7 @@ fn landing_body(rx: LandingRx, active: &[Campaign]) -> Value {
             "valid_until": rx.valid_until,
             "fills": rx.fills,
             "sales": rx.sales,
+            "access_log": rx.access_log,
         },
         "campaigns": active.iter().map(landing_json).collect::<Vec<_>>(),
         "default_campaign": default_campaign,

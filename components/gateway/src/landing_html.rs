@@ -270,6 +270,7 @@ pub fn page(rx: &LandingRx, campaigns: &[Campaign]) -> String {
         html.push_str(&campaign_card(c));
     }
     html.push_str("</section>\n");
+    html.push_str(&access_section(rx));
     html.push_str(FOOTER);
     html.push_str("</main>\n</body>\n</html>\n");
     html
@@ -312,6 +313,31 @@ fn sales_section(rx: &LandingRx) -> String {
             ));
         }
         html.push_str("</li>\n");
+    }
+    html.push_str("</ol>\n</section>\n");
+    html
+}
+
+/// Who looked at or changed the prescription, newest first (the access log; this page's own views
+/// are not in it).
+fn access_section(rx: &LandingRx) -> String {
+    let mut html = String::from(
+        "<section aria-labelledby=\"accesos\">\n<h2 id=\"accesos\">Quién ha usado tu receta</h2>\n",
+    );
+    if rx.access_log.is_empty() {
+        html.push_str(
+            "<p class=\"note\">Nadie la ha consultado todavía: ni farmacias, ni tu médico, ni el \
+             administrador del servicio.</p>\n</section>\n",
+        );
+        return html;
+    }
+    html.push_str("<ol class=\"branches\" id=\"bitacora\">\n");
+    for entry in &rx.access_log {
+        html.push_str(&format!(
+            "<li><time datetime=\"{}\">{}</time></li>\n",
+            escape(&entry.at),
+            escape(&entry.text)
+        ));
     }
     html.push_str("</ol>\n</section>\n");
     html
@@ -441,7 +467,30 @@ mod tests {
             valid_until: None,
             fills: 1,
             sales: Vec::new(),
+            access_log: Vec::new(),
         }
+    }
+
+    #[test]
+    fn the_page_lists_who_used_the_prescription() {
+        let mut r = rx();
+        assert!(page(&r, &[]).contains("Nadie la ha consultado todavía"));
+        r.access_log = vec![crate::bindings::prescriptions::AccessEntry {
+            action: "lookup".into(),
+            actor: "pharmacy".into(),
+            name: "Farmacia <X>".into(),
+            license: "L-1".into(),
+            at: "2026-11-24T19:05:00.000000Z".into(),
+            text: "Consultada por Farmacia <X> (licencia L-1) el 24/11/2026 13:05".into(),
+        }];
+        let html = page(&r, &[]);
+        assert!(
+            html.contains(
+                "<li><time datetime=\"2026-11-24T19:05:00.000000Z\">Consultada por Farmacia &lt;X&gt; \
+                 (licencia L-1) el 24/11/2026 13:05</time></li>"
+            ),
+            "{html}"
+        );
     }
 
     #[test]

@@ -177,6 +177,9 @@ fn handler<'a>(req: &'a Request, method: Method, segments: &'a [&'a str]) -> Opt
         (Post, ["api", "v2", "pharmacy", "rx", signature, "release"]) => {
             run(move || pharmacy::release(req, signature))
         }
+        (Get, ["api", "v2", "pharmacy", "receipts", digest]) => {
+            run(move || pharmacy::receipt(req, digest))
+        }
         // The contract (OpenAPI) and its reference page: no token.
         (Get, ["api", "v2", "openapi.json"]) => run(reference::openapi),
         (Get, ["docs"]) => run(reference::docs),
@@ -184,6 +187,9 @@ fn handler<'a>(req: &'a Request, method: Method, segments: &'a [&'a str]) -> Opt
         (Get, [".well-known", "receta-keys.json"]) => run(verification::keys),
         (Get, ["api", "v2", "verify", signature]) => {
             run(move || verification::verify(req, signature))
+        }
+        (Get, ["api", "v2", "verify", "receipt", digest]) => {
+            run(move || verification::receipt(req, digest))
         }
         (Get, ["media", "hospitals", id, file]) => run(move || media::hospital_image(id, file)),
         // The patient's page (`cta_link`) and its PDF: no token, the signature is the capability.

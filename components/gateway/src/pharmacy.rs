@@ -7,11 +7,13 @@
 //! - `POST /api/v2/pharmacy/rx/<signature>/claim/`, `…/release/`: hold it while dispensing, give
 //!   it back (a burn with `X-Claim-Secret` closes the claim)
 //! - `GET /api/v2/pharmacy/register/?from&to&format`: its antibiotic register (`register`)
+//! - `GET /api/v2/pharmacy/receipts/<digest>/`: the sealed receipt of one of its sales
 //!
 //! Every call is logged with the status it was answered (`pharmacies.record-call`), and a pharmacy
 //! with more than `MISSES_PER_MINUTE` unknown-signature 404s in the last minute is answered 429
 //! (`pharmacies.admit`). The state changes themselves, and the rule that nothing is sold twice, live
-//! in the prescriptions component's transactions (docs/lifecycle.md).
+//! in the prescriptions component's transactions (docs/lifecycle.md), which also write the patient's
+//! access log (a lookup, claim, release, sale or rejection that succeeded).
 
 use serde::Serialize;
 use serde_json::{Map, Value, json};
@@ -22,7 +24,8 @@ use common::types::{Error, FieldError, RxEvent};
 use crate::bindings::notifications;
 use crate::bindings::pharmacies::{self, Call, CallAction, Pharmacy};
 use crate::bindings::prescriptions::{
-    self, DispenseRequest, DispensedItem, Medication, PharmacyRef, Prescription, Sale, StateChange,
+    self, DispenseRequest, DispensedItem, Medication, PharmacyRef, Prescription, ReceiptSeal, Sale,
+    StateChange,
 };
 use crate::http::{self, Request, Response};
 use crate::notifications::deliver_after;
@@ -37,6 +40,8 @@ const SALES_CODE: Option<usize> = Some(129);
 const REASON: Option<usize> = Some(1024);
 /// The 404 `error` of the pharmacy calls.
 const RX_NOT_FOUND: &str = "rx not found";
+/// The 403 of a medic's token on a receipt.
+const RECEIPT_READERS: &str = "Only the pharmacy that sold and the API admin may read a receipt.";
 /// The header that carries a claim's secret on a burn (and a release).
 const CLAIM_SECRET: &str = "x-claim-secret";
 /// How long a claim lives when `claim_minutes` is not set.
@@ -46,14 +51,15 @@ const DEFAULT_CLAIM_MINUTES: u32 = 10;
 /// with `sku` and `ad_id`, and `sales` (the seal of each sale so far); 404 `{"error": "rx not
 /// found"}`.
 pub fn lookup(req: &Request, signature: &str) -> Result<Response, Error> {
-    logged(req, signature, CallAction::Lookup, |_| {
-        let rx = prescriptions::get_for_pharmacy(signature)?;
+    logged(req, signature, CallAction::Lookup, |pharmacy| {
+        let rx = prescriptions::get_for_pharmacy(Some(&pharmacy_ref(pharmacy)), signature)?;
         Ok(Response::json(200, &pharmacy_shape(&rx)?))
     })
 }
 
 /// `POST /api/v1/prescriptions/burn/<signature>` `{sales_code, medications: [{id, bought_qty}]}` → 200
-/// the updated prescription (the lookup's shape). 404 `{"error": "rx not found"}`; 400 for the body
+/// the updated prescription (the lookup's shape) with `receipt: {digest, kid, alg, sig}`, the seal of
+/// the sale's receipt (`receipt`). 404 `{"error": "rx not found"}`; 400 for the body
 /// or for an item that is not this prescription's or sells more than is left (nothing applied);
 /// 409 `{message}` when it is rejected, cancelled or fully dispensed, or another pharmacy holds a
 /// live claim; 403 when `X-Claim-Secret` does not open the pharmacy's own claim. Without a claim it
@@ -67,24 +73,40 @@ pub fn burn(req: &Request, signature: &str) -> Result<Response, Error> {
 
 /// A burn, once admitted (and, with an `Idempotency-Key`, once per key).
 fn dispense(req: &Request, signature: &str, pharmacy: &Pharmacy) -> Result<Response, Error> {
-    let rx = prescriptions::get_for_pharmacy(signature)?;
+    let rx = prescriptions::get_for_pharmacy(None, signature)?;
     let mut f = req.json_fields()?;
     let sales_code = f.required_str("sales_code", SALES_CODE).trim().to_string();
     let items = sold_items(&mut f);
     f.finish()?;
     let webhooks = notifications::plan(rx.medic_id, rx.hospital.id, RxEvent::Dispensed)?;
     let queued = !webhooks.is_empty();
-    let updated = prescriptions::dispense(&DispenseRequest {
+    let sold = prescriptions::dispense(&DispenseRequest {
         pharmacy: pharmacy_ref(pharmacy),
-        pharmacy_license: pharmacy.license.clone(),
         signature: signature.to_string(),
         sales_code,
         items,
         webhooks,
         claim_secret: req.header(CLAIM_SECRET).map(str::to_string),
     })?;
-    let response = Response::json(200, &pharmacy_shape(&updated)?);
-    Ok(after(response, queued, updated.id))
+    let body = Burned {
+        rx: pharmacy_shape(&sold.prescription)?,
+        receipt: &sold.receipt,
+    };
+    let response = Response::json(200, &body);
+    Ok(after(response, queued, sold.prescription.id))
+}
+
+/// `GET /api/v2/pharmacy/receipts/<digest>/` (the pharmacy that sold, or the API admin) → 200
+/// `{"document": "<the canonical JSON, exactly as sealed>", "receipt": {digest, kid, alg, sig}}`
+/// (docs/verification.md, "Dispense receipts"); 404 for an unknown digest or another pharmacy's
+/// sale; 409 when the stored document no longer hashes to the digest.
+pub fn receipt(req: &Request, digest: &str) -> Result<Response, Error> {
+    let pharmacy = req.pharmacy_or_admin(RECEIPT_READERS)?;
+    let receipt = prescriptions::get_receipt(pharmacy, digest)?;
+    Ok(Response::json(
+        200,
+        &json!({"document": receipt.document, "receipt": receipt.seal}),
+    ))
 }
 
 /// `POST /api/v2/pharmacy/rx/<signature>/claim/` → 200 `{"claim": {id, secret, expires_at},
@@ -95,7 +117,7 @@ fn dispense(req: &Request, signature: &str, pharmacy: &Pharmacy) -> Result<Respo
 pub fn claim(req: &Request, signature: &str) -> Result<Response, Error> {
     logged(req, signature, CallAction::Lookup, |pharmacy| {
         let grant = prescriptions::claim(&pharmacy_ref(pharmacy), signature, claim_minutes())?;
-        let rx = prescriptions::get_for_pharmacy(signature)?;
+        let rx = prescriptions::get_for_pharmacy(None, signature)?;
         let body = json!({
             "claim": {"id": grant.id, "secret": grant.secret, "expires_at": grant.expires_at},
             "prescription": pharmacy_shape(&rx)?,
@@ -120,7 +142,7 @@ pub fn release(req: &Request, signature: &str) -> Result<Response, Error> {
             }
         };
         prescriptions::release(&pharmacy_ref(pharmacy), signature, &secret)?;
-        let rx = prescriptions::get_for_pharmacy(signature)?;
+        let rx = prescriptions::get_for_pharmacy(None, signature)?;
         let body = json!({
             "message": "The claim was released: the prescription is available again.",
             "prescription": pharmacy_shape(&rx)?,
@@ -142,7 +164,7 @@ fn claim_minutes() -> u32 {
 /// `{message}` once anything was dispensed, or when it is rejected or cancelled already.
 pub fn reject(req: &Request, signature: &str) -> Result<Response, Error> {
     logged(req, signature, CallAction::Reject, |pharmacy| {
-        let rx = prescriptions::get_for_pharmacy(signature)?;
+        let rx = prescriptions::get_for_pharmacy(None, signature)?;
         let mut f = req.json_fields()?;
         if f.optional_bool("rejected") == Some(false) {
             f.error("rejected", "Must be true: a rejection cannot be undone.");
@@ -220,6 +242,7 @@ fn pharmacy_ref(p: &Pharmacy) -> PharmacyRef {
     PharmacyRef {
         id: p.id,
         name: p.name.clone(),
+        license: p.license.clone(),
     }
 }
 
@@ -245,6 +268,14 @@ struct PharmacyRx<'a> {
     >,
     /// Every sale so far, oldest first: when, which pharmacy (name, license), what.
     sales: Vec<Sale>,
+}
+
+/// A burn's answer: the lookup's shape and the seal of the sale's receipt.
+#[derive(Serialize)]
+struct Burned<'a> {
+    #[serde(flatten)]
+    rx: PharmacyRx<'a>,
+    receipt: &'a ReceiptSeal,
 }
 
 /// The detail shape of `GET /api/v2/rx-endpoint/<signature>/`, medications with `sku` and `ad_id`,

@@ -17,7 +17,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use common::fields::Fields;
-use common::types::{Error, FieldError, PageRequest, Principal, RxEvent};
+use common::types::{Error, FieldError, PageRequest, RxEvent};
 
 use crate::bindings::catalog::{self, ImageKind};
 use crate::bindings::notifications;
@@ -280,7 +280,12 @@ pub fn document(req: &Request, signature: &str) -> Result<Response, Error> {
 /// anything was dispensed, after a rejection, or a second time.
 pub fn cancel(req: &Request, signature: &str) -> Result<Response, Error> {
     let medic = req.medic("Only the medic who issued a prescription may cancel it.")?;
-    let rx = prescriptions::get_by_signature(Principal::Medic(medic), signature)?;
+    // Not a read of the access log's kind: the cancellation logs itself.
+    let rx = match prescriptions::get_for_pharmacy(None, signature) {
+        Ok(rx) if rx.medic_id == medic => rx,
+        Ok(_) | Err(Error::NotFound(_)) => return Err(Error::not_found()),
+        Err(other) => return Err(other),
+    };
     let mut f = req.json_fields()?;
     let reason = f.required_str("reason", Some(1024)).trim().to_string();
     f.finish()?;
@@ -326,11 +331,18 @@ struct EventJson<'a> {
     id: i64,
     /// `dispense`, `rejection` or `cancellation`.
     kind: &'static str,
-    pharmacy: Option<&'a PharmacyRef>,
+    pharmacy: Option<PharmacyJson<'a>>,
     sales_code: &'a str,
     reason: &'a str,
     medications: Vec<SoldJson>,
     created_at: &'a str,
+}
+
+/// The pharmacy of an event: its id and its name at the time.
+#[derive(Serialize)]
+struct PharmacyJson<'a> {
+    id: i64,
+    name: &'a str,
 }
 
 /// Units of one medication sold in a dispense.
@@ -349,7 +361,10 @@ impl<'a> From<&'a LifecycleEvent> for EventJson<'a> {
                 LifecycleKind::Rejection => "rejection",
                 LifecycleKind::Cancellation => "cancellation",
             },
-            pharmacy: e.pharmacy.as_ref(),
+            pharmacy: e.pharmacy.as_ref().map(|p: &PharmacyRef| PharmacyJson {
+                id: p.id,
+                name: &p.name,
+            }),
             sales_code: &e.sales_code,
             reason: &e.reason,
             medications: e

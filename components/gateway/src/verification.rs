@@ -4,6 +4,8 @@
 //! - `GET /api/v2/verify/<signature>`: whether the prescription exists and is genuine (its stored
 //!   document hashes to the signature and its seal verifies), its state, issue date, medic and
 //!   hospital; nothing of the patient. Rate limited per client address.
+//! - `GET /api/v2/verify/receipt/<digest>`: whether a dispense receipt exists and verifies, when and
+//!   by which pharmacy it was sold; nothing else. Rate limited as the prescription check.
 
 use serde::Serialize;
 use serde_json::json;
@@ -58,6 +60,26 @@ pub fn verify(req: &Request, signature: &str) -> Result<Response, Error> {
                 "medic": {"name": v.medic_name, "cedula_prof": v.medic_cedula_prof},
                 "hospital": {"name": v.hospital_name},
                 "valid_until": v.valid_until,
+            }),
+        )),
+        Err(Error::NotFound(_)) => Ok(Response::json(404, &json!({"valid": false}))),
+        Err(other) => Err(other),
+    }
+}
+
+/// `GET /api/v2/verify/receipt/<digest>` → 200 `{valid, kid, sold_at, pharmacy: {name, license}}`
+/// (`valid` false for an altered receipt); 404 `{"valid": false}` for an unknown one; 429 as
+/// `verify`.
+pub fn receipt(req: &Request, digest: &str) -> Result<Response, Error> {
+    let client = client_ip(req.header("spin-client-addr").unwrap_or_default());
+    match prescriptions::verify_receipt(digest, &client) {
+        Ok(r) => Ok(Response::json(
+            200,
+            &json!({
+                "valid": r.valid,
+                "kid": r.kid,
+                "sold_at": r.sold_at,
+                "pharmacy": {"name": r.pharmacy_name, "license": r.pharmacy_license},
             }),
         )),
         Err(Error::NotFound(_)) => Ok(Response::json(404, &json!({"valid": false}))),

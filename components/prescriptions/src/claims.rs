@@ -17,11 +17,12 @@ use common::db::{Db, int, text};
 use common::time::iso8601;
 use common::types::Error;
 
+use crate::access;
 use crate::bindings::exports::receta::prescriptions::prescriptions::{ClaimGrant, PharmacyRef};
 use crate::state::{self, State};
 
 /// `?1` prescription, `?2` now: its live claim.
-const LIVE: &str = "SELECT pharmacy_id, secret_hash, expires_at \
+const LIVE: &str = "SELECT pharmacy_id, secret_hash, started_at, expires_at \
     FROM claims WHERE prescription_id = ?1 AND expires_at > ?2";
 
 /// A new claim replaces whatever row the prescription had (an expired or released one).
@@ -39,6 +40,7 @@ const DELETE: &str = "DELETE FROM claims WHERE prescription_id = ?1";
 struct Live {
     pharmacy_id: i64,
     secret_hash: String,
+    started_at: String,
     expires_at: String,
 }
 
@@ -70,7 +72,8 @@ pub fn claim(pharmacy: PharmacyRef, signature: &str, minutes: u32) -> Result<Cla
                 text(&expires_at),
             ],
         )?;
-        Ok(())
+        let actor = access::Actor::Pharmacy(&pharmacy);
+        access::record(db, signature, access::Action::Claim, &actor, &stamp)
     })?;
     Ok(ClaimGrant {
         id,
@@ -100,23 +103,25 @@ pub fn release(pharmacy: PharmacyRef, signature: &str, secret: &str) -> Result<(
             return Err(wrong_secret());
         }
         db.execute(DELETE, &[int(state.id)])?;
-        Ok(())
+        let actor = access::Actor::Pharmacy(&pharmacy);
+        access::record(db, signature, access::Action::Release, &actor, &stamp)
     })
 }
 
 /// Inside a burn's transaction: whether `pharmacy` may sell, given the prescription's live claim
 /// and the `X-Claim-Secret` it sent. Another pharmacy's live claim is 409; a secret that does not
 /// open the pharmacy's own live claim is 403. A burn without a claim is an implicit claim and
-/// close (`close` after the sale).
+/// close (`close` after the sale). The pharmacy's own live claim's start, if it has one (the
+/// receipt states it).
 pub fn check_burn(
     db: &Db,
     prescription: i64,
     pharmacy: &PharmacyRef,
     secret: Option<&str>,
     now: &str,
-) -> Result<(), Error> {
+) -> Result<Option<String>, Error> {
     let Some(live) = live(db, prescription, now)? else {
-        return Ok(());
+        return Ok(None);
     };
     if live.pharmacy_id != pharmacy.id {
         return Err(elsewhere(&live, "dispensed"));
@@ -126,7 +131,7 @@ pub fn check_burn(
     {
         return Err(wrong_secret());
     }
-    Ok(())
+    Ok(Some(live.started_at))
 }
 
 /// Closes the prescription's claim (after a sale).
@@ -140,6 +145,7 @@ fn live(db: &Db, prescription: i64, now: &str) -> Result<Option<Live>, Error> {
         Ok(Live {
             pharmacy_id: r.i64("pharmacy_id")?,
             secret_hash: r.string("secret_hash")?,
+            started_at: r.string("started_at")?,
             expires_at: r.string("expires_at")?,
         })
     })?)
@@ -196,6 +202,7 @@ mod tests {
         let live = Live {
             pharmacy_id: 1,
             secret_hash: hash(&secret),
+            started_at: String::new(),
             expires_at: String::new(),
         };
         assert!(live.opens_with(&secret));

@@ -2,11 +2,13 @@
 //!
 //! Two ways in: the JSON endpoint passes the caller (the issuing medic or the API admin; anyone else
 //! gets `not-found`), the public page passes none (the unguessable signature is the capability).
-//! Nothing of the patient beyond a first name leaves here, and never the diagnosis.
+//! Nothing of the patient beyond a first name leaves here, and never the diagnosis. The view carries
+//! the access log (who looked); the JSON endpoint's read is itself logged, the public page's is not.
 
 use common::db::{Db, Param, int, text};
 use common::types::{Error, Principal};
 
+use crate::access::{self, Action};
 use crate::bindings::exports::receta::prescriptions::prescriptions::LandingRx;
 use crate::document::is_signature;
 use crate::read::{medication_from_row, medications_sql, seal_from_row, shown_state};
@@ -41,8 +43,8 @@ pub fn view(caller: Option<Principal>, signature: &str) -> Result<LandingRx, Err
     if !is_signature(signature) {
         return Err(Error::not_found());
     }
-    let who = match caller {
-        Some(Principal::Medic(id)) => int(id),
+    let who = match &caller {
+        Some(Principal::Medic(id)) => int(*id),
         Some(Principal::Admin) | None => Param::Null,
     };
     let db = Db::open()?;
@@ -63,6 +65,7 @@ pub fn view(caller: Option<Principal>, signature: &str) -> Result<LandingRx, Err
                 valid_until: r.opt_string("valid_until")?,
                 fills: u32::try_from(r.i64("fills")?)?,
                 sales: Vec::new(),
+                access_log: Vec::new(),
             },
         ))
     })?;
@@ -73,6 +76,11 @@ pub fn view(caller: Option<Principal>, signature: &str) -> Result<LandingRx, Err
         .map(|(_, m)| m)
         .collect();
     rx.sales = crate::sales::of(&db, id)?;
+    if let Some(caller) = &caller {
+        let now = common::time::now_iso8601();
+        access::record(&db, signature, Action::Read, &caller.into(), &now)?;
+    }
+    rx.access_log = access::list(&db, id)?;
     Ok(rx)
 }
 

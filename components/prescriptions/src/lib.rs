@@ -13,7 +13,9 @@
 //! - `drugs`: the formulary (the API's drug catalog)
 //! - `rules`: the Mexican rules (classes that may be issued, repeats, validity; pure)
 //! - `sales`: the seal of each sale; `register`: a pharmacy's antibiotic register
+//! - `receipts`: the sealed receipt of each sale; `access`: the patient's access log (who looked)
 
+mod access;
 mod claims;
 mod document;
 mod drugs;
@@ -24,6 +26,7 @@ mod medications;
 mod outbox;
 mod pdf;
 mod read;
+mod receipts;
 mod register;
 mod rules;
 mod sales;
@@ -36,9 +39,9 @@ use common::types::{Error, PageRequest, Principal};
 mod bindings;
 
 use bindings::exports::receta::prescriptions::prescriptions::{
-    ClaimGrant, DispenseRequest, Drug, DrugLoad, DrugPage, Guest, IssueRequest, LandingRx,
-    LifecycleEvent, MedicationPage, PharmacyRef, Prescription, PrescriptionPage, PublishedKey,
-    RegisterPage, Sale, StateChange, Verification,
+    ClaimGrant, DispenseRequest, Dispensed, Drug, DrugLoad, DrugPage, Guest, IssueRequest,
+    LandingRx, LifecycleEvent, MedicationPage, PharmacyRef, Prescription, PrescriptionPage,
+    PublishedKey, Receipt, ReceiptCheck, RegisterPage, Sale, StateChange, Verification,
 };
 
 struct Prescriptions;
@@ -72,15 +75,26 @@ impl Guest for Prescriptions {
         read::pdf(&caller, &signature)
     }
 
-    fn get_for_pharmacy(signature: String) -> Result<Prescription, Error> {
-        read::for_pharmacy(&signature).map_err(|e| match e {
+    fn get_for_pharmacy(
+        pharmacy: Option<PharmacyRef>,
+        signature: String,
+    ) -> Result<Prescription, Error> {
+        read::lookup(pharmacy.as_ref(), &signature).map_err(|e| match e {
             Error::NotFound(_) => Error::NotFound(lifecycle::RX_NOT_FOUND.into()),
             other => other,
         })
     }
 
-    fn dispense(request: DispenseRequest) -> Result<Prescription, Error> {
+    fn dispense(request: DispenseRequest) -> Result<Dispensed, Error> {
         lifecycle::dispense(request)
+    }
+
+    fn get_receipt(pharmacy: Option<i64>, digest: String) -> Result<Receipt, Error> {
+        receipts::get(pharmacy, &digest)
+    }
+
+    fn verify_receipt(digest: String, client: String) -> Result<ReceiptCheck, Error> {
+        receipts::verify(&digest, &client)
     }
 
     fn reject(pharmacy: PharmacyRef, change: StateChange) -> Result<Prescription, Error> {

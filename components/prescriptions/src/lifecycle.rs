@@ -16,13 +16,15 @@ use common::codes::{Labelled, RxState};
 use common::db::{Db, Param, Row, int, text};
 use common::types::{Error, FieldError, Principal};
 
+use crate::access;
 use crate::bindings::exports::receta::prescriptions::prescriptions::{
-    DispenseRequest, DispensedItem, LifecycleEvent, LifecycleKind, PharmacyRef, Prescription,
-    StateChange,
+    DispenseRequest, Dispensed, DispensedItem, LifecycleEvent, LifecycleKind, PharmacyRef,
+    Prescription, StateChange,
 };
 use crate::claims;
 use crate::outbox;
 use crate::read;
+use crate::receipts::{self, Line, Sale};
 use crate::rules;
 pub use crate::state::RX_NOT_FOUND;
 use crate::state::{State, closed, state};
@@ -30,8 +32,8 @@ use crate::state::{State, closed, state};
 /// How a cancellation's reason reads in `reason_of_rejected`.
 pub const CANCELLED_BY_MEDIC: &str = "Cancelada por el médico: ";
 
-const MEDICATIONS_LEFT: &str =
-    "SELECT id, qty, bought_qty FROM medications WHERE prescription_id = ? ORDER BY position";
+const MEDICATIONS_LEFT: &str = "SELECT id, qty, bought_qty, drug_upc, presentation \
+    FROM medications WHERE prescription_id = ? ORDER BY position";
 
 /// `?1` units, `?2` medication, `?3` prescription, `?4` fills: raises the total, never past
 /// `qty × fills`, and never by more than `qty` in one sale.
@@ -80,6 +82,8 @@ const ITEMS: &str = "SELECT d.event_id, d.medication_id, d.qty FROM dispensed_me
 struct Left {
     qty: i64,
     bought: i64,
+    drug_upc: String,
+    presentation: String,
 }
 
 /// Who makes a change, as the event records it.
@@ -88,11 +92,11 @@ enum Actor<'a> {
     Medic(i64),
 }
 
-/// Records a pharmacy's sale; see `prescriptions.dispense` in the WIT.
-pub fn dispense(req: DispenseRequest) -> Result<Prescription, Error> {
+/// Records a pharmacy's sale and its receipt; see `prescriptions.dispense` in the WIT.
+pub fn dispense(req: DispenseRequest) -> Result<Dispensed, Error> {
     let db = Db::open()?;
     let now = common::time::now_iso8601();
-    db.transaction(|db| -> Result<(), Error> {
+    let receipt = db.transaction(|db| {
         let state = state(db, &req.signature)?;
         match state.rx_status {
             RxState::Available | RxState::PartiallyDispensed => {}
@@ -103,7 +107,7 @@ pub fn dispense(req: DispenseRequest) -> Result<Prescription, Error> {
             }
             other => return Err(closed(other, &state, "dispensed")),
         }
-        claims::check_burn(
+        let claimed_at = claims::check_burn(
             db,
             state.id,
             &req.pharmacy,
@@ -115,6 +119,8 @@ pub fn dispense(req: DispenseRequest) -> Result<Prescription, Error> {
                 let left = Left {
                     qty: r.i64("qty")?,
                     bought: r.i64("bought_qty")?,
+                    drug_upc: r.string("drug_upc")?,
+                    presentation: r.string("presentation")?,
                 };
                 Ok((r.i64("id")?, left))
             })?
@@ -154,7 +160,7 @@ pub fn dispense(req: DispenseRequest) -> Result<Prescription, Error> {
         }
         db.execute(
             INSERT_DETAILS,
-            &[int(event), text(&req.pharmacy_license), int(fill)],
+            &[int(event), text(&req.pharmacy.license), int(fill)],
         )?;
         db.execute(
             AFTER_SALE,
@@ -166,9 +172,39 @@ pub fn dispense(req: DispenseRequest) -> Result<Prescription, Error> {
             ],
         )?;
         claims::close(db, state.id)?;
-        outbox::queue_webhooks(db, state.id, &req.signature, &req.webhooks, &now)
+        let lines = req
+            .items
+            .iter()
+            .filter_map(|i| {
+                let m = meds.get(&i.medication)?;
+                Some(Line {
+                    medication: i.medication,
+                    drug_upc: &m.drug_upc,
+                    presentation: &m.presentation,
+                    qty: i.qty,
+                })
+            })
+            .collect();
+        let sale = Sale {
+            dispense_id: event,
+            signature: &req.signature,
+            pharmacy: &req.pharmacy,
+            sales_code: &req.sales_code,
+            lines,
+            fill,
+            claimed_at: claimed_at.as_deref(),
+            sold_at: &now,
+        };
+        let receipt = receipts::issue(db, state.id, &sale)?;
+        let actor = access::Actor::Pharmacy(&req.pharmacy);
+        access::record(db, &req.signature, access::Action::Dispense, &actor, &now)?;
+        outbox::queue_webhooks(db, state.id, &req.signature, &req.webhooks, &now)?;
+        Ok::<_, Error>(receipt)
     })?;
-    read::for_pharmacy(&req.signature)
+    Ok(Dispensed {
+        prescription: read::for_pharmacy(&req.signature)?,
+        receipt,
+    })
 }
 
 /// Every item names one of this prescription's medications, once, sells at most `qty` (one fill's
@@ -309,6 +345,11 @@ fn close(
             "cancellation"
         };
         insert_event(db, &state, kind, actor, "", &change.reason, &now)?;
+        let (action, who) = match actor {
+            Actor::Pharmacy(p) => (access::Action::Reject, access::Actor::Pharmacy(p)),
+            Actor::Medic(_) => (access::Action::Cancel, access::Actor::Medic),
+        };
+        access::record(db, &change.signature, action, &who, &now)?;
         let params = [
             int(state.id),
             text(to.code()),
@@ -373,6 +414,8 @@ pub fn list(caller: &Principal, signature: &str) -> Result<Vec<LifecycleEvent>, 
             e.items.push(item);
         }
     }
+    let now = common::time::now_iso8601();
+    access::record(&db, signature, access::Action::Read, &caller.into(), &now)?;
     Ok(events)
 }
 
@@ -387,6 +430,7 @@ fn event_from_row(r: &Row) -> anyhow::Result<LifecycleEvent> {
         Some(id) => Some(PharmacyRef {
             id,
             name: r.string("pharmacy_name")?,
+            license: String::new(),
         }),
         None => None,
     };
@@ -422,7 +466,18 @@ mod tests {
 
     fn meds(rows: &[(i64, i64, i64)]) -> HashMap<i64, Left> {
         rows.iter()
-            .map(|&(id, qty, bought)| (id, Left { qty, bought }))
+            .map(|&(id, qty, bought)| {
+                let (drug_upc, presentation) = (String::new(), String::new());
+                (
+                    id,
+                    Left {
+                        qty,
+                        bought,
+                        drug_upc,
+                        presentation,
+                    },
+                )
+            })
             .collect()
     }
 

@@ -1,13 +1,15 @@
 //! Reading prescriptions. Lists and details by id are scoped to the medic (`medic_id = ?`); details by
 //! signature, the PDF and the document to the issuing medic or the API admin. Anything else is
-//! `not-found`, so a prescription's existence never leaks.
+//! `not-found`, so a prescription's existence never leaks. A read by signature (and a pharmacy's
+//! lookup) goes into the prescription's access log (`access`).
 
 use common::db::{Db, Param, Row, int, like_contains, opt_text, placeholders, text};
 use common::types::{Error, PageRequest, Principal};
 
+use crate::access::{self, Action, Actor};
 use crate::bindings::exports::receta::prescriptions::prescriptions::{
-    Medication, MedicationPage, Prescription, PrescriptionPage, RxHospital, RxPatient, RxStatus,
-    Seal,
+    Medication, MedicationPage, PharmacyRef, Prescription, PrescriptionPage, RxHospital, RxPatient,
+    RxStatus, Seal,
 };
 use crate::document::{is_signature, signature_of};
 use crate::rules;
@@ -270,20 +272,37 @@ pub fn by_id(medic: i64, id: i64) -> Result<Prescription, Error> {
     one(&db, found)
 }
 
+/// The medic's or the admin's read by signature, logged (`access`).
 pub fn by_signature(caller: &Principal, signature: &str) -> Result<Prescription, Error> {
-    checked(signature, caller_param(caller))
+    let db = Db::open()?;
+    let rx = checked(&db, signature, caller_param(caller))?;
+    logged(&db, signature, Action::Read, &caller.into())?;
+    Ok(rx)
+}
+
+/// A pharmacy's lookup, logged when `pharmacy` is given (`access`).
+pub fn lookup(pharmacy: Option<&PharmacyRef>, signature: &str) -> Result<Prescription, Error> {
+    let db = Db::open()?;
+    let rx = checked(&db, signature, Param::Null)?;
+    if let Some(p) = pharmacy {
+        logged(&db, signature, Action::Lookup, &Actor::Pharmacy(p))?;
+    }
+    Ok(rx)
+}
+
+fn logged(db: &Db, signature: &str, action: Action, actor: &Actor) -> Result<(), Error> {
+    access::record(db, signature, action, actor, &common::time::now_iso8601())
 }
 
 /// The prescription `signature` names, among `medic`'s (NULL: anyone's), checked against its
 /// stored document (`genuine`).
-fn checked(signature: &str, medic: Param) -> Result<Prescription, Error> {
+fn checked(db: &Db, signature: &str, medic: Param) -> Result<Prescription, Error> {
     if !is_signature(signature) {
         return Err(Error::not_found());
     }
-    let db = Db::open()?;
     let params = [text(signature), medic];
     let found = db.query_opt(&checked_by_signature_sql(), &params, with_document)?;
-    genuine(&db, found)
+    genuine(db, found)
 }
 
 /// A prescription and its stored document (none if it has lost it).
@@ -325,7 +344,7 @@ pub fn visible(
 
 /// Any prescription by signature: a pharmacy's lookup, and the answer after a change.
 pub fn for_pharmacy(signature: &str) -> Result<Prescription, Error> {
-    checked(signature, Param::Null)
+    checked(&Db::open()?, signature, Param::Null)
 }
 
 fn one(db: &Db, found: Option<Prescription>) -> Result<Prescription, Error> {
@@ -338,10 +357,13 @@ pub fn pdf(caller: &Principal, signature: &str) -> Result<Vec<u8>, Error> {
         return Err(Error::not_found());
     }
     let db = Db::open()?;
-    db.query_opt(&pdf_sql(), &[text(signature), caller_param(caller)], |r| {
-        r.blob("pdf")
-    })?
-    .ok_or_else(Error::not_found)
+    let pdf = db
+        .query_opt(&pdf_sql(), &[text(signature), caller_param(caller)], |r| {
+            r.blob("pdf")
+        })?
+        .ok_or_else(Error::not_found)?;
+    logged(&db, signature, Action::Read, &caller.into())?;
+    Ok(pdf)
 }
 
 pub fn document(caller: &Principal, signature: &str) -> Result<String, Error> {
@@ -359,6 +381,7 @@ pub fn document(caller: &Principal, signature: &str) -> Result<String, Error> {
     if signature_of(&canonical) != signature {
         return Err(Error::Conflict(ALTERED.into()));
     }
+    logged(&db, signature, Action::Read, &caller.into())?;
     Ok(canonical)
 }
 

@@ -41,12 +41,16 @@ impl Signer {
 
     /// The seal of `signature`.
     pub fn seal(&self, signature: &str) -> Seal {
-        let sig = self.key.sign(message(signature).as_bytes());
         Seal {
             kid: self.kid.clone(),
             alg: ALG.into(),
-            sig: URL_SAFE_NO_PAD.encode(sig.to_bytes()),
+            sig: self.sign(&message(signature)),
         }
+    }
+
+    /// The Ed25519 signature of `message`'s bytes, base64url without padding.
+    pub fn sign(&self, message: &str) -> String {
+        URL_SAFE_NO_PAD.encode(self.key.sign(message.as_bytes()).to_bytes())
     }
 }
 
@@ -161,7 +165,12 @@ fn key_bytes(s: &str) -> Option<[u8; 32]> {
 
 /// Whether `seal` is a valid seal of `signature` by one of `keys`.
 pub fn verifies(keys: &[PublishedKey], signature: &str, seal: &Seal) -> bool {
-    let Some(key) = keys.iter().find(|k| k.kid == seal.kid) else {
+    verifies_message(keys, &seal.kid, &seal.sig, &message(signature))
+}
+
+/// Whether `sig` (base64url) is the signature of `message` by the key `kid` among `keys`.
+pub fn verifies_message(keys: &[PublishedKey], kid: &str, sig: &str, message: &str) -> bool {
+    let Some(key) = keys.iter().find(|k| k.kid == kid) else {
         return false;
     };
     let key = URL_SAFE_NO_PAD
@@ -170,12 +179,12 @@ pub fn verifies(keys: &[PublishedKey], signature: &str, seal: &Seal) -> bool {
         .and_then(|b| <[u8; 32]>::try_from(b).ok())
         .and_then(|b| VerifyingKey::from_bytes(&b).ok());
     let sig = URL_SAFE_NO_PAD
-        .decode(&seal.sig)
+        .decode(sig)
         .ok()
         .and_then(|b| <[u8; 64]>::try_from(b).ok())
         .map(|b| Signature::from_bytes(&b));
     match (key, sig) {
-        (Some(key), Some(sig)) => key.verify(message(signature).as_bytes(), &sig).is_ok(),
+        (Some(key), Some(sig)) => key.verify(message.as_bytes(), &sig).is_ok(),
         _ => false,
     }
 }

@@ -83,8 +83,9 @@ pub fn verify(signature: &str, client: &str) -> Result<Verification, Error> {
     })
 }
 
-/// Counts the call against the client's minute, or refuses it (429) past the limit.
-fn admit(db: &Db, client: &str) -> Result<(), Error> {
+/// Counts the call against the client's minute, or refuses it (429) past the limit (the receipt
+/// check shares the budget).
+pub(crate) fn admit(db: &Db, client: &str) -> Result<(), Error> {
     let now = SystemTime::now();
     let limit = limit();
     db.transaction(|db| -> Result<(), Error> {

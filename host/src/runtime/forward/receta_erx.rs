@@ -84,8 +84,10 @@ signatures! {
         "get-by-id": (i64, i64) -> Result<prescriptions::Prescription, prescriptions::Error>;
         "get-by-signature": (prescriptions::Principal, String) -> Result<prescriptions::Prescription, prescriptions::Error>;
         "get-pdf": (prescriptions::Principal, String) -> Result<Vec<u8>, prescriptions::Error>;
-        "get-for-pharmacy": (String) -> Result<prescriptions::Prescription, prescriptions::Error>;
-        "dispense": (prescriptions::DispenseRequest) -> Result<prescriptions::Prescription, prescriptions::Error>;
+        "get-for-pharmacy": (Option<prescriptions::PharmacyRef>, String) -> Result<prescriptions::Prescription, prescriptions::Error>;
+        "dispense": (prescriptions::DispenseRequest) -> Result<prescriptions::Dispensed, prescriptions::Error>;
+        "get-receipt": (Option<i64>, String) -> Result<prescriptions::Receipt, prescriptions::Error>;
+        "verify-receipt": (String, String) -> Result<prescriptions::ReceiptCheck, prescriptions::Error>;
         "reject": (prescriptions::PharmacyRef, prescriptions::StateChange) -> Result<prescriptions::Prescription, prescriptions::Error>;
         "claim": (prescriptions::PharmacyRef, String, u32) -> Result<prescriptions::ClaimGrant, prescriptions::Error>;
         "release": (prescriptions::PharmacyRef, String, String) -> Result<(), prescriptions::Error>;

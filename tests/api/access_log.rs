@@ -1,0 +1,178 @@
+//! The patient's access log (issue 32, docs/lifecycle.md "Who looked"): every pharmacy lookup, claim,
+//! release, sale and rejection, the medic's cancellation, and the medic's and the admin's reads by
+//! signature are listed on the patient's page and in the landing JSON, newest first, in Spanish;
+//! the patient's own page is not.
+
+use serde_json::{Value, json};
+
+use crate::claims::{claimed, release};
+use crate::helpers::{ADMIN_TOKEN, TestApp, spawn_app};
+use crate::outbound::{Practice, db};
+use crate::pharmacies::{burn, cancel, med_ids, prescribe, register, reject, signature};
+
+/// The landing JSON's `access_log`, as the issuing medic reads it (a read that is itself logged).
+fn access_log(app: &TestApp, p: &Practice, sig: &str) -> Vec<Value> {
+    let resp = app.get(
+        &format!("/api/v2/rx/patient-landing/{sig}/"),
+        p.medic.token(),
+    );
+    assert_eq!(resp.status, 200, "{}", resp.text());
+    resp.json()["rx"]["access_log"].as_array().unwrap().clone()
+}
+
+fn rows(app: &TestApp) -> i64 {
+    db(app)
+        .query_row("SELECT COUNT(*) FROM access_log", [], |r| r.get(0))
+        .unwrap()
+}
+
+#[test]
+fn the_patient_sees_who_used_the_prescription() {
+    let app = spawn_app();
+    let p = Practice::new(&app, "bitacora@example.mx", "Clínica Bitácora");
+    let (a, b) = (
+        register(&app, "Farmacia Ámbar"),
+        register(&app, "Farmacia Boreal"),
+    );
+    let rx = prescribe(&app, &p);
+    let sig = signature(&rx);
+    let (first, _) = med_ids(&rx);
+
+    assert_eq!(
+        app.get(&format!("/api/v2/pharmacy/rx/{sig}"), Some(&a.token))
+            .status,
+        200
+    );
+    let secret = claimed(&app, &a, &sig)["secret"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        release(&app, &a, &sig, &json!({"secret": secret})).status,
+        200
+    );
+    assert_eq!(burn(&app, &b, &sig, &[(first, 1)]).status, 200);
+    let detail = format!("/api/v2/rx-endpoint/{sig}/");
+    assert_eq!(app.get(&detail, p.medic.token()).status, 200);
+    assert_eq!(app.get(&detail, Some(ADMIN_TOKEN)).status, 200);
+    // Calls that did nothing are not entries: another medic's 404, an unknown signature.
+    let stranger = Practice::new(&app, "ajeno@example.mx", "Clínica Ajena");
+    assert_eq!(app.get(&detail, stranger.medic.token()).status, 404);
+
+    // The patient's own page is not listed.
+    let before = rows(&app);
+    assert_eq!(app.get(&format!("/rx/{sig}"), None).status, 200);
+    assert_eq!(app.get(&format!("/rx/{sig}/pdf"), None).status, 200);
+    assert_eq!(rows(&app), before);
+
+    let log = access_log(&app, &p, &sig);
+    let medic = app
+        .get(
+            &format!("/api/v2/rx/patient-landing/{sig}/"),
+            p.medic.token(),
+        )
+        .json()["rx"]["medic"]["name"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let actions: Vec<(&str, &str)> = log
+        .iter()
+        .map(|e| (e["action"].as_str().unwrap(), e["actor"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        actions,
+        vec![
+            ("read", "medic"), // this very landing read
+            ("read", "admin"),
+            ("read", "medic"),
+            ("dispense", "pharmacy"),
+            ("release", "pharmacy"),
+            ("claim", "pharmacy"),
+            ("lookup", "pharmacy"),
+        ],
+        "newest first: {log:#?}"
+    );
+    let texts: Vec<&str> = log.iter().map(|e| e["text"].as_str().unwrap()).collect();
+    let lookup = texts[6];
+    assert!(
+        lookup.starts_with("Consultada por Farmacia Ámbar (licencia LS-0001) el "),
+        "{lookup}"
+    );
+    // `el dd/mm/yyyy HH:MM`
+    let when = lookup.rsplit(" el ").next().unwrap();
+    assert_eq!(when.len(), 16, "{when}");
+    assert_eq!((&when[2..3], &when[5..6], &when[13..14]), ("/", "/", ":"));
+    assert!(texts[5].starts_with("Apartada para surtir por Farmacia Ámbar"));
+    assert!(texts[4].starts_with("Liberada por Farmacia Ámbar"));
+    assert!(texts[3].starts_with("Surtida por Farmacia Boreal (licencia LS-0001)"));
+    assert!(texts[2].starts_with(&format!("Consultada por el médico {medic} el ")));
+    assert!(texts[1].starts_with("Consultada por el administrador del servicio el "));
+    // Without tokens or internal ids: exactly these fields.
+    for e in &log {
+        let mut keys: Vec<&str> = e.as_object().unwrap().keys().map(String::as_str).collect();
+        keys.sort();
+        assert_eq!(
+            keys,
+            ["action", "actor", "at", "license", "name", "text"],
+            "{e}"
+        );
+        assert!(!e.to_string().contains(&a.token) && !e.to_string().contains(&b.token));
+    }
+    assert_eq!(log[6]["name"], "Farmacia Ámbar");
+    assert_eq!(log[6]["license"], "LS-0001");
+
+    // The page shows the same list, escaped, newest first.
+    let page = app.get(&format!("/rx/{sig}"), None).text();
+    let at = |needle: &str| {
+        page.find(needle)
+            .unwrap_or_else(|| panic!("{needle} in {page}"))
+    };
+    assert!(page.contains("Quién ha usado tu receta"));
+    assert!(
+        at("Surtida por Farmacia Boreal") < at("Consultada por Farmacia Ámbar (licencia LS-0001)")
+    );
+    assert!(page.contains(&format!("Consultada por el médico {medic}")));
+}
+
+#[test]
+fn rejections_and_cancellations_are_listed_with_who_made_them() {
+    let app = spawn_app();
+    let p = Practice::new(&app, "bitacora-fin@example.mx", "Clínica Fin");
+    let a = register(&app, "Farmacia Cierre");
+
+    let rejected = signature(&prescribe(&app, &p));
+    assert_eq!(reject(&app, &a, &rejected).status, 200);
+    let log = access_log(&app, &p, &rejected);
+    assert_eq!(
+        (log[1]["action"].as_str(), log[1]["actor"].as_str()),
+        (Some("reject"), Some("pharmacy"))
+    );
+    assert!(
+        log[1]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Rechazada por Farmacia Cierre")
+    );
+
+    let cancelled = signature(&prescribe(&app, &p));
+    assert_eq!(cancel(&app, p.medic.token(), &cancelled).status, 200);
+    let log = access_log(&app, &p, &cancelled);
+    assert_eq!(
+        log.len(),
+        2,
+        "the cancellation and this read only: {log:#?}"
+    );
+    assert_eq!(log[1]["action"], "cancel");
+    let medic = log[0]["name"].as_str().unwrap();
+    assert!(!medic.is_empty());
+    assert!(
+        log[1]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("Cancelada por el médico {medic} el ")),
+        "{log:#?}"
+    );
+    // A refused change is not an entry: a second cancellation is 409.
+    assert_eq!(cancel(&app, p.medic.token(), &cancelled).status, 409);
+    assert_eq!(access_log(&app, &p, &cancelled).len(), 3);
+}

@@ -131,14 +131,20 @@ fn every_sale_gets_a_receipt_sealed_by_the_service() {
     assert_eq!(unknown.json(), json!({"valid": false}));
 }
 
-#[test]
-fn a_tampered_receipt_is_refused() {
+/// A sale of Farmacia Honesta: the app, the pharmacy, and the receipt's seal.
+fn one_sale(email: &str) -> (TestApp, TestPharmacy, Value) {
     let app = spawn_app();
-    let p = Practice::new(&app, "recibo-alterado@example.mx", "Clínica Alterada");
+    let p = Practice::new(&app, email, "Clínica Alterada");
     let a = register(&app, "Farmacia Honesta");
     let rx = prescribe(&app, &p);
     let (first, _) = med_ids(&rx);
     let seal = receipt_of(&burn(&app, &a, &signature(&rx), &[(first, 1)]));
+    (app, a, seal)
+}
+
+#[test]
+fn receta_verify_checks_a_receipt_file_offline() {
+    let (app, a, seal) = one_sale("recibo-cli@example.mx");
     let digest = seal["digest"].as_str().unwrap().to_string();
 
     // Offline: the saved receipt verifies; one changed character in it does not.
@@ -189,6 +195,12 @@ fn a_tampered_receipt_is_refused() {
     );
     let (ok, out) = verify(&reseal);
     assert!(!ok && out.starts_with("INVALID"), "{out}");
+}
+
+#[test]
+fn a_tampered_receipt_is_refused() {
+    let (app, _, seal) = one_sale("recibo-alterado@example.mx");
+    let digest = seal["digest"].as_str().unwrap().to_string();
 
     // In the database: receipts are immutable; changed behind the service's back, they are
     // refused (409) and the public check says invalid.

@@ -15,6 +15,10 @@ pub const SKIPPED_ON_SPIN: &[(&str, &str)] = &[
         "`receta verify` is this project's command-line tool, not Spin's",
     ),
     (
+        "receipts::receta_verify_checks_a_receipt_file_offline",
+        "`receta verify` is this project's command-line tool, not Spin's",
+    ),
+    (
         "availability::slow_clients_trickling_bodies_never_stall_the_service",
         "this host's read limits: a request's head and body are read, bounded in time, before it \
          takes an instance",

@@ -224,7 +224,7 @@ fn full_size(
         .vs_hello(None),
         Scenario::new(
             "pharmacy-lookup",
-            "GET /api/v2/pharmacy/rx/&lt;signature&gt; (pharmacy token, 2,000 signatures rotated, call logged)",
+            "GET /api/v2/pharmacy/rx/&lt;signature&gt; (pharmacy token, 2,000 signatures rotated, call logged, access-log row)",
             Load::Rotated(as_pharmacy(by_signature(&|s| format!("/api/v2/pharmacy/rx/{s}")))),
         )
         .vs_hello(None),
@@ -307,7 +307,33 @@ fn full_size(
             Load::Rotated(burns(pharmacy, true)),
         )
         .vs_sqlite(None),
+        Scenario::new(
+            "pharmacy-claim-burn",
+            "POST /api/v2/pharmacy/rx/&lt;signature&gt;/claim/ then its burn by the holder, as one pair (two commits: the claim; the sale with its sealed receipt and access-log rows): req/s counts each call, pairs/s are half",
+            Load::Rotated(claims_then_burns(pharmacy)),
+        )
+        .vs_row("pharmacy-burn", "of the burn alone, per call", None),
     ]
+}
+
+/// A claim of each single-fill prescription followed by the holder's one-unit burn of it (the
+/// holder's token closes its claim; the secret header would add one SHA-256).
+fn claims_then_burns(pharmacy: &Dispensable) -> Vec<Req> {
+    burns(pharmacy, false)
+        .into_iter()
+        .flat_map(|burn| {
+            let claim = Req {
+                method: "POST",
+                path: burn
+                    .path
+                    .replace("/api/v1/prescriptions/burn/", "/api/v2/pharmacy/rx/")
+                    + "/claim/",
+                token: burn.token.clone(),
+                body: None,
+            };
+            [claim, burn]
+        })
+        .collect()
 }
 
 /// `reads` with one of `writes` after every fourth read (the writes rotated).

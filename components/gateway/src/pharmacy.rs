@@ -51,8 +51,8 @@ const DEFAULT_CLAIM_MINUTES: u32 = 10;
 /// with `sku` and `ad_id`, and `sales` (the seal of each sale so far); 404 `{"error": "rx not
 /// found"}`.
 pub fn lookup(req: &Request, signature: &str) -> Result<Response, Error> {
-    logged(req, signature, CallAction::Lookup, |pharmacy| {
-        let rx = prescriptions::get_for_pharmacy(Some(&pharmacy_ref(pharmacy)), signature)?;
+    logged(req, signature, Kind::Lookup, |_| {
+        let rx = prescriptions::get_for_pharmacy(signature)?;
         Ok(Response::json(200, &pharmacy_shape(&rx)?))
     })
 }
@@ -65,7 +65,7 @@ pub fn lookup(req: &Request, signature: &str) -> Result<Response, Error> {
 /// live claim; 403 when `X-Claim-Secret` does not open the pharmacy's own claim. Without a claim it
 /// is an implicit claim and close.
 pub fn burn(req: &Request, signature: &str) -> Result<Response, Error> {
-    logged(req, signature, CallAction::Dispense, |pharmacy| {
+    logged(req, signature, Kind::Dispense, |pharmacy| {
         let principal = format!("pharmacy:{}", pharmacy.id);
         crate::idempotency::once(req, &principal, || dispense(req, signature, pharmacy))
     })
@@ -73,7 +73,7 @@ pub fn burn(req: &Request, signature: &str) -> Result<Response, Error> {
 
 /// A burn, once admitted (and, with an `Idempotency-Key`, once per key).
 fn dispense(req: &Request, signature: &str, pharmacy: &Pharmacy) -> Result<Response, Error> {
-    let rx = prescriptions::get_for_pharmacy(None, signature)?;
+    let rx = prescriptions::get_for_pharmacy(signature)?;
     let mut f = req.json_fields()?;
     let sales_code = f.required_str("sales_code", SALES_CODE).trim().to_string();
     let items = sold_items(&mut f);
@@ -115,9 +115,9 @@ pub fn receipt(req: &Request, digest: &str) -> Result<Response, Error> {
 /// pharmacy's claim is live (saying until when), or when the prescription is rejected, cancelled,
 /// expired or fully dispensed; 404 `{"error": "rx not found"}`. Logged as a lookup.
 pub fn claim(req: &Request, signature: &str) -> Result<Response, Error> {
-    logged(req, signature, CallAction::Lookup, |pharmacy| {
+    logged(req, signature, Kind::Claim, |pharmacy| {
         let grant = prescriptions::claim(&pharmacy_ref(pharmacy), signature, claim_minutes())?;
-        let rx = prescriptions::get_for_pharmacy(None, signature)?;
+        let rx = prescriptions::get_for_pharmacy(signature)?;
         let body = json!({
             "claim": {"id": grant.id, "secret": grant.secret, "expires_at": grant.expires_at},
             "prescription": pharmacy_shape(&rx)?,
@@ -131,7 +131,7 @@ pub fn claim(req: &Request, signature: &str) -> Result<Response, Error> {
 /// without one; 403 for a secret that is not the claim's; 409 when there is no live claim or
 /// another pharmacy holds it; 404 `{"error": "rx not found"}`. Logged as a lookup.
 pub fn release(req: &Request, signature: &str) -> Result<Response, Error> {
-    logged(req, signature, CallAction::Lookup, |pharmacy| {
+    logged(req, signature, Kind::Release, |pharmacy| {
         let secret = match req.header(CLAIM_SECRET) {
             Some(secret) => secret.to_string(),
             None => {
@@ -142,7 +142,7 @@ pub fn release(req: &Request, signature: &str) -> Result<Response, Error> {
             }
         };
         prescriptions::release(&pharmacy_ref(pharmacy), signature, &secret)?;
-        let rx = prescriptions::get_for_pharmacy(None, signature)?;
+        let rx = prescriptions::get_for_pharmacy(signature)?;
         let body = json!({
             "message": "The claim was released: the prescription is available again.",
             "prescription": pharmacy_shape(&rx)?,
@@ -163,8 +163,8 @@ fn claim_minutes() -> u32 {
 /// `{"status": "202 OK"}`; 404 `{"status": "400 Bad Response", "error": "rx not found"}`; 409
 /// `{message}` once anything was dispensed, or when it is rejected or cancelled already.
 pub fn reject(req: &Request, signature: &str) -> Result<Response, Error> {
-    logged(req, signature, CallAction::Reject, |pharmacy| {
-        let rx = prescriptions::get_for_pharmacy(None, signature)?;
+    logged(req, signature, Kind::Reject, |pharmacy| {
+        let rx = prescriptions::get_for_pharmacy(signature)?;
         let mut f = req.json_fields()?;
         if f.optional_bool("rejected") == Some(false) {
             f.error("rejected", "Must be true: a rejection cannot be undone.");
@@ -197,19 +197,42 @@ pub fn register(req: &Request) -> Result<Response, Error> {
     crate::register::respond(req, pharmacy)
 }
 
+/// Which pharmacy call `logged` runs.
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Lookup,
+    Claim,
+    Release,
+    Dispense,
+    Reject,
+}
+
+impl Kind {
+    /// The call log's `action`: claims and releases are logged as lookups (the log's `action`
+    /// column predates them; the access log names them, written by their own transactions).
+    fn action(self) -> CallAction {
+        match self {
+            Kind::Lookup | Kind::Claim | Kind::Release => CallAction::Lookup,
+            Kind::Dispense => CallAction::Dispense,
+            Kind::Reject => CallAction::Reject,
+        }
+    }
+}
+
 /// Runs a pharmacy call for the token's pharmacy, if it is admitted, and logs it with its status.
 /// A token that is not a pharmacy's is answered (401/403) and not logged: there is no pharmacy.
-/// An unknown signature is the original pharmacy API's 404 body for the call.
+/// An unknown signature is the original pharmacy API's 404 body for the call. A lookup answered
+/// 2xx is the patient's access-log entry too, written in the call-log row's commit.
 fn logged(
     req: &Request,
     signature: &str,
-    action: CallAction,
+    kind: Kind,
     call: impl FnOnce(&Pharmacy) -> Result<Response, Error>,
 ) -> Result<Response, Error> {
     let pharmacy = req.pharmacy()?;
     let response = match pharmacies::admit(pharmacy, MISSES_PER_MINUTE).and_then(|p| call(&p)) {
         Ok(response) => response,
-        Err(Error::NotFound(_)) if action == CallAction::Reject => Response::json(
+        Err(Error::NotFound(_)) if kind == Kind::Reject => Response::json(
             404,
             &json!({"status": "400 Bad Response", "error": RX_NOT_FOUND}),
         ),
@@ -219,11 +242,11 @@ fn logged(
     let record = Call {
         pharmacy,
         signature: signature.to_string(),
-        action,
+        action: kind.action(),
         status: response.status(),
         created_at: String::new(),
     };
-    if let Err(e) = pharmacies::record_call(&record) {
+    if let Err(e) = pharmacies::record_call(&record, kind == Kind::Lookup) {
         eprintln!("logging pharmacy {pharmacy}'s call: {e:?}");
     }
     Ok(response)

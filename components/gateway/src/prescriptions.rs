@@ -281,7 +281,7 @@ pub fn document(req: &Request, signature: &str) -> Result<Response, Error> {
 pub fn cancel(req: &Request, signature: &str) -> Result<Response, Error> {
     let medic = req.medic("Only the medic who issued a prescription may cancel it.")?;
     // Not a read of the access log's kind: the cancellation logs itself.
-    let rx = match prescriptions::get_for_pharmacy(None, signature) {
+    let rx = match prescriptions::get_for_pharmacy(signature) {
         Ok(rx) if rx.medic_id == medic => rx,
         Ok(_) | Err(Error::NotFound(_)) => return Err(Error::not_found()),
         Err(other) => return Err(other),

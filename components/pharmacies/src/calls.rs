@@ -2,6 +2,10 @@
 //! pharmacy that got more than `limit` unknown-signature 404s in the last 60 seconds is refused
 //! (429) until it is under the limit again. The window slides, so no calendar-minute edge resets it,
 //! and the state lives in the database, so it holds across requests, instances and nodes.
+//!
+//! A lookup that showed a prescription also adds the prescription's access-log entry (table
+//! `access_log`, owned by the prescriptions component, docs/lifecycle.md "Who looked") in the same
+//! commit as its call-log row: one durable commit per lookup, as before that log existed.
 
 use std::time::{Duration, SystemTime};
 
@@ -20,6 +24,13 @@ const SIGNATURE_KEPT: usize = 128;
 
 const INSERT: &str = "INSERT INTO pharmacy_calls (pharmacy_id, signature, action, status, created_at) \
     VALUES (?, ?, ?, ?, ?)";
+
+/// `?1` signature, `?2` pharmacy, `?3` now: the lookup's access-log entry, with the pharmacy's
+/// name and license as they are now (nothing for an unknown signature).
+const SEEN: &str = "INSERT INTO access_log \
+    (prescription_id, action, actor, pharmacy_id, actor_name, actor_license, created_at) \
+    SELECT p.id, 'lookup', 'pharmacy', ph.id, ph.name, ph.license, ?3 \
+    FROM prescriptions p JOIN pharmacies ph ON ph.id = ?2 WHERE p.signature = ?1";
 
 /// `?1` pharmacy, `?2` the window's start, `?3` the limit: the newest 404 beyond the limit inside
 /// the window, if there is one (an index range on `pharmacy_calls_misses`).
@@ -58,20 +69,27 @@ fn retry_after(at: SystemTime, now: SystemTime) -> u32 {
     secs.clamp(1, WINDOW.as_secs()) as u32
 }
 
-pub fn record(call: Call) -> Result<(), Error> {
+/// Logs the call; with `seen` (a 2xx lookup), adds its access-log entry in the same commit.
+pub fn record(call: Call, seen: bool) -> Result<(), Error> {
     let db = Db::open()?;
     let signature: String = call.signature.chars().take(SIGNATURE_KEPT).collect();
-    db.execute(
-        INSERT,
-        &[
-            int(call.pharmacy),
-            text(&signature),
-            text(action_name(call.action)),
-            int(call.status.into()),
-            text(&common::time::now_iso8601()),
-        ],
-    )?;
-    Ok(())
+    let now = common::time::now_iso8601();
+    let row = [
+        int(call.pharmacy),
+        text(&signature),
+        text(action_name(call.action)),
+        int(call.status.into()),
+        text(&now),
+    ];
+    if !(seen && (200..300).contains(&call.status)) {
+        db.execute(INSERT, &row)?;
+        return Ok(());
+    }
+    db.transaction(|db| -> Result<(), Error> {
+        db.execute(INSERT, &row)?;
+        db.execute(SEEN, &[text(&signature), int(call.pharmacy), text(&now)])?;
+        Ok(())
+    })
 }
 
 pub fn list(pharmacy: i64, page: PageRequest) -> Result<CallPage, Error> {

@@ -37,8 +37,8 @@ impl Guest for Pharmacies {
         calls::admit(pharmacy, limit)
     }
 
-    fn record_call(call: Call) -> Result<(), Error> {
-        calls::record(call)
+    fn record_call(call: Call, seen: bool) -> Result<(), Error> {
+        calls::record(call, seen)
     }
 
     fn list_calls(pharmacy: i64, page: PageRequest) -> Result<CallPage, Error> {

@@ -2,9 +2,11 @@
 //! prescription, shown on its page (`/rx/<signature>`) and in the landing JSON (docs/lifecycle.md,
 //! "Who looked"). NOM-024-SSA3 asks a health record system for such a log.
 //!
-//! A change (claim, release, sale, rejection, cancellation) writes its row in its own transaction; a
-//! read (a pharmacy's lookup, the medic's or the admin's read by signature) writes one row in its own
-//! statement, once the read has succeeded. The patient's own page is never logged.
+//! A change (claim, release, sale, rejection, cancellation) writes its row in its own transaction; the
+//! medic's or the admin's read by signature writes one row in its own statement, once the read has
+//! succeeded. A pharmacy's lookup is written by the pharmacies component in the commit of its call-log
+//! row (`pharmacies.record-call`), so a lookup still costs one commit. The patient's own page is
+//! never logged.
 
 use common::db::{Db, Param, Row, int, text};
 use common::time::{MEXICO_CITY_OFFSET_SECS, parse_iso8601};
@@ -29,10 +31,9 @@ const LIST: &str = "SELECT a.action, a.actor, a.actor_license, a.created_at, \
     FROM access_log a LEFT JOIN prescription_documents d ON d.prescription_id = a.prescription_id \
     WHERE a.prescription_id = ?1 ORDER BY a.id DESC LIMIT ?2";
 
-/// What was done.
+/// What was done (a pharmacy's `lookup` is written by the pharmacies component).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Action {
-    Lookup,
     Claim,
     Release,
     Dispense,
@@ -44,7 +45,6 @@ pub enum Action {
 impl Action {
     fn code(self) -> &'static str {
         match self {
-            Action::Lookup => "lookup",
             Action::Claim => "claim",
             Action::Release => "release",
             Action::Dispense => "dispense",

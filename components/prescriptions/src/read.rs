@@ -1,15 +1,16 @@
 //! Reading prescriptions. Lists and details by id are scoped to the medic (`medic_id = ?`); details by
 //! signature, the PDF and the document to the issuing medic or the API admin. Anything else is
-//! `not-found`, so a prescription's existence never leaks. A read by signature (and a pharmacy's
-//! lookup) goes into the prescription's access log (`access`).
+//! `not-found`, so a prescription's existence never leaks. A medic's or the admin's read by
+//! signature goes into the prescription's access log (`access`); a pharmacy's lookup is logged with
+//! its call-log row (the pharmacies component), not here.
 
 use common::db::{Db, Param, Row, int, like_contains, opt_text, placeholders, text};
 use common::types::{Error, PageRequest, Principal};
 
 use crate::access::{self, Action, Actor};
 use crate::bindings::exports::receta::prescriptions::prescriptions::{
-    Medication, MedicationPage, PharmacyRef, Prescription, PrescriptionPage, RxHospital, RxPatient,
-    RxStatus, Seal,
+    Medication, MedicationPage, Prescription, PrescriptionPage, RxHospital, RxPatient, RxStatus,
+    Seal,
 };
 use crate::document::{is_signature, signature_of};
 use crate::rules;
@@ -277,16 +278,6 @@ pub fn by_signature(caller: &Principal, signature: &str) -> Result<Prescription,
     let db = Db::open()?;
     let rx = checked(&db, signature, caller_param(caller))?;
     logged(&db, signature, Action::Read, &caller.into())?;
-    Ok(rx)
-}
-
-/// A pharmacy's lookup, logged when `pharmacy` is given (`access`).
-pub fn lookup(pharmacy: Option<&PharmacyRef>, signature: &str) -> Result<Prescription, Error> {
-    let db = Db::open()?;
-    let rx = checked(&db, signature, Param::Null)?;
-    if let Some(p) = pharmacy {
-        logged(&db, signature, Action::Lookup, &Actor::Pharmacy(p))?;
-    }
     Ok(rx)
 }
 

@@ -84,7 +84,7 @@ signatures! {
         "get-by-id": (i64, i64) -> Result<prescriptions::Prescription, prescriptions::Error>;
         "get-by-signature": (prescriptions::Principal, String) -> Result<prescriptions::Prescription, prescriptions::Error>;
         "get-pdf": (prescriptions::Principal, String) -> Result<Vec<u8>, prescriptions::Error>;
-        "get-for-pharmacy": (Option<prescriptions::PharmacyRef>, String) -> Result<prescriptions::Prescription, prescriptions::Error>;
+        "get-for-pharmacy": (String) -> Result<prescriptions::Prescription, prescriptions::Error>;
         "dispense": (prescriptions::DispenseRequest) -> Result<prescriptions::Dispensed, prescriptions::Error>;
         "get-receipt": (Option<i64>, String) -> Result<prescriptions::Receipt, prescriptions::Error>;
         "verify-receipt": (String, String) -> Result<prescriptions::ReceiptCheck, prescriptions::Error>;
@@ -121,7 +121,7 @@ signatures! {
         "get-pharmacy": (i64) -> Result<pharmacies::Pharmacy, pharmacies::Error>;
         "update-pharmacy": (i64, pharmacies::PharmacyPatch) -> Result<pharmacies::Pharmacy, pharmacies::Error>;
         "admit": (i64, u32) -> Result<pharmacies::Pharmacy, pharmacies::Error>;
-        "record-call": (pharmacies::Call) -> Result<(), pharmacies::Error>;
+        "record-call": (pharmacies::Call, bool) -> Result<(), pharmacies::Error>;
         "list-calls": (i64, pharmacies::PageRequest) -> Result<pharmacies::CallPage, pharmacies::Error>;
     }
 }

@@ -75,6 +75,14 @@ fn the_patient_sees_who_used_the_prescription() {
         .as_str()
         .unwrap()
         .to_string();
+    // Reads are logged once per actor and minute (the page shows minutes): this landing read is
+    // the medic's detail read's minute unless a minute turned in between.
+    let log: Vec<Value> = match log.first() {
+        Some(e) if log.len() == 7 && e["action"] == "read" && e["actor"] == "medic" => {
+            log[1..].to_vec()
+        }
+        _ => log,
+    };
     let actions: Vec<(&str, &str)> = log
         .iter()
         .map(|e| (e["action"].as_str().unwrap(), e["actor"].as_str().unwrap()))
@@ -82,7 +90,6 @@ fn the_patient_sees_who_used_the_prescription() {
     assert_eq!(
         actions,
         vec![
-            ("read", "medic"), // this very landing read
             ("read", "admin"),
             ("read", "medic"),
             ("dispense", "pharmacy"),
@@ -93,7 +100,7 @@ fn the_patient_sees_who_used_the_prescription() {
         "newest first: {log:#?}"
     );
     let texts: Vec<&str> = log.iter().map(|e| e["text"].as_str().unwrap()).collect();
-    let lookup = texts[6];
+    let lookup = texts[5];
     assert!(
         lookup.starts_with("Consultada por Farmacia Ámbar (licencia LS-0001) el "),
         "{lookup}"
@@ -102,11 +109,11 @@ fn the_patient_sees_who_used_the_prescription() {
     let when = lookup.rsplit(" el ").next().unwrap();
     assert_eq!(when.len(), 16, "{when}");
     assert_eq!((&when[2..3], &when[5..6], &when[13..14]), ("/", "/", ":"));
-    assert!(texts[5].starts_with("Apartada para surtir por Farmacia Ámbar"));
-    assert!(texts[4].starts_with("Liberada por Farmacia Ámbar"));
-    assert!(texts[3].starts_with("Surtida por Farmacia Boreal (licencia LS-0001)"));
-    assert!(texts[2].starts_with(&format!("Consultada por el médico {medic} el ")));
-    assert!(texts[1].starts_with("Consultada por el administrador del servicio el "));
+    assert!(texts[4].starts_with("Apartada para surtir por Farmacia Ámbar"));
+    assert!(texts[3].starts_with("Liberada por Farmacia Ámbar"));
+    assert!(texts[2].starts_with("Surtida por Farmacia Boreal (licencia LS-0001)"));
+    assert!(texts[1].starts_with(&format!("Consultada por el médico {medic} el ")));
+    assert!(texts[0].starts_with("Consultada por el administrador del servicio el "));
     // Without tokens or internal ids: exactly these fields.
     for e in &log {
         let mut keys: Vec<&str> = e.as_object().unwrap().keys().map(String::as_str).collect();
@@ -118,8 +125,20 @@ fn the_patient_sees_who_used_the_prescription() {
         );
         assert!(!e.to_string().contains(&a.token) && !e.to_string().contains(&b.token));
     }
-    assert_eq!(log[6]["name"], "Farmacia Ámbar");
-    assert_eq!(log[6]["license"], "LS-0001");
+    assert_eq!(log[5]["name"], "Farmacia Ámbar");
+    assert_eq!(log[5]["license"], "LS-0001");
+
+    // Reading again and again adds one entry per minute at most; a change always adds its own.
+    let before = rows(&app);
+    for _ in 0..5 {
+        assert_eq!(app.get(&detail, Some(ADMIN_TOKEN)).status, 200);
+        assert_eq!(
+            app.get(&format!("/api/v2/pharmacy/rx/{sig}"), Some(&a.token))
+                .status,
+            200
+        );
+    }
+    assert!(rows(&app) - before <= 4, "two actors, at most two minutes");
 
     // The page shows the same list, escaped, newest first.
     let page = app.get(&format!("/rx/{sig}"), None).text();
@@ -174,5 +193,10 @@ fn rejections_and_cancellations_are_listed_with_who_made_them() {
     );
     // A refused change is not an entry: a second cancellation is 409.
     assert_eq!(cancel(&app, p.medic.token(), &cancelled).status, 409);
-    assert_eq!(access_log(&app, &p, &cancelled).len(), 3);
+    let log = access_log(&app, &p, &cancelled);
+    assert_eq!(
+        log.iter().filter(|e| e["action"] == "cancel").count(),
+        1,
+        "{log:#?}"
+    );
 }

@@ -42,6 +42,15 @@ pub fn shift(timestamp: &str, secs: i64) -> Option<String> {
     Some(iso8601(if secs >= 0 { t + d } else { t - d }))
 }
 
+/// The start of the minute of a stored timestamp (`iso8601`'s format): `2026-11-25T16:07:00.000000Z`.
+/// Mexico City's offset is whole hours, so this is its minute too.
+pub fn minute_start(timestamp: &str) -> String {
+    match timestamp.get(..16) {
+        Some(minute) => format!("{minute}:00.000000Z"),
+        None => timestamp.to_string(),
+    }
+}
+
 /// Today's UTC date, `YYYY-MM-DD`.
 pub fn today() -> String {
     now_iso8601()[..10].to_string()
@@ -163,6 +172,18 @@ impl std::fmt::Display for Date {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_minute_starts_at_its_zero_second() {
+        assert_eq!(
+            minute_start("2026-11-25T16:07:33.123456Z"),
+            "2026-11-25T16:07:00.000000Z"
+        );
+        assert!(
+            minute_start("2026-11-25T16:07:33.123456Z").as_str() <= "2026-11-25T16:07:00.000001Z"
+        );
+        assert_eq!(minute_start("short"), "short");
+    }
 
     #[test]
     fn stored_timestamps_parse_back() {

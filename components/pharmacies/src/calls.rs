@@ -25,12 +25,15 @@ const SIGNATURE_KEPT: usize = 128;
 const INSERT: &str = "INSERT INTO pharmacy_calls (pharmacy_id, signature, action, status, created_at) \
     VALUES (?, ?, ?, ?, ?)";
 
-/// `?1` signature, `?2` pharmacy, `?3` now: the lookup's access-log entry, with the pharmacy's
-/// name and license as they are now (nothing for an unknown signature).
+/// `?1` signature, `?2` pharmacy, `?3` now, `?4` the minute's start: the lookup's access-log entry,
+/// with the pharmacy's name and license as they are now (nothing for an unknown signature), unless
+/// this pharmacy's lookup of it is already logged this minute (the patient's page shows minutes).
 const SEEN: &str = "INSERT INTO access_log \
     (prescription_id, action, actor, pharmacy_id, actor_name, actor_license, created_at) \
     SELECT p.id, 'lookup', 'pharmacy', ph.id, ph.name, ph.license, ?3 \
-    FROM prescriptions p JOIN pharmacies ph ON ph.id = ?2 WHERE p.signature = ?1";
+    FROM prescriptions p JOIN pharmacies ph ON ph.id = ?2 WHERE p.signature = ?1 \
+    AND NOT EXISTS (SELECT 1 FROM access_log a WHERE a.prescription_id = p.id \
+      AND a.action = 'lookup' AND a.pharmacy_id = ?2 AND a.created_at >= ?4)";
 
 /// `?1` pharmacy, `?2` the window's start, `?3` the limit: the newest 404 beyond the limit inside
 /// the window, if there is one (an index range on `pharmacy_calls_misses`).
@@ -87,7 +90,14 @@ pub fn record(call: Call, seen: bool) -> Result<(), Error> {
     }
     db.transaction(|db| -> Result<(), Error> {
         db.execute(INSERT, &row)?;
-        db.execute(SEEN, &[text(&signature), int(call.pharmacy), text(&now)])?;
+        let minute = common::time::minute_start(&now);
+        let params = [
+            text(&signature),
+            int(call.pharmacy),
+            text(&now),
+            text(&minute),
+        ];
+        db.execute(SEEN, &params)?;
         Ok(())
     })
 }

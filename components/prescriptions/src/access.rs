@@ -4,7 +4,7 @@
 //!
 //! A change (claim, release, sale, rejection, cancellation) writes its row in its own transaction; the
 //! medic's or the admin's read by signature writes one row in its own statement, once the read has
-//! succeeded. A pharmacy's lookup is written by the pharmacies component in the commit of its call-log
+//! succeeded, and at most one per actor and minute (the page shows minutes). A pharmacy's lookup is written by the pharmacies component in the commit of its call-log
 //! row (`pharmacies.record-call`), so a lookup still costs one commit. The patient's own page is
 //! never logged.
 
@@ -22,6 +22,15 @@ pub const SHOWN: i64 = 200;
 const RECORD: &str = "INSERT INTO access_log \
     (prescription_id, action, actor, pharmacy_id, actor_name, actor_license, created_at) \
     SELECT id, ?2, ?3, ?4, ?5, ?6, ?7 FROM prescriptions WHERE signature = ?1";
+
+/// `RECORD` for a read, unless the same actor's read of it is already logged this minute (`?8`, the
+/// minute's start): the page shows minutes, so a second entry would read the same, and a read
+/// that adds nothing writes nothing (no commit to wait for).
+const RECORD_READ: &str = "INSERT INTO access_log \
+    (prescription_id, action, actor, pharmacy_id, actor_name, actor_license, created_at) \
+    SELECT p.id, ?2, ?3, ?4, ?5, ?6, ?7 FROM prescriptions p WHERE p.signature = ?1 \
+    AND NOT EXISTS (SELECT 1 FROM access_log a WHERE a.prescription_id = p.id AND a.action = ?2 \
+      AND a.actor = ?3 AND a.pharmacy_id IS ?4 AND a.created_at >= ?8)";
 
 /// `?1` prescription, `?2` how many: the newest entries; a medic is named from the signed document
 /// (only the issuing medic acts on a prescription).
@@ -98,18 +107,21 @@ pub fn record(
         Actor::Medic => ("medic", Param::Null, "", ""),
         Actor::Admin => ("admin", Param::Null, "", ""),
     };
-    db.execute(
-        RECORD,
-        &[
-            text(signature),
-            text(action.code()),
-            text(kind),
-            pharmacy,
-            text(name),
-            text(license),
-            text(now),
-        ],
-    )?;
+    let mut params = vec![
+        text(signature),
+        text(action.code()),
+        text(kind),
+        pharmacy,
+        text(name),
+        text(license),
+        text(now),
+    ];
+    if action == Action::Read {
+        params.push(text(&common::time::minute_start(now)));
+        db.execute(RECORD_READ, &params)?;
+    } else {
+        db.execute(RECORD, &params)?;
+    }
     Ok(())
 }
 

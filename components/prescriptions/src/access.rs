@@ -23,6 +23,13 @@ const RECORD: &str = "INSERT INTO access_log \
     (prescription_id, action, actor, pharmacy_id, actor_name, actor_license, created_at) \
     SELECT id, ?2, ?3, ?4, ?5, ?6, ?7 FROM prescriptions WHERE signature = ?1";
 
+/// `?1` signature, `?2` action, `?3` actor, `?4` pharmacy id, `?5` the minute's start: whether
+/// this actor's read is already logged this minute. A plain read: most repeated reads stop here,
+/// without taking the write lock.
+const SEEN_THIS_MINUTE: &str = "SELECT 1 AS seen FROM access_log a \
+    JOIN prescriptions p ON p.id = a.prescription_id WHERE p.signature = ?1 AND a.action = ?2 \
+    AND a.actor = ?3 AND a.pharmacy_id IS ?4 AND a.created_at >= ?5 LIMIT 1";
+
 /// `RECORD` for a read, unless the same actor's read of it is already logged this minute (`?8`, the
 /// minute's start): the page shows minutes, so a second entry would read the same, and a read
 /// that adds nothing writes nothing (no commit to wait for).
@@ -117,7 +124,15 @@ pub fn record(
         text(now),
     ];
     if action == Action::Read {
-        params.push(text(&common::time::minute_start(now)));
+        let minute = text(&common::time::minute_start(now));
+        let seen = [&params[..4], std::slice::from_ref(&minute)].concat();
+        if db
+            .query_opt(SEEN_THIS_MINUTE, &seen, |r| r.i64("seen"))?
+            .is_some()
+        {
+            return Ok(());
+        }
+        params.push(minute);
         db.execute(RECORD_READ, &params)?;
     } else {
         db.execute(RECORD, &params)?;

@@ -111,6 +111,20 @@ pub fn signature_of(canonical: &str) -> String {
 }
 
 /// Whether `s` has the shape of a signature (64 lowercase hex characters).
+/// A reader of the text fields of a stored canonical document by JSON pointer (`/medic/name`): a
+/// missing field, or a document altered so that it no longer parses, reads as `""` (it names
+/// nobody, and is never a 500).
+pub fn text_fields(canonical: &str) -> impl Fn(&str) -> String {
+    let parsed: Value = serde_json::from_str(canonical).unwrap_or(Value::Null);
+    move |path| {
+        parsed
+            .pointer(path)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    }
+}
+
 pub fn is_signature(s: &str) -> bool {
     s.len() == 64
         && s.bytes()

@@ -5,13 +5,11 @@
 
 use std::time::{Duration, SystemTime};
 
-use serde_json::Value;
-
 use common::db::{Db, text};
 use common::types::Error;
 
 use crate::bindings::exports::receta::prescriptions::prescriptions::Verification;
-use crate::document::{is_signature, signature_of};
+use crate::document::{is_signature, signature_of, text_fields};
 use crate::read::seal_from_row;
 use crate::seal;
 
@@ -62,15 +60,8 @@ pub fn verify(signature: &str, client: &str) -> Result<Verification, Error> {
             Some(s) => seal::verifies(&seal::published(&db)?, signature, s),
             None => false,
         };
-    // Names from the signed document; an altered one that no longer parses names nobody.
-    let document: Value = serde_json::from_str(&canonical).unwrap_or(Value::Null);
-    let field = |path: &str| {
-        document
-            .pointer(path)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string()
-    };
+    // Names from the signed document.
+    let field = text_fields(&canonical);
     Ok(Verification {
         valid,
         kid: sealed.map(|s| s.kid).unwrap_or_default(),

@@ -4,9 +4,9 @@
 //!
 //! A change (claim, release, sale, rejection, cancellation) writes its row in its own transaction; the
 //! medic's or the admin's read by signature writes one row in its own statement, once the read has
-//! succeeded, and at most one per actor and minute (the page shows minutes). A pharmacy's lookup is written by the pharmacies component in the commit of its call-log
-//! row (`pharmacies.record-call`), so a lookup still costs one commit. The patient's own page is
-//! never logged.
+//! succeeded, and at most one per actor and minute (the page shows minutes). A pharmacy's lookup is
+//! written by the pharmacies component in the commit of its call-log row (`pharmacies.record-call`),
+//! so a lookup still costs one commit. The patient's own page is never logged.
 
 use common::db::{Db, Param, Row, int, text};
 use common::time::{MEXICO_CITY_OFFSET_SECS, parse_iso8601};
@@ -101,7 +101,7 @@ impl<'a> From<&Principal> for Actor<'a> {
     }
 }
 
-/// Adds an entry for the prescription `signature` names.
+/// Adds a change's entry for the prescription `signature` names (inside the change's transaction).
 pub fn record(
     db: &Db,
     signature: &str,
@@ -109,12 +109,36 @@ pub fn record(
     actor: &Actor,
     now: &str,
 ) -> Result<(), Error> {
+    db.execute(RECORD, &params(signature, action, actor, now))?;
+    Ok(())
+}
+
+/// Adds the read's entry of `caller` (the issuing medic or the admin), now, unless its read is
+/// already logged this minute: a plain SELECT first, so a repeated read takes no write lock.
+pub fn record_read(db: &Db, signature: &str, caller: &Principal) -> Result<(), Error> {
+    let now = common::time::now_iso8601();
+    let mut params = params(signature, Action::Read, &caller.into(), &now);
+    let minute = text(&common::time::minute_start(&now));
+    let seen = [&params[..4], std::slice::from_ref(&minute)].concat();
+    if db
+        .query_opt(SEEN_THIS_MINUTE, &seen, |r| r.i64("seen"))?
+        .is_some()
+    {
+        return Ok(());
+    }
+    params.push(minute);
+    db.execute(RECORD_READ, &params)?;
+    Ok(())
+}
+
+/// `?1` … `?7` of `RECORD` (and of `RECORD_READ`).
+fn params(signature: &str, action: Action, actor: &Actor, now: &str) -> Vec<Param> {
     let (kind, pharmacy, name, license) = match actor {
         Actor::Pharmacy(p) => ("pharmacy", int(p.id), p.name.as_str(), p.license.as_str()),
         Actor::Medic => ("medic", Param::Null, "", ""),
         Actor::Admin => ("admin", Param::Null, "", ""),
     };
-    let mut params = vec![
+    vec![
         text(signature),
         text(action.code()),
         text(kind),
@@ -122,22 +146,7 @@ pub fn record(
         text(name),
         text(license),
         text(now),
-    ];
-    if action == Action::Read {
-        let minute = text(&common::time::minute_start(now));
-        let seen = [&params[..4], std::slice::from_ref(&minute)].concat();
-        if db
-            .query_opt(SEEN_THIS_MINUTE, &seen, |r| r.i64("seen"))?
-            .is_some()
-        {
-            return Ok(());
-        }
-        params.push(minute);
-        db.execute(RECORD_READ, &params)?;
-    } else {
-        db.execute(RECORD, &params)?;
-    }
-    Ok(())
+    ]
 }
 
 /// The newest `SHOWN` entries of a prescription, newest first.

@@ -8,7 +8,7 @@
 use common::db::{Db, Param, int, text};
 use common::types::{Error, Principal};
 
-use crate::access::{self, Action};
+use crate::access;
 use crate::bindings::exports::receta::prescriptions::prescriptions::LandingRx;
 use crate::document::is_signature;
 use crate::read::{medication_from_row, medications_sql, seal_from_row, shown_state};
@@ -77,8 +77,7 @@ pub fn view(caller: Option<Principal>, signature: &str) -> Result<LandingRx, Err
         .collect();
     rx.sales = crate::sales::of(&db, id)?;
     if let Some(caller) = &caller {
-        let now = common::time::now_iso8601();
-        access::record(&db, signature, Action::Read, &caller.into(), &now)?;
+        access::record_read(&db, signature, caller)?;
     }
     rx.access_log = access::list(&db, id)?;
     Ok(rx)

@@ -414,8 +414,7 @@ pub fn list(caller: &Principal, signature: &str) -> Result<Vec<LifecycleEvent>, 
             e.items.push(item);
         }
     }
-    let now = common::time::now_iso8601();
-    access::record(&db, signature, access::Action::Read, &caller.into(), &now)?;
+    access::record_read(&db, signature, caller)?;
     Ok(events)
 }
 
@@ -467,16 +466,13 @@ mod tests {
     fn meds(rows: &[(i64, i64, i64)]) -> HashMap<i64, Left> {
         rows.iter()
             .map(|&(id, qty, bought)| {
-                let (drug_upc, presentation) = (String::new(), String::new());
-                (
-                    id,
-                    Left {
-                        qty,
-                        bought,
-                        drug_upc,
-                        presentation,
-                    },
-                )
+                let left = Left {
+                    qty,
+                    bought,
+                    drug_upc: String::new(),
+                    presentation: String::new(),
+                };
+                (id, left)
             })
             .collect()
     }

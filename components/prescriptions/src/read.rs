@@ -7,7 +7,7 @@
 use common::db::{Db, Param, Row, int, like_contains, opt_text, placeholders, text};
 use common::types::{Error, PageRequest, Principal};
 
-use crate::access::{self, Action, Actor};
+use crate::access;
 use crate::bindings::exports::receta::prescriptions::prescriptions::{
     Medication, MedicationPage, Prescription, PrescriptionPage, RxHospital, RxPatient, RxStatus,
     Seal,
@@ -277,12 +277,8 @@ pub fn by_id(medic: i64, id: i64) -> Result<Prescription, Error> {
 pub fn by_signature(caller: &Principal, signature: &str) -> Result<Prescription, Error> {
     let db = Db::open()?;
     let rx = checked(&db, signature, caller_param(caller))?;
-    logged(&db, signature, Action::Read, &caller.into())?;
+    access::record_read(&db, signature, caller)?;
     Ok(rx)
-}
-
-fn logged(db: &Db, signature: &str, action: Action, actor: &Actor) -> Result<(), Error> {
-    access::record(db, signature, action, actor, &common::time::now_iso8601())
 }
 
 /// The prescription `signature` names, among `medic`'s (NULL: anyone's), checked against its
@@ -353,7 +349,7 @@ pub fn pdf(caller: &Principal, signature: &str) -> Result<Vec<u8>, Error> {
             r.blob("pdf")
         })?
         .ok_or_else(Error::not_found)?;
-    logged(&db, signature, Action::Read, &caller.into())?;
+    access::record_read(&db, signature, caller)?;
     Ok(pdf)
 }
 
@@ -372,7 +368,7 @@ pub fn document(caller: &Principal, signature: &str) -> Result<String, Error> {
     if signature_of(&canonical) != signature {
         return Err(Error::Conflict(ALTERED.into()));
     }
-    logged(&db, signature, Action::Read, &caller.into())?;
+    access::record_read(&db, signature, caller)?;
     Ok(canonical)
 }
 

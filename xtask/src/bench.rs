@@ -30,6 +30,7 @@
 mod app;
 mod harness;
 mod libsql;
+mod peer;
 mod procs;
 mod report;
 mod scenarios;
@@ -101,9 +102,12 @@ pub fn bench() -> Result {
         &mut notes,
     )?;
     startup(&dir, &mut rows, &mut notes)?;
+    let peer = peer::rows(&settings, &dir, &mut rows, &mut notes)?;
     let baselines = scenarios::Baselines {
         hello: &ceilings.hello,
         sqlite_tps: ceilings.sqlite_tps,
+        peer: &peer.rates,
+        peer_rss_mib: peer.rss_mib,
     };
     app::rows(&settings, &dir, &baselines, &mut rows, &mut notes)?;
     // A libSQL stage that fails (no sqld, a server that stalls) must not lose the rows measured
@@ -132,6 +136,22 @@ pub fn bench() -> Result {
     std::fs::write(&out, &doc).map_err(|e| format!("{}: {e}", out.display()))?;
     eprintln!("xtask bench: wrote {}", out.display());
     libsql
+}
+
+/// `cargo xtask bench peer`: the Django peer's rows alone (to compare with a change of the app's
+/// measured by hand), printed, in `$CARGO_TARGET_DIR/bench/peer`.
+pub fn peer_only() -> Result {
+    let settings = Settings::from_env()?;
+    ensure_wrk()?;
+    let dir = target_dir().join("bench").join("peer");
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let (mut rows, mut notes) = (Vec::new(), Vec::new());
+    peer::rows(&settings, &dir, &mut rows, &mut notes)?;
+    println!("{}\n{}", report::markdown(&rows), notes.join("\n\n"));
+    Ok(())
 }
 
 fn wasm(name: &str) -> PathBuf {

@@ -5,7 +5,8 @@
 //! - `lint`             `cargo fmt --check`, clippy for the host and the wasm target, no module cycles
 //! - `cycles`           no module of any crate imports one that imports it back (`cycles.rs`)
 //! - `build`            build the components (wasm32-wasip2) and the host, release mode
-//! - `bench`            build, then measure the host and the app, write `docs/bench.md` (`bench.rs`)
+//! - `bench`            build, then measure the host and the app, write `docs/bench.md` (`bench.rs`);
+//!   `bench peer` measures the Django peer alone
 //! - `cluster [PORT]`   build, then a libSQL primary + replica and two nodes on them (`cluster.rs`)
 //! - `fuzz [EXAMPLES]`  build, then schemathesis against the real host for every operation (`fuzz.rs`)
 
@@ -35,6 +36,7 @@ fn main() -> ExitCode {
             let base = args.get(1).and_then(|p| p.parse().ok()).unwrap_or(3000);
             build().and_then(|()| cluster::cluster(base))
         }
+        Some("bench") if args.get(1).is_some_and(|a| a == "peer") => bench::peer_only(),
         Some("bench") => bench::bench(),
         Some("fuzz") => {
             let examples = args
@@ -45,7 +47,7 @@ fn main() -> ExitCode {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask <up [receta up flags…] | test | lint | cycles | build | bench | cluster [PORT] | fuzz [EXAMPLES]>"
+                "usage: cargo xtask <up [receta up flags…] | test | lint | cycles | build | bench [peer] | cluster [PORT] | fuzz [EXAMPLES]>"
             );
             return ExitCode::from(2);
         }

@@ -33,6 +33,14 @@ const SURNAMES: &[&str] = &[
 /// Flat means at least this share of the same request on the smaller history.
 const FLAT: Option<f64> = Some(0.8);
 
+/// Detail, search and create: at least this many times the Django peer's rate (issue 34).
+const PEER_TIMES: Option<f64> = Some(10.0);
+
+/// A pharmacy lookup and a public verify (reads that write an audit or rate-limit row): at least
+/// this share of the detail's rate (issue 34).
+const READS_THAT_WRITE: Option<f64> = Some(0.6);
+const OF_DETAIL: &str = "of the detail by signature";
+
 /// What the app rows' peak RSS counts.
 const RSS_NOTE: &str = "Server peak RSS of the app's rows is the process's `VmHWM`: it counts the \
     pages of the database file that the host has mapped (`mmap_size`, host/README.md) and that a \
@@ -153,6 +161,21 @@ pub fn rows(
         &mut measured,
         rows,
     )?;
+    rows.push(Row::section("Memory beside the peer"));
+    rows.push(Row {
+        name: "receta: anonymous RSS (`RssAnon`, no mapped database pages) after the app's rows"
+            .into(),
+        result: format!("{:.0} MiB", server.rss_anon_mib()),
+        ..Row::default()
+    });
+    if let Some(mib) = baselines.peer_rss_mib {
+        rows.push(Row {
+            name: "Django peer: gunicorn's RSS summed over its master and workers after its rows"
+                .into(),
+            result: format!("{mib:.0} MiB"),
+            ..Row::default()
+        });
+    }
     server.stop();
     notes.push(RSS_NOTE.to_string());
 
@@ -203,19 +226,20 @@ fn full_size(
             "GET /api/v2/hospital/ (API admin, paginated: 10 of 10)",
             Load::Path("/api/v2/hospital/", &[ADMIN_HEADER]),
         )
-        .vs_hello(Some(0.5)),
+        .vs_hello(None),
         Scenario::new(
             "rx-list",
             "GET /api/v2/rx-endpoint/ (a medic's newest 20, with medications)",
             Load::Rotated(seed.per_medic(heavy.clone(), |_| "/api/v2/rx-endpoint/".into())),
         )
-        .vs_hello(Some(0.25)),
+        .vs_hello(None),
         Scenario::new(
             "rx-detail",
             "GET /api/v2/rx-endpoint/&lt;signature&gt;/ (2,000 signatures rotated)",
             Load::Rotated(by_signature(&|s| format!("/api/v2/rx-endpoint/{s}/"))),
         )
-        .vs_hello(Some(0.5)),
+        .vs_hello(None)
+        .vs_peer(PEER_TIMES),
         Scenario::new(
             "rx-pdf",
             "GET /api/v2/rx/pdf/&lt;signature&gt;/ (stored PDF, base64 in JSON)",
@@ -227,13 +251,13 @@ fn full_size(
             "GET /api/v2/pharmacy/rx/&lt;signature&gt; (pharmacy token, 2,000 signatures rotated, call logged, access-log row)",
             Load::Rotated(as_pharmacy(by_signature(&|s| format!("/api/v2/pharmacy/rx/{s}")))),
         )
-        .vs_hello(None),
+        .vs_row("rx-detail", OF_DETAIL, READS_THAT_WRITE),
         Scenario::new(
             "verify",
             "GET /api/v2/verify/&lt;signature&gt; (no token: digest + Ed25519 check, rate-limit commit)",
             Load::Rotated(by_signature(&|s| format!("/api/v2/verify/{s}"))),
         )
-        .vs_hello(None),
+        .vs_row("rx-detail", OF_DETAIL, READS_THAT_WRITE),
         Scenario::new(
             "rx-search",
             format!("GET /api/v2/rx-endpoint/?search=&lt;surname&gt; over the {full}"),
@@ -241,7 +265,8 @@ fn full_size(
                 format!("/api/v2/rx-endpoint/?search={}", surname(i))
             })),
         )
-        .vs_hello(None),
+        .vs_hello(None)
+        .vs_peer(PEER_TIMES),
         Scenario::new(
             "patient-search",
             "GET /api/v2/patient/?search=&lt;surname&gt; (100 patients per medic)",
@@ -294,7 +319,8 @@ fn full_size(
             "POST /api/v2/rx-endpoint/ (5 medications, PDF stored, outbox row, one commit)",
             Load::Rotated(seed.rx_creates()),
         )
-        .vs_sqlite(Some(0.25)),
+        .vs_sqlite(None)
+        .vs_peer(PEER_TIMES),
         Scenario::new(
             "pharmacy-burn",
             "POST /api/v1/prescriptions/burn/&lt;signature&gt; (1 unit: event, conditional UPDATE, one commit; call logged)",

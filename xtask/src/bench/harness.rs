@@ -303,7 +303,7 @@ pub fn seed_rx(
 }
 
 /// A create body with five medications (three from the seed catalog, two free text).
-fn rx_body(hospital: i64, uid: &str) -> String {
+pub fn rx_body(hospital: i64, uid: &str) -> String {
     format!(
         r#"{{"hospital":{hospital},"patient":{{"uid":"{uid}"}},"diagnosis":"Faringoamigdalitis bacteriana aguda","extras":"Reposo relativo 3 días. Abundantes líquidos.","show_diagnosis":true,"send_rx":true,"medications":[{{"presentation":"Amoxicilina con ácido clavulánico 875 mg/125 mg, 10 tabletas","instructions":"Tomar 1 tableta cada 12 horas durante 7 días, con alimentos.","qty":2,"drug_upc":"2000000000121"}},{{"presentation":"Paracetamol 500 mg, 10 tabletas","instructions":"Tomar 1 tableta cada 8 horas en caso de fiebre o dolor.","qty":1,"drug_upc":"2000000000015"}},{{"presentation":"Loratadina 10 mg, 20 tabletas","instructions":"Tomar 1 tableta cada 24 horas por la noche.","qty":1,"drug_upc":"2000000000244"}},{{"presentation":"Bencidamina 0.15 % solución para gárgaras, frasco de 120 ml","instructions":"Hacer gárgaras con 15 ml 3 veces al día. No ingerir."}},{{"presentation":"Electrolitos orales, sobres","instructions":"Disolver 1 sobre en 1 litro de agua y beber a sorbos.","qty":6}}]}}"#
     )

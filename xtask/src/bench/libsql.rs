@@ -79,6 +79,8 @@ pub fn rows(
     let baselines = Baselines {
         hello: &[],
         sqlite_tps: 0.0,
+        peer: &Default::default(),
+        peer_rss_mib: None,
     };
     measure(
         settings,

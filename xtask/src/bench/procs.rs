@@ -60,8 +60,9 @@ impl Server {
                 if let Some(out) = out.as_mut() {
                     let _ = writeln!(out, "{line}");
                 }
+                // Our servers print `Serving http://…`, gunicorn `Listening at: http://…`.
                 if !sent
-                    && line.contains("Serving")
+                    && (line.contains("Serving") || line.contains("Listening at"))
                     && let Some(i) = line.find("http://")
                 {
                     let url = line[i..].split_whitespace().next().unwrap_or("");
@@ -110,6 +111,21 @@ impl Server {
         proc_status_kib(self.pid(), "VmHWM") as f64 / 1024.0
     }
 
+    /// Anonymous resident memory now (`RssAnon`: the heap, not the mapped database file), MiB.
+    pub fn rss_anon_mib(&self) -> f64 {
+        proc_status_kib(self.pid(), "RssAnon") as f64 / 1024.0
+    }
+
+    /// Resident memory now of the process and its children (gunicorn's master and workers), MiB.
+    pub fn tree_rss_mib(&self) -> f64 {
+        let pid = self.pid();
+        let kib: u64 = std::iter::once(pid)
+            .chain(children(pid))
+            .map(|p| proc_status_kib(p, "VmRSS"))
+            .sum();
+        kib as f64 / 1024.0
+    }
+
     /// Resets the peak (`VmHWM`) to the current RSS (Linux: `5` into `/proc/<pid>/clear_refs`).
     pub fn reset_peak(&self) {
         let _ = std::fs::write(format!("/proc/{}/clear_refs", self.pid()), "5");
@@ -130,6 +146,15 @@ impl Drop for Server {
     fn drop(&mut self) {
         self.kill();
     }
+}
+
+/// The direct children of `pid` (Linux: `/proc/<pid>/task/<pid>/children`).
+pub fn children(pid: u32) -> Vec<u32> {
+    std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|c| c.parse().ok())
+        .collect()
 }
 
 /// A `/proc/<pid>/status` field in KiB (0 when unreadable).

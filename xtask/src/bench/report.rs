@@ -30,6 +30,8 @@ pub struct Row {
     pub peak_rss_mib: Option<f64>,
     /// Ratios to the row's ceilings: (ratio, "of native hyper").
     pub ratios: Vec<(f64, String)>,
+    /// This row's rate over the Django peer's same row, same connections.
+    pub vs_peer: Option<f64>,
     pub targets: Vec<Target>,
 }
 
@@ -78,12 +80,12 @@ pub fn ratio(r: f64) -> String {
 pub fn markdown(rows: &[Row]) -> String {
     let mut out = String::new();
     out.push_str(
-        "| scenario | conns | result | p50 | p99 | server CPU/req | server peak RSS | ratio to ceiling | target |\n",
+        "| scenario | conns | result | p50 | p99 | server CPU/req | server peak RSS | × peer | ratio to ceiling | target |\n",
     );
-    out.push_str("|---|---:|---:|---:|---:|---:|---:|---|---|\n");
+    out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---|---|\n");
     for row in rows {
         if let Some(title) = &row.section {
-            let _ = writeln!(out, "| **{title}** | | | | | | | | |");
+            let _ = writeln!(out, "| **{title}** | | | | | | | | | |");
             continue;
         }
         let opt = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map(f).unwrap_or_default();
@@ -101,7 +103,7 @@ pub fn markdown(rows: &[Row]) -> String {
             .join("; ");
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} | {} | {ratios} | {targets} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {ratios} | {targets} |",
             row.name,
             row.conns.map(|c| c.to_string()).unwrap_or_default(),
             row.result,
@@ -109,6 +111,7 @@ pub fn markdown(rows: &[Row]) -> String {
             opt(row.p99_ms, &ms),
             opt(row.cpu_us, &|us| format!("{us:.0} µs")),
             opt(row.peak_rss_mib, &|m| format!("{m:.0} MiB")),
+            opt(row.vs_peer, &|r| format!("{r:.1}×")),
         );
     }
     out

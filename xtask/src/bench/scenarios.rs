@@ -24,15 +24,13 @@ pub enum Load {
 /// What a row's rate is compared with (a ratio column, and a target when `want` is set).
 #[derive(Clone, Copy)]
 pub enum Compare {
-    Nothing,
     /// The `hello` component through `receta`, same connections.
-    Hello {
-        want: Option<f64>,
-    },
+    Hello { want: Option<f64> },
     /// Raw durable SQLite transactions per second.
-    RawSqlite {
-        want: Option<f64>,
-    },
+    RawSqlite { want: Option<f64> },
+    /// The Django peer's row of the same key, same connections (the "× peer" column); a target
+    /// of at least `want` times it when given.
+    Peer { want: Option<f64> },
     /// An earlier scenario of this run, by key, same connections.
     Row {
         key: &'static str,
@@ -43,11 +41,11 @@ pub enum Compare {
 
 /// One measured row (one line per connection count in the table).
 pub struct Scenario {
-    /// The wrk script's name, and what later rows call this one.
+    /// The wrk script's name, what later rows call this one, and the peer's row it compares with.
     pub key: &'static str,
     pub name: String,
     pub load: Load,
-    pub compare: Compare,
+    pub compare: Vec<Compare>,
 }
 
 impl Scenario {
@@ -56,7 +54,7 @@ impl Scenario {
             key,
             name: name.into(),
             load,
-            compare: Compare::Nothing,
+            compare: Vec::new(),
         }
     }
 
@@ -75,8 +73,15 @@ impl Scenario {
         self.compare(Compare::Row { key, label, want })
     }
 
-    fn compare(self, compare: Compare) -> Scenario {
-        Scenario { compare, ..self }
+    /// Compared with the Django peer's row of the same key ("× peer"); a target of at least
+    /// `want` times it at 2 connections when given.
+    pub fn vs_peer(self, want: Option<f64>) -> Scenario {
+        self.compare(Compare::Peer { want })
+    }
+
+    fn compare(mut self, compare: Compare) -> Scenario {
+        self.compare.push(compare);
+        self
     }
 }
 
@@ -84,7 +89,14 @@ impl Scenario {
 pub struct Baselines<'a> {
     pub hello: &'a [(u32, f64)],
     pub sqlite_tps: f64,
+    /// The Django peer's rates, by the key of the app scenario they compare with.
+    pub peer: &'a HashMap<&'static str, Vec<(u32, f64)>>,
+    /// The peer's summed RSS after its rows, MiB.
+    pub peer_rss_mib: Option<f64>,
 }
+
+/// The connection count at which the × peer targets hold (the "at 2 connections").
+const PEER_TARGET_CONNS: u32 = 2;
 
 /// Rates measured so far, by scenario key and connection count.
 #[derive(Default)]
@@ -128,34 +140,8 @@ pub fn measure(
             script.as_deref(),
             &settings.conns,
             |c, run: &wrk::Run, row: &mut Row| {
-                let (base, label, want) = match s.compare {
-                    Compare::Nothing => return,
-                    Compare::Hello { want } => (
-                        at(baselines.hello, c),
-                        "of `hello`".to_string(),
-                        want.map(|w| (w, format!("≥ {:.0}% of `hello`", w * 100.0))),
-                    ),
-                    Compare::RawSqlite { want } => (
-                        Some(baselines.sqlite_tps),
-                        "of raw SQLite tx/s".to_string(),
-                        want.map(|w| (w, format!("≥ {:.0}% of raw SQLite", w * 100.0))),
-                    ),
-                    Compare::Row { key, label, want } => (
-                        measured.at(key, c),
-                        label.to_string(),
-                        want.map(|w| (w, format!("flat: ≥ {:.0}% {label}", w * 100.0))),
-                    ),
-                };
-                let Some(base) = base.filter(|b| *b > 0.0) else {
-                    return;
-                };
-                let ratio = run.rps / base;
-                row.ratios.push((ratio, label));
-                if let Some((want, text)) = want {
-                    row.targets.push(Target {
-                        text,
-                        met: ratio >= want,
-                    });
+                for compare in &s.compare {
+                    compare_row(*compare, s.key, c, run, baselines, measured, row);
                 }
             },
             rows,
@@ -163,4 +149,58 @@ pub fn measure(
         measured.0.insert(s.key, result);
     }
     Ok(())
+}
+
+/// Adds one comparison's ratio (and target) to `row`, measured at `c` connections.
+fn compare_row(
+    compare: Compare,
+    key: &str,
+    c: u32,
+    run: &wrk::Run,
+    baselines: &Baselines,
+    measured: &Measured,
+    row: &mut Row,
+) {
+    let (base, label, want) = match compare {
+        Compare::Peer { want } => {
+            let Some(peer) = baselines.peer.get(key).and_then(|p| at(p, c)) else {
+                return;
+            };
+            let ratio = run.rps / peer;
+            row.vs_peer = Some(ratio);
+            if let Some(want) = want.filter(|_| c == PEER_TARGET_CONNS) {
+                row.targets.push(Target {
+                    text: format!("≥ {want:.0}× the peer"),
+                    met: ratio >= want,
+                });
+            }
+            return;
+        }
+        Compare::Hello { want } => (
+            at(baselines.hello, c),
+            "of `hello`".to_string(),
+            want.map(|w| (w, format!("≥ {:.0}% of `hello`", w * 100.0))),
+        ),
+        Compare::RawSqlite { want } => (
+            Some(baselines.sqlite_tps),
+            "of raw SQLite tx/s".to_string(),
+            want.map(|w| (w, format!("≥ {:.0}% of raw SQLite", w * 100.0))),
+        ),
+        Compare::Row { key, label, want } => (
+            measured.at(key, c),
+            label.to_string(),
+            want.map(|w| (w, format!("≥ {:.0}% {label}", w * 100.0))),
+        ),
+    };
+    let Some(base) = base.filter(|b| *b > 0.0) else {
+        return;
+    };
+    let ratio = run.rps / base;
+    row.ratios.push((ratio, label));
+    if let Some((want, text)) = want {
+        row.targets.push(Target {
+            text,
+            met: ratio >= want,
+        });
+    }
 }

@@ -4,6 +4,7 @@
 use std::path::Path;
 use std::process::Command;
 
+use super::procs::children;
 use super::settings::Settings;
 use crate::project::Result;
 
@@ -75,8 +76,19 @@ fn wrk(load: &Load, seconds: u32) -> Result<Run> {
     Ok(run)
 }
 
-/// utime + stime of a process (all its threads), in clock ticks.
+/// utime + stime of a process (all its threads) and of its direct children (gunicorn's workers),
+/// in clock ticks.
 fn cpu_ticks(pid: u32) -> Option<u64> {
+    let own = process_ticks(pid)?;
+    Some(
+        own + children(pid)
+            .into_iter()
+            .filter_map(process_ticks)
+            .sum::<u64>(),
+    )
+}
+
+fn process_ticks(pid: u32) -> Option<u64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The fields after the command name (which may hold spaces) in parentheses.
     let rest = &stat[stat.rfind(')')? + 2..];

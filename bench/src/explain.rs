@@ -37,9 +37,12 @@ const STATEMENTS: &[(&str, &str, &[&str])] = &[
            WHERE id = ?1"],
     ),
     (
-        "verify: the calls of one client address in the last minute",
+        "verify: one client address's counters of this minute and the previous one",
         "components/prescriptions/src/verify.rs",
-        &["SELECT COUNT(*) FROM verify_calls WHERE client = ?1"],
+        &[
+            "SELECT COALESCE(SUM(CASE WHEN minute = ?2 THEN calls END), 0) AS current",
+            " FROM verify_windows WHERE client = ?1 AND minute >= ?2 - 1",
+        ],
     ),
     (
         "rx list/search: count",
@@ -54,9 +57,9 @@ const STATEMENTS: &[(&str, &str, &[&str])] = &[
             RX_COLUMNS,
             " FROM ",
             RX_FROM,
-            " WHERE ",
+            " WHERE p.id IN (SELECT p.id FROM prescriptions p WHERE ",
             RX_MATCHES,
-            " ORDER BY p.id DESC LIMIT ?3 OFFSET ?4",
+            " ORDER BY p.id DESC LIMIT ?3 OFFSET ?4) ORDER BY p.id DESC",
         ],
     ),
     (

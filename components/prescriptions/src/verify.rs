@@ -3,9 +3,9 @@
 //! published key, its state and issue date, and who issued it where; nothing of the patient.
 //! Rate limited per client address, in the database (so across instances and nodes).
 
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
-use common::db::{Db, text};
+use common::db::{Db, int, text};
 use common::types::Error;
 
 use crate::bindings::exports::receta::prescriptions::prescriptions::Verification;
@@ -13,10 +13,9 @@ use crate::document::{is_signature, signature_of, text_fields};
 use crate::read::seal_from_row;
 use crate::seal;
 
-/// Calls one client address may make in `WINDOW`, unless the `verify_calls_per_minute` variable
+/// Calls one client address may make in a minute, unless the `verify_calls_per_minute` variable
 /// says otherwise.
 pub const LIMIT: i64 = 60;
-pub const WINDOW: Duration = Duration::from_secs(60);
 
 fn limit() -> i64 {
     spin_sdk::variables::get("verify_calls_per_minute")
@@ -26,10 +25,15 @@ fn limit() -> i64 {
         .unwrap_or(LIMIT)
 }
 
-const FORGET: &str = "DELETE FROM verify_calls WHERE created_at <= ?1";
-const RECENT: &str = "SELECT COUNT(*) FROM verify_calls WHERE client = ?1";
-const OLDEST: &str = "SELECT MIN(created_at) AS oldest FROM verify_calls WHERE client = ?1";
-const INSERT: &str = "INSERT INTO verify_calls (client, created_at) VALUES (?1, ?2)";
+/// `?1` the minute before the previous one: older counters no longer count.
+const FORGET: &str = "DELETE FROM verify_windows WHERE minute < ?1";
+/// `?1` client, `?2` this minute: its calls in this minute and in the previous one.
+const COUNTERS: &str = "SELECT COALESCE(SUM(CASE WHEN minute = ?2 THEN calls END), 0) AS current, \
+    COALESCE(SUM(CASE WHEN minute = ?2 - 1 THEN calls END), 0) AS previous \
+    FROM verify_windows WHERE client = ?1 AND minute >= ?2 - 1";
+/// `?1` client, `?2` this minute: one more call.
+const COUNT_CALL: &str = "INSERT INTO verify_windows (client, minute, calls) VALUES (?1, ?2, 1) \
+    ON CONFLICT (client, minute) DO UPDATE SET calls = calls + 1";
 
 const SOURCE: &str = "SELECT p.created_at, p.rx_status, d.canonical, s.kid AS seal_kid, \
     s.sig AS seal_sig, t.valid_until, t.expires_at \
@@ -74,25 +78,115 @@ pub fn verify(signature: &str, client: &str) -> Result<Verification, Error> {
     })
 }
 
-/// Counts the call against the client's minute, or refuses it (429) past the limit (the receipt
-/// check shares the budget).
+/// Counts the call against the client's last minute, or refuses it (429) past the limit (the
+/// receipt check shares the budget). The last minute is a sliding window estimated from two
+/// counters (this minute's calls, plus the previous minute's weighted by how much of it the last
+/// 60 s still cover): two rows per client instead of one per call, so a call costs the same at any
+/// rate. A burst of `limit` calls is refused its next call, in any minute.
 pub(crate) fn admit(db: &Db, client: &str) -> Result<(), Error> {
-    let now = SystemTime::now();
+    let now = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs();
+    let minute = (now / 60) as i64;
     let limit = limit();
     db.transaction(|db| -> Result<(), Error> {
-        db.execute(FORGET, &[text(&common::time::iso8601(now - WINDOW))])?;
-        if db.scalar_i64(RECENT, &[text(client)])? >= limit {
-            let oldest = db.query_opt(OLDEST, &[text(client)], |r| r.opt_string("oldest"))?;
-            let retry = oldest
-                .flatten()
-                .as_deref()
-                .and_then(common::time::parse_iso8601)
-                .and_then(|t| (t + WINDOW).duration_since(now).ok())
-                .map_or(1, |d| d.as_secs() + 1)
-                .clamp(1, WINDOW.as_secs());
-            return Err(Error::TooManyRequests(retry as u32));
+        db.execute(FORGET, &[int(minute - 1)])?;
+        let window = db
+            .query_opt(COUNTERS, &[text(client), int(minute)], |r| {
+                Ok(Window {
+                    current: r.i64("current")?,
+                    previous: r.i64("previous")?,
+                    second: now % 60,
+                })
+            })?
+            .unwrap_or(Window {
+                current: 0,
+                previous: 0,
+                second: now % 60,
+            });
+        if let Some(retry) = window.wait(limit) {
+            return Err(Error::TooManyRequests(retry));
         }
-        db.execute(INSERT, &[text(client), text(&common::time::iso8601(now))])?;
+        db.execute(COUNT_CALL, &[text(client), int(minute)])?;
         Ok(())
     })
+}
+
+/// A client's calls in this minute and the previous one, `second` seconds into this minute.
+#[derive(Clone, Copy, Debug)]
+struct Window {
+    current: i64,
+    previous: i64,
+    second: u64,
+}
+
+impl Window {
+    /// Whether one more call fits: this minute's calls plus the previous minute's share of the
+    /// last 60 s stay under `limit`.
+    fn admits(self, limit: i64) -> bool {
+        let covered = 60 - self.second.min(59) as i64;
+        self.current * 60 + self.previous * covered < limit * 60
+    }
+
+    /// `None` to admit a call now; else the seconds until one would be admitted if no other call
+    /// came (the `Retry-After`, 1 to 60).
+    fn wait(self, limit: i64) -> Option<u32> {
+        if self.admits(limit) {
+            return None;
+        }
+        let later = |t: u64| {
+            let second = self.second + t;
+            if second < 60 {
+                Window { second, ..self }
+            } else {
+                Window {
+                    current: 0,
+                    previous: if second < 120 { self.current } else { 0 },
+                    second: second % 60,
+                }
+            }
+        };
+        let wait = (1..=120).find(|&t| later(t).admits(limit)).unwrap_or(60);
+        Some(wait.clamp(1, 60) as u32)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn window(current: i64, previous: i64, second: u64) -> Window {
+        Window {
+            current,
+            previous,
+            second,
+        }
+    }
+
+    #[test]
+    fn a_burst_of_the_limit_is_refused_its_next_call() {
+        assert_eq!(window(59, 0, 10).wait(60), None);
+        assert_eq!(window(60, 0, 10).wait(60), Some(50 + 1));
+        // Across a minute's turn the previous minute still counts.
+        assert_eq!(window(0, 60, 0).wait(60), Some(1));
+        assert_eq!(window(30, 60, 20).wait(60), Some(10 + 1));
+    }
+
+    #[test]
+    fn the_previous_minute_weighs_what_the_last_60_seconds_still_cover() {
+        // 60 calls last minute, 30 s ago half of them: 30 + 29 < 60.
+        assert_eq!(window(29, 60, 30).wait(60), None);
+        assert_eq!(window(30, 60, 30).wait(60), Some(1));
+        assert_eq!(window(0, 1000, 59).wait(60), None);
+        assert_eq!(window(0, 1000, 0).wait(60), Some(57));
+    }
+
+    #[test]
+    fn the_wait_is_between_1_and_60_seconds() {
+        for (c, p, s) in [(60, 0, 0), (500, 0, 0), (60, 60, 59), (1000, 1000, 0)] {
+            let wait = window(c, p, s).wait(60).unwrap();
+            assert!((1..=60).contains(&wait), "{c} {p} {s}: {wait}");
+        }
+    }
 }

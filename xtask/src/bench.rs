@@ -9,9 +9,9 @@
 //!    host's pragmas (`receta-bench sqlite-tps`), PDF render time in a component (`pdfbench`) and
 //!    natively;
 //! 2. start-up time (process start to the first 200) without and with the compiled-code cache,
-//!    idle RSS, component sizes;
-//! 2b. the Django peer (`bench/peer.rs`, `../shared/peers/drf` or `RECETA_PEER_DIR`): detail, search
-//!    and create, the app's sizes, the same script generator; the app's rows print "× peer";
+//!    idle RSS, component sizes; then the Django peer (`bench/peer.rs`, `../shared/peers/drf` or
+//!    `RECETA_PEER_DIR`): detail, search and create at the app's sizes, from the same script
+//!    generator, so the app's rows print "× peer";
 //! 3. the app (`spin.toml`) on a fresh state dir, seeded through the API (10 hospitals, 100
 //!    medics, 10,000 patients, then 1,000 and 50,000 prescriptions): lists, searches, details,
 //!    PDFs, pharmacy calls and creates, with the list and search measured at 1,000 and at 50,000

@@ -110,7 +110,6 @@ pub fn signature_of(canonical: &str) -> String {
     hex(&Sha256::digest(canonical.as_bytes()))
 }
 
-/// Whether `s` has the shape of a signature (64 lowercase hex characters).
 /// A reader of the text fields of a stored canonical document by JSON pointer (`/medic/name`): a
 /// missing field, or a document altered so that it no longer parses, reads as `""` (it names
 /// nobody, and is never a 500).
@@ -125,6 +124,7 @@ pub fn text_fields(canonical: &str) -> impl Fn(&str) -> String {
     }
 }
 
+/// Whether `s` has the shape of a signature (64 lowercase hex characters).
 pub fn is_signature(s: &str) -> bool {
     s.len() == 64
         && s.bytes()

@@ -88,23 +88,20 @@ pub(crate) fn admit(db: &Db, client: &str) -> Result<(), Error> {
         .duration_since(SystemTime::UNIX_EPOCH)
         .unwrap_or_default()
         .as_secs();
-    let minute = (now / 60) as i64;
+    let (minute, second) = ((now / 60) as i64, now % 60);
     let limit = limit();
     db.transaction(|db| -> Result<(), Error> {
         db.execute(FORGET, &[int(minute - 1)])?;
+        // An aggregate without `GROUP BY`: always one row, zeros for a new client.
         let window = db
             .query_opt(COUNTERS, &[text(client), int(minute)], |r| {
                 Ok(Window {
                     current: r.i64("current")?,
                     previous: r.i64("previous")?,
-                    second: now % 60,
+                    second,
                 })
             })?
-            .unwrap_or(Window {
-                current: 0,
-                previous: 0,
-                second: now % 60,
-            });
+            .ok_or_else(|| anyhow::anyhow!("the rate-limit counters returned no row"))?;
         if let Some(retry) = window.wait(limit) {
             return Err(Error::TooManyRequests(retry));
         }

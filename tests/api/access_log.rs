@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 
 use crate::claims::{claimed, release};
-use crate::helpers::{ADMIN_TOKEN, TestApp, spawn_app};
+use crate::helpers::{ADMIN_TOKEN, AppConfig, TestApp, spawn_app, start};
 use crate::outbound::{Practice, db};
 use crate::pharmacies::{burn, cancel, med_ids, prescribe, register, reject, signature};
 
@@ -199,4 +199,54 @@ fn rejections_and_cancellations_are_listed_with_who_made_them() {
         1,
         "{log:#?}"
     );
+}
+
+/// The rows a read writes (a pharmacy's call-log and access-log rows, a medic's or the admin's
+/// read, the public verify's rate-limit counter) are log-grade commits: not flushed to the disk
+/// before the answer, but written to the operating system. Killing the host right after the
+/// answers loses none of them (docs/lifecycle.md, "What a crash can lose").
+#[test]
+fn the_rows_reads_write_survive_a_kill_of_the_host_after_their_answers() {
+    let app = spawn_app();
+    let p = Practice::new(&app, "kill@example.mx", "Clínica Kill");
+    let sigs: Vec<String> = (0..3).map(|_| signature(&prescribe(&app, &p))).collect();
+    let pharmacies: Vec<_> = (0..3)
+        .map(|i| register(&app, &format!("Farmacia Kill {i}")))
+        .collect();
+    let before = rows(&app);
+    for ph in &pharmacies {
+        for sig in &sigs {
+            let path = format!("/api/v2/pharmacy/rx/{sig}");
+            assert_eq!(app.get(&path, Some(&ph.token)).status, 200);
+        }
+    }
+    for sig in &sigs {
+        let detail = format!("/api/v2/rx-endpoint/{sig}/");
+        assert_eq!(app.get(&detail, p.medic.token()).status, 200);
+        assert_eq!(app.get(&format!("/api/v2/verify/{sig}"), None).status, 200);
+    }
+    let calls = |app: &TestApp| -> i64 {
+        db(app)
+            .query_row("SELECT COUNT(*) FROM pharmacy_calls", [], |r| r.get(0))
+            .unwrap()
+    };
+    let verified = |app: &TestApp| -> i64 {
+        db(app)
+            .query_row(
+                "SELECT COALESCE(SUM(calls), 0) FROM verify_windows",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap()
+    };
+    let logged = rows(&app);
+    assert_eq!(logged - before, 9 + 3, "9 lookups and 3 medic reads");
+    assert_eq!(calls(&app), 9);
+    let counted = verified(&app);
+    assert!(counted >= 3, "{counted}");
+
+    let app = start(AppConfig::default(), app.crash());
+    assert_eq!(rows(&app), logged);
+    assert_eq!(calls(&app), 9);
+    assert_eq!(verified(&app), counted);
 }

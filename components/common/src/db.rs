@@ -11,6 +11,9 @@ pub use spin_sdk::sqlite3::Value as Param;
 /// The database every component uses (Spin's `default`, `.spin/sqlite_db.db` locally).
 pub const DATABASE: &str = "default";
 
+/// See [`Db::log_grade`].
+const LOG_GRADE: &str = "PRAGMA synchronous = NORMAL";
+
 /// An open connection.
 pub struct Db {
     conn: Connection,
@@ -83,6 +86,18 @@ impl Db {
                 first_line(sql)
             )),
         }
+    }
+
+    /// From now on, this connection's commits are log-grade: written to the operating system
+    /// before they return, so they survive the process being killed, but not flushed to the disk
+    /// (`PRAGMA synchronous = NORMAL`, in WAL mode). The next durable commit of any connection
+    /// flushes them, and the host within a second; a power cut before that may lose them
+    /// (docs/lifecycle.md, "What a crash can lose"). For the rows a read writes (access and call
+    /// logs, rate-limit counters), so that a read does not wait for a disk flush: only the last
+    /// writes of a request may follow it. Best effort: a database that refuses the pragma keeps
+    /// its commits durable.
+    pub fn log_grade(&self) {
+        let _ = self.conn.execute(LOG_GRADE, &[]);
     }
 
     /// The rowid of the last INSERT on this connection.

@@ -5,7 +5,8 @@
 //!
 //! A lookup that showed a prescription also adds the prescription's access-log entry (table
 //! `access_log`, owned by the prescriptions component, docs/lifecycle.md "Who looked") in the same
-//! commit as its call-log row: one durable commit per lookup, as before that log existed.
+//! commit as its call-log row: one log-grade commit per call (`Db::log_grade`: it survives the
+//! process being killed, and the host flushes it to the disk within a second).
 
 use std::time::{Duration, SystemTime};
 
@@ -75,6 +76,7 @@ fn retry_after(at: SystemTime, now: SystemTime) -> u32 {
 /// Logs the call; with `seen` (a 2xx lookup), adds its access-log entry in the same commit.
 pub fn record(call: Call, seen: bool) -> Result<(), Error> {
     let db = Db::open()?;
+    db.log_grade();
     let signature: String = call.signature.chars().take(SIGNATURE_KEPT).collect();
     let now = common::time::now_iso8601();
     let row = [

@@ -127,6 +127,7 @@ pub fn record_read(db: &Db, signature: &str, caller: &Principal) -> Result<(), E
         return Ok(());
     }
     params.push(minute);
+    db.log_grade();
     db.execute(RECORD_READ, &params)?;
     Ok(())
 }

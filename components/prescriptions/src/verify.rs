@@ -90,6 +90,7 @@ pub(crate) fn admit(db: &Db, client: &str) -> Result<(), Error> {
         .as_secs();
     let (minute, second) = ((now / 60) as i64, now % 60);
     let limit = limit();
+    db.log_grade();
     db.transaction(|db| -> Result<(), Error> {
         db.execute(FORGET, &[int(minute - 1)])?;
         // An aggregate without `GROUP BY`: always one row, zeros for a new client.

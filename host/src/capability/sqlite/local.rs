@@ -12,7 +12,9 @@
 //!   WAL mode with `synchronous = FULL`: every commit is flushed to disk (one `fsync` of the WAL)
 //!   before it returns, so a transaction that committed (a prescription that answered 200)
 //!   survives a crash of the process and of the machine, as with Spin's own SQLite (rollback
-//!   journal, SQLite's default `FULL`). Readers never block the writer.
+//!   journal, SQLite's default `FULL`). Readers never block the writer. A guest may lower its own
+//!   connection to `PRAGMA synchronous = NORMAL` (log-grade commits); the WAL is then flushed
+//!   within a second (`flush`), and a pooled connection goes back to `FULL` before its next user.
 //! - Reads use the memory-mapped file (`mmap_size`, see `CONNECTION_PRAGMAS`).
 //! - A plain `BEGIN` runs as `BEGIN IMMEDIATE` (see `upgrade_begin` in `mod.rs`).
 //! - Writers of this host take turns (a FIFO lock per database, held from a connection's first
@@ -31,6 +33,7 @@ use rusqlite::types::{Value as SqlValue, ValueRef};
 
 use crate::capability::sqlite::bindings::{Error, QueryResult, RowResult, Value};
 use crate::capability::sqlite::config::Location;
+use crate::capability::sqlite::flush::Flusher;
 use crate::capability::sqlite::semantics::{
     BUSY_TIMEOUT, ResultBudget, starts_with_keyword, upgrade_begin,
 };
@@ -46,6 +49,8 @@ const MAX_IDLE: usize = 32;
 /// 10-40% more; kept mapped.
 const CONNECTION_PRAGMAS: &str =
     "PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL; PRAGMA mmap_size = 274877906944;";
+/// What a pooled connection is reset to when its user ran a `PRAGMA` (the one a guest may lower).
+const RESET_PRAGMAS: &str = "PRAGMA synchronous = FULL;";
 /// Prepared statements cached per connection.
 const STATEMENT_CACHE: usize = 128;
 /// One configured database label with its pool of idle connections.
@@ -57,6 +62,8 @@ pub struct Database {
     writer: Arc<tokio::sync::Mutex<()>>,
     /// Keeps a shared in-memory database alive while the host runs.
     _keepalive: Option<Mutex<rusqlite::Connection>>,
+    /// Flushes a file's WAL each second (log-grade commits).
+    _flusher: Option<Flusher>,
 }
 
 impl Database {
@@ -78,10 +85,11 @@ impl Database {
             idle: Mutex::new(Vec::new()),
             writer: Arc::default(),
             _keepalive: None,
+            _flusher: None,
         };
         // WAL is a property of the database file: set it once, up front.
         let conn = db.connect()?;
-        if matches!(db.location, Location::File(_)) {
+        if let Location::File(path) = db.location.clone() {
             let mode: String = conn
                 .query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))
                 .with_context(|| format!("cannot enable WAL on database {label:?}"))?;
@@ -91,6 +99,7 @@ impl Database {
                 );
             }
             db.release(conn);
+            db._flusher = Some(Flusher::start(label, &path)?);
         } else {
             db._keepalive = Some(Mutex::new(conn));
         }
@@ -182,11 +191,16 @@ pub struct Connection {
     db: Arc<Database>,
     /// Held while this connection writes (dropped after `conn` is back in the pool).
     turn: Option<tokio::sync::OwnedMutexGuard<()>>,
+    /// Whether its user ran a `PRAGMA` (reset before the pool lends it again).
+    pragmas: bool,
 }
 
 impl Drop for Connection {
     fn drop(&mut self) {
         if let Some(conn) = self.conn.take() {
+            if self.pragmas && conn.execute_batch(RESET_PRAGMAS).is_err() {
+                return; // dropped: a fresh one will be opened
+            }
             self.db.release(conn);
         }
     }
@@ -204,6 +218,7 @@ impl Connection {
             conn: Some(conn),
             db,
             turn: None,
+            pragmas: false,
         })
     }
 
@@ -216,6 +231,7 @@ impl Connection {
         let Some(conn) = self.conn.as_ref() else {
             return Err(Error::InvalidConnection);
         };
+        self.pragmas |= is_pragma(statement);
         let writes = writes(conn, statement);
         // Inside a transaction this connection already writes in, a statement never waits for a
         // lock (it holds SQLite's and this host's): only its end (the commit's `fsync`) may block.
@@ -289,6 +305,11 @@ fn writes(conn: &rusqlite::Connection, statement: &str) -> bool {
     !conn
         .prepare_cached(statement)
         .is_ok_and(|stmt| stmt.readonly())
+}
+
+/// Whether `statement` is a `PRAGMA` (its connection is reset before the pool lends it again).
+fn is_pragma(statement: &str) -> bool {
+    starts_with_keyword(statement, &["PRAGMA"])
 }
 
 /// Whether `statement` may end a transaction (and so flush it): `COMMIT`, `END`, or the `RELEASE` of
@@ -438,6 +459,34 @@ mod tests {
         assert!(writes(&conn, "BEGIN"), "BEGIN runs as BEGIN IMMEDIATE");
         assert!(writes(&conn, "BEGIN IMMEDIATE"));
         assert!(writes(&conn, "not sql at all"));
+    }
+
+    fn synchronous(conn: &mut rusqlite::Connection) -> i64 {
+        let result = execute(conn, "PRAGMA synchronous", vec![]).unwrap();
+        let Value::Integer(level) = result.rows[0].values[0] else {
+            panic!("{:?}", result.rows[0].values)
+        };
+        level
+    }
+
+    #[test]
+    fn a_lowered_synchronous_takes_effect_every_time_and_is_reset_for_the_next_user() {
+        let (_dir, db) = db();
+        let db = Arc::new(db);
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        for _ in 0..2 {
+            let mut conn = Connection::open(db.clone()).unwrap();
+            runtime
+                .block_on(conn.execute("PRAGMA synchronous = NORMAL", vec![]))
+                .unwrap();
+            assert_eq!(synchronous(conn.conn.as_mut().unwrap()), 1, "NORMAL");
+            conn.close();
+            let mut next = db.acquire().unwrap();
+            assert_eq!(synchronous(&mut next), 2, "FULL again");
+            db.release(next);
+        }
     }
 
     #[test]

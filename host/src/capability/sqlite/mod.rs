@@ -12,6 +12,7 @@
 
 mod bindings;
 pub mod config;
+mod flush;
 mod local;
 pub mod migrations;
 mod remote;

@@ -37,14 +37,6 @@ const STATEMENTS: &[(&str, &str, &[&str])] = &[
            WHERE id = ?1"],
     ),
     (
-        "verify: one client address's counters of this minute and the previous one",
-        "components/prescriptions/src/verify.rs",
-        &[
-            "SELECT COALESCE(SUM(CASE WHEN minute = ?2 THEN calls END), 0) AS current",
-            " FROM verify_windows WHERE client = ?1 AND minute >= ?2 - 1",
-        ],
-    ),
-    (
         "rx list/search: count",
         "components/prescriptions/src/read.rs",
         &["SELECT COUNT(*) FROM prescriptions p WHERE ", RX_MATCHES],

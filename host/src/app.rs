@@ -12,6 +12,7 @@ use anyhow::{Context, Result};
 use tokio::sync::Semaphore;
 use wasmtime_wasi_http::p2::bindings::ProxyPre;
 
+use crate::capability::keyvalue::KeyValueStores;
 use crate::capability::outbound::AllowedHosts;
 use crate::capability::sqlite::{Databases, config as sqlite_config, migrations};
 use crate::capability::variables::ComponentVariables;
@@ -78,6 +79,8 @@ impl App {
             prepare_default_database(&manifest, options, &databases).await?;
             anyhow::Ok(Arc::new(databases))
         })?;
+
+        let key_value_stores = Arc::new(KeyValueStores::open(&state_dir)?);
 
         let request_timeout = Duration::from_millis(env_number(
             "RECETA_REQUEST_TIMEOUT_MS",
@@ -147,6 +150,8 @@ impl App {
                         .collect::<HashSet<_>>(),
                 ),
                 databases: databases.clone(),
+                key_value_allowed: Arc::new(decl.key_value_stores.iter().cloned().collect()),
+                key_value_stores: key_value_stores.clone(),
                 variables: Arc::new(ComponentVariables::new(id, &decl.variables, &variables)?),
                 outbound: Arc::new(outbound),
                 environment: decl

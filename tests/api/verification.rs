@@ -471,3 +471,45 @@ fn receta_verify_checks_a_qr_text_offline() {
         "no seal"
     );
 }
+
+/// The verify's counters are kept in the key-value store (`sqlite_key_value.db` in the state
+/// directory, as Spin keeps it), not in the database; the outbox worker (cron, every 5 s) deletes
+/// those of minutes that no longer count.
+#[test]
+fn the_verify_counters_live_in_the_key_value_store_and_old_ones_are_forgotten() {
+    let app = spawn_app();
+    let path = format!("/api/v2/verify/{}", "2".repeat(64));
+    for _ in 0..3 {
+        assert_eq!(app.get(&path, None).status, 404);
+    }
+    let counters = |app: &TestApp| -> Vec<(String, i64)> {
+        let kv =
+            rusqlite::Connection::open(app.state_dir.path().join("sqlite_key_value.db")).unwrap();
+        let mut stmt = kv
+            .prepare("SELECT key, value FROM spin_key_value WHERE key LIKE 'verify/%'")
+            .unwrap();
+        stmt.query_map([], |r| {
+            let value: Vec<u8> = r.get(1)?;
+            Ok((r.get(0)?, i64::from_le_bytes(value.try_into().unwrap())))
+        })
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+    };
+    let now = counters(&app);
+    assert_eq!(now.len(), 1, "{now:?}");
+    assert_eq!(now[0].1, 3, "three calls counted");
+    assert!(now[0].0.ends_with("/127.0.0.1"), "{now:?}");
+
+    // Three minutes later (the host's test clock), the next firing of the worker forgets them.
+    let app = crate::mexican_rules::later(app, 180);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !counters(&app).is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{:?} still kept",
+            counters(&app)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}

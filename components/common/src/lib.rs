@@ -4,6 +4,8 @@
 pub mod canonical;
 pub mod codes;
 #[cfg(feature = "spin")]
+pub mod counters;
+#[cfg(feature = "spin")]
 pub mod db;
 pub mod error;
 pub mod events;

@@ -4,8 +4,10 @@
 //! picks up the rest. A create delivers its own rows at once; this is what retries failures and
 //! catches up after a restart.
 //!
-//! It owns its permissions (database, outbound hosts, variables) in `spin.toml`; the notifications
-//! component, its dependency, inherits them.
+//! Each firing also forgets the rate-limit counters of past minutes (`common::counters`).
+//!
+//! It owns its permissions (database, key-value store, outbound hosts, variables) in `spin.toml`;
+//! the notifications component, its dependency, inherits them.
 
 use std::time::{Duration, Instant};
 
@@ -27,6 +29,7 @@ struct Worker;
 impl bindings::Guest for Worker {
     fn handle_cron_event(_metadata: Metadata) -> Result<(), Error> {
         let start = Instant::now();
+        forget_old_counters();
         loop {
             let run = notifications::deliver_due(BATCH, None)
                 .map_err(|e| Error::Other(format!("delivering the outbox: {e:?}")))?;
@@ -34,6 +37,18 @@ impl bindings::Guest for Worker {
                 return Ok(());
             }
         }
+    }
+}
+
+/// Deletes the public verify's rate-limit counters of the minutes before the previous one (they no
+/// longer count: `common::counters`). A failure is logged, not fatal: the deliveries go on.
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+fn forget_old_counters() {
+    let minute = common::counters::minute_now();
+    let forgotten = common::counters::Counters::open()
+        .and_then(|c| c.forget_before(common::counters::VERIFY, minute - 1));
+    if let Err(e) = forgotten {
+        eprintln!("receta: outbox worker: forgetting old rate-limit counters: {e:#}");
     }
 }
 

@@ -1,11 +1,13 @@
 //! The public check of a prescription (`GET /api/v2/verify/<signature>`, no token): whether it
 //! exists, whether its stored document still hashes to its signature and its seal verifies with a
 //! published key, its state and issue date, and who issued it where; nothing of the patient.
-//! Rate limited per client address, in the database (so across instances and nodes).
+//! Rate limited per client address, with counters in Spin's key-value store (per node: see
+//! docs/verification.md).
 
 use std::time::SystemTime;
 
-use common::db::{Db, int, text};
+use common::counters::{self, Counters};
+use common::db::{Db, text};
 use common::types::Error;
 
 use crate::bindings::exports::receta::prescriptions::prescriptions::Verification;
@@ -25,16 +27,6 @@ fn limit() -> i64 {
         .unwrap_or(LIMIT)
 }
 
-/// `?1` the minute before the previous one: older counters no longer count.
-const FORGET: &str = "DELETE FROM verify_windows WHERE minute < ?1";
-/// `?1` client, `?2` this minute: its calls in this minute and in the previous one.
-const COUNTERS: &str = "SELECT COALESCE(SUM(CASE WHEN minute = ?2 THEN calls END), 0) AS current, \
-    COALESCE(SUM(CASE WHEN minute = ?2 - 1 THEN calls END), 0) AS previous \
-    FROM verify_windows WHERE client = ?1 AND minute >= ?2 - 1";
-/// `?1` client, `?2` this minute: one more call.
-const COUNT_CALL: &str = "INSERT INTO verify_windows (client, minute, calls) VALUES (?1, ?2, 1) \
-    ON CONFLICT (client, minute) DO UPDATE SET calls = calls + 1";
-
 const SOURCE: &str = "SELECT p.created_at, p.rx_status, d.canonical, s.kid AS seal_kid, \
     s.sig AS seal_sig, t.valid_until, t.expires_at \
     FROM prescriptions p JOIN prescription_documents d ON d.prescription_id = p.id \
@@ -42,8 +34,8 @@ const SOURCE: &str = "SELECT p.created_at, p.rx_status, d.canonical, s.kid AS se
     LEFT JOIN prescription_terms t ON t.prescription_id = p.id WHERE p.signature = ?1";
 
 pub fn verify(signature: &str, client: &str) -> Result<Verification, Error> {
+    admit(client)?;
     let db = Db::open()?;
-    admit(&db, client)?;
     if !is_signature(signature) {
         return Err(Error::not_found());
     }
@@ -82,34 +74,30 @@ pub fn verify(signature: &str, client: &str) -> Result<Verification, Error> {
 /// Counts the call against the client's last minute, or refuses it (429) past the limit (the
 /// receipt check shares the budget). The last minute is a sliding window estimated from two
 /// counters (this minute's calls, plus the previous minute's weighted by how much of it the last
-/// 60 s still cover): two rows per client instead of one per call, so a call costs the same at any
-/// rate. A burst of `limit` calls is refused its next call, in any minute.
-pub(crate) fn admit(db: &Db, client: &str) -> Result<(), Error> {
+/// 60 s still cover), kept in Spin's key-value store (`common::counters`), so a call commits
+/// nothing to the database and costs the same at any rate. A burst of `limit` calls is refused its
+/// next call, in any minute; a refused call does not count. The outbox worker forgets old minutes.
+pub(crate) fn admit(client: &str) -> Result<(), Error> {
     let now = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
         .unwrap_or_default()
         .as_secs();
     let (minute, second) = ((now / 60) as i64, now % 60);
-    let limit = limit();
-    db.log_grade();
-    db.transaction(|db| -> Result<(), Error> {
-        db.execute(FORGET, &[int(minute - 1)])?;
-        // An aggregate without `GROUP BY`: always one row, zeros for a new client.
-        let window = db
-            .query_opt(COUNTERS, &[text(client), int(minute)], |r| {
-                Ok(Window {
-                    current: r.i64("current")?,
-                    previous: r.i64("previous")?,
-                    second,
-                })
-            })?
-            .ok_or_else(|| anyhow::anyhow!("the rate-limit counters returned no row"))?;
-        if let Some(retry) = window.wait(limit) {
-            return Err(Error::TooManyRequests(retry));
-        }
-        db.execute(COUNT_CALL, &[text(client), int(minute)])?;
-        Ok(())
-    })
+    let counters = Counters::open()?;
+    let this = counters::key(counters::VERIFY, minute, client);
+    // Counted first, so two calls at once cannot both take the last place.
+    let current = counters.add(&this, 1)?;
+    let previous = counters.get(&counters::key(counters::VERIFY, minute - 1, client))?;
+    let window = Window {
+        current: current - 1,
+        previous,
+        second,
+    };
+    if let Some(retry) = window.wait(limit()) {
+        counters.add(&this, -1)?;
+        return Err(Error::TooManyRequests(retry));
+    }
+    Ok(())
 }
 
 /// A client's calls in this minute and the previous one, `second` seconds into this minute.

@@ -109,6 +109,8 @@ pub struct ComponentDecl {
     pub source: PathBuf,
     /// `sqlite_databases`
     pub sqlite_databases: Vec<String>,
+    /// `key_value_stores` (only `default` is defined: `capability::keyvalue`)
+    pub key_value_stores: Vec<String>,
     /// `allowed_outbound_hosts` (each may contain `{{ variable }}` templates).
     pub allowed_outbound_hosts: Vec<Template>,
     /// `[component.<id>.variables]`: component variable name → template.
@@ -288,10 +290,14 @@ fn parse_component(
     dir: &Path,
 ) -> Result<ComponentDecl> {
     let source = local_source(&rc.source, dir)?;
-    ensure!(
-        rc.key_value_stores.is_empty(),
-        "key_value_stores is not supported by receta (use SQLite, or run under Spin)"
-    );
+    for label in &rc.key_value_stores {
+        // Spin's wording; this host defines no store but `default` (no `[key_value_store]` in
+        // its runtime config).
+        ensure!(
+            label == "default",
+            "unknown key_value_stores label {label:?} for component {id:?} (receta defines only \"default\")"
+        );
+    }
     ensure!(
         rc.ai_models.is_empty(),
         "ai_models is not supported by receta"
@@ -345,6 +351,7 @@ fn parse_component(
         id: id.to_string(),
         source,
         sqlite_databases: rc.sqlite_databases.clone(),
+        key_value_stores: rc.key_value_stores.clone(),
         allowed_outbound_hosts,
         variables,
         environment: rc.environment.clone(),
@@ -624,10 +631,18 @@ source = "target/rx.wasm"
     fn unsupported_features_are_errors() {
         let text = BASE.replace(
             "sqlite_databases",
-            "key_value_stores = [\"default\"]\nsqlite_databases",
+            "key_value_stores = [\"cache\"]\nsqlite_databases",
         );
         let err = format!("{:#}", parse(&text).unwrap_err());
-        assert!(err.contains("key_value_stores"), "{err}");
+        assert!(
+            err.contains("unknown key_value_stores label \"cache\""),
+            "{err}"
+        );
+        let text = BASE.replace(
+            "sqlite_databases",
+            "key_value_stores = [\"default\"]\nsqlite_databases",
+        );
+        assert!(parse(&text).is_ok());
         let err = format!("{:#}", parse(&BASE.replace("= 2\n", "= 1\n")).unwrap_err());
         assert!(err.contains("version"), "{err}");
     }

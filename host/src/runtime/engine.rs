@@ -17,7 +17,7 @@ use anyhow::{Context, Result};
 use wasmtime::component::{Component, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
-use crate::capability::{sqlite, variables};
+use crate::capability::{keyvalue, sqlite, variables};
 use crate::runtime::store::HostState;
 
 /// How often the epoch advances; a running guest yields to the scheduler at every tick.
@@ -105,7 +105,8 @@ pub fn start_epoch_ticker(engine: Engine, stop: Arc<AtomicBool>) -> Result<()> {
     Ok(())
 }
 
-/// The linker with WASI 0.2 (`wasi:cli` etc.), `wasi:http`, Spin SQLite and Spin variables.
+/// The linker with WASI 0.2 (`wasi:cli` etc.), `wasi:http`, Spin SQLite, WASI key-value and Spin
+/// variables.
 pub fn new_linker(engine: &Engine) -> Result<Linker<HostState>> {
     let mut linker: Linker<HostState> = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)
@@ -115,6 +116,7 @@ pub fn new_linker(engine: &Engine) -> Result<Linker<HostState>> {
         .anyhow()
         .context("cannot add wasi:http to the linker")?;
     sqlite::add_to_linker(&mut linker, |state| &mut state.sqlite)?;
+    keyvalue::add_to_linker(&mut linker, |state| &mut state.key_value)?;
     variables::add_to_linker(&mut linker, |state| &mut state.variables)?;
     Ok(linker)
 }

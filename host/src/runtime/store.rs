@@ -10,6 +10,7 @@ use wasmtime::{Engine, Store, StoreLimits, StoreLimitsBuilder, UpdateDeadline};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
+use crate::capability::keyvalue::{KeyValueState, KeyValueStores};
 use crate::capability::outbound::{AllowedHosts, OutboundHooks};
 use crate::capability::sqlite::{Databases, SqliteState};
 use crate::capability::variables::{ComponentVariables, VariablesState};
@@ -22,6 +23,10 @@ pub struct ComponentContext {
     pub sqlite_allowed: Arc<HashSet<String>>,
     /// Every configured database.
     pub databases: Arc<Databases>,
+    /// `key_value_stores`
+    pub key_value_allowed: Arc<HashSet<String>>,
+    /// Every defined key-value store.
+    pub key_value_stores: Arc<KeyValueStores>,
     /// Rendered `[component.x.variables]`.
     pub variables: Arc<ComponentVariables>,
     /// Rendered `allowed_outbound_hosts`.
@@ -44,6 +49,8 @@ pub struct HostState {
     pub hooks: OutboundHooks,
     /// SQLite permission, databases and connections.
     pub sqlite: SqliteState,
+    /// Key-value permission, stores, buckets.
+    pub key_value: KeyValueState,
     /// The component's variables.
     pub variables: VariablesState,
     /// Memory and instance limits.
@@ -81,6 +88,10 @@ impl HostState {
             sqlite: SqliteState::new(
                 component.sqlite_allowed.clone(),
                 component.databases.clone(),
+            ),
+            key_value: KeyValueState::new(
+                component.key_value_allowed.clone(),
+                component.key_value_stores.clone(),
             ),
             variables: VariablesState(component.variables.clone()),
             limits,

@@ -12,7 +12,7 @@
 
 mod bindings;
 pub mod config;
-mod flush;
+pub mod flush;
 mod local;
 pub mod migrations;
 mod remote;

@@ -248,13 +248,13 @@ fn full_size(
         .vs_hello(None),
         Scenario::new(
             "pharmacy-lookup",
-            "GET /api/v2/pharmacy/rx/&lt;signature&gt; (pharmacy token, 2,000 signatures rotated, call logged, access-log row)",
+            "GET /api/v2/pharmacy/rx/&lt;signature&gt; (pharmacy token, 2,000 signatures rotated, call logged and access-log row in one log-grade commit)",
             Load::Rotated(as_pharmacy(by_signature(&|s| format!("/api/v2/pharmacy/rx/{s}")))),
         )
         .vs_row("rx-detail", OF_DETAIL, READS_THAT_WRITE),
         Scenario::new(
             "verify",
-            "GET /api/v2/verify/&lt;signature&gt; (no token: digest + Ed25519 check, rate-limit commit)",
+            "GET /api/v2/verify/&lt;signature&gt; (no token: digest + Ed25519 check, rate-limit counters in the key-value store)",
             Load::Rotated(by_signature(&|s| format!("/api/v2/verify/{s}"))),
         )
         .vs_row("rx-detail", OF_DETAIL, READS_THAT_WRITE),

@@ -93,9 +93,8 @@ impl Db {
     /// (`PRAGMA synchronous = NORMAL`, in WAL mode). The next durable commit of any connection
     /// flushes them, and the host within a second; a power cut before that may lose them
     /// (docs/lifecycle.md, "What a crash can lose"). For the rows a read writes (access and call
-    /// logs), so that a read does not wait for a disk flush: only the last
-    /// writes of a request may follow it. Best effort: a database that refuses the pragma keeps
-    /// its commits durable.
+    /// logs), so that a read does not wait for a disk flush: only the last writes of a request may
+    /// follow it. Best effort: a database that refuses the pragma keeps its commits durable.
     pub fn log_grade(&self) {
         let _ = self.conn.execute(LOG_GRADE, &[]);
     }

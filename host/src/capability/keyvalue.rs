@@ -107,30 +107,27 @@ impl KeyValueStore {
 
     /// Adds `delta` to the count under `key` (absent: 0) in one transaction; the new count.
     fn increment(&self, key: &str, delta: i64) -> Result<i64, Error> {
-        let mut invalid = None;
-        let count = self.with(|c, store| {
+        self.with(|c, store| {
             let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
             let count = match get(&tx, store, key)? {
                 None => 0,
-                Some(bytes) => match <[u8; 8]>::try_from(bytes.as_slice()) {
-                    Ok(le) => i64::from_le_bytes(le),
-                    Err(_) => {
-                        invalid = Some(bytes.len());
-                        return Ok(0);
-                    }
-                },
+                Some(bytes) => <[u8; 8]>::try_from(bytes.as_slice())
+                    .map(i64::from_le_bytes)
+                    .map_err(|_| {
+                        rusqlite::Error::ToSqlConversionFailure(
+                            format!(
+                                "the value under {key:?} is {} bytes, not a count (8 bytes)",
+                                bytes.len()
+                            )
+                            .into(),
+                        )
+                    })?,
             };
             let count = count.wrapping_add(delta);
             tx.execute(SET, (store, key, count.to_le_bytes().as_slice()))?;
             tx.commit()?;
             Ok(count)
-        })?;
-        match invalid {
-            Some(len) => Err(Error::Other(format!(
-                "the value under {key:?} is {len} bytes, not a count (8 bytes)"
-            ))),
-            None => Ok(count),
-        }
+        })
     }
 
     /// Sets `key` to `value` if it still holds `expected`; whether it did.
@@ -441,7 +438,10 @@ mod tests {
         assert_eq!(store.increment("n", -1).unwrap(), 2);
         assert_eq!(store.increment("absent", 0).unwrap(), 0);
         store.set("text", b"abc").unwrap();
-        assert!(matches!(store.increment("text", 1), Err(Error::Other(_))));
+        let Err(Error::Other(message)) = store.increment("text", 1) else {
+            panic!("a 3-byte value is not a count")
+        };
+        assert!(message.contains("3 bytes, not a count"), "{message}");
         assert!(!store.swap("text", &Some(b"xyz".to_vec()), b"new").unwrap());
         assert!(store.swap("text", &Some(b"abc".to_vec()), b"new").unwrap());
         assert_eq!(store.get("text").unwrap().as_deref(), Some(&b"new"[..]));

@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 use common::types::Error;
 
 use crate::bindings::campaigns::{self, Campaign};
+use crate::bindings::pharmacies;
 use crate::bindings::prescriptions::{self, LandingRx, Medication};
 use crate::campaigns::landing_json;
 use crate::http::{Request, Response};
@@ -26,9 +27,18 @@ use crate::landing_html;
 /// `GET /api/v2/rx/patient-landing/<signature>/` → 200 `{rx, campaigns, default_campaign}`.
 pub fn json(req: &Request, signature: &str) -> Result<Response, Error> {
     let caller = req.caller()?;
+    logs_caught_up();
     let rx = prescriptions::get_landing(Some(caller), signature)?;
     let active = campaigns::active_campaigns()?;
     Ok(Response::json(200, &landing_body(rx, &active)))
+}
+
+/// Writes the queued lookups' rows first, so the access log shows every lookup answered so far
+/// (`pharmacies.drain-calls`). A failure is logged: the page shows what the log holds.
+fn logs_caught_up() {
+    if let Err(e) = pharmacies::drain_calls() {
+        eprintln!("receta: writing the queued pharmacy calls: {e:?}");
+    }
 }
 
 /// A medication on the landing: the prescription's medication without `order_id`.
@@ -100,6 +110,7 @@ fn landing_body(rx: LandingRx, active: &[Campaign]) -> Value {
 
 /// `GET /rx/<signature>` → 200 the landing page; 404 the friendly page.
 pub fn page(signature: &str) -> Result<Response, Error> {
+    logs_caught_up();
     match prescriptions::get_landing(None, signature) {
         Ok(rx) => {
             let active = campaigns::active_campaigns()?;

@@ -4,10 +4,12 @@
 //! picks up the rest. A create delivers its own rows at once; this is what retries failures and
 //! catches up after a restart.
 //!
-//! Each firing also forgets the rate-limit counters of past minutes (`common::counters`).
+//! Each firing also forgets the rate-limit counters of past minutes (`common::counters`) and writes
+//! the pharmacy lookups' queued call-log rows into the logs (`pharmacies.drain-calls`), so the
+//! tables catch up within seconds even when nobody reads them.
 //!
 //! It owns its permissions (database, key-value store, outbound hosts, variables) in `spin.toml`;
-//! the notifications component, its dependency, inherits them.
+//! the notifications and pharmacies components, its dependencies, inherit them.
 
 use std::time::{Duration, Instant};
 
@@ -15,6 +17,7 @@ mod bindings;
 
 use bindings::fermyon::spin_cron::cron_types::{Error, Metadata};
 use bindings::receta::notifications::notifications;
+use bindings::receta::pharmacies::pharmacies;
 
 /// Rows per `deliver-due` call.
 pub const BATCH: u32 = 50;
@@ -30,6 +33,9 @@ impl bindings::Guest for Worker {
     fn handle_cron_event(_metadata: Metadata) -> Result<(), Error> {
         let start = Instant::now();
         forget_old_counters();
+        if let Err(e) = pharmacies::drain_calls() {
+            eprintln!("receta: outbox worker: writing the queued pharmacy calls: {e:?}");
+        }
         loop {
             let run = notifications::deliver_due(BATCH, None)
                 .map_err(|e| Error::Other(format!("delivering the outbox: {e:?}")))?;

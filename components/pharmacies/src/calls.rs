@@ -4,9 +4,11 @@
 //! and the state lives in the database, so it holds across requests, instances and nodes.
 //!
 //! A lookup that showed a prescription also adds the prescription's access-log entry (table
-//! `access_log`, owned by the prescriptions component, docs/lifecycle.md "Who looked") in the same
-//! commit as its call-log row: one log-grade commit per call (`Db::log_grade`: it survives the
-//! process being killed, and the host flushes it to the disk within a second).
+//! `access_log`, owned by the prescriptions component, docs/lifecycle.md "Who looked") with its
+//! call-log row. A lookup's row (any status but 404) goes through the key-value queue (`queue`):
+//! the lookup commits nothing to the database. A 404 (the rate limit counts them) and a dispense's
+//! or a rejection's row are log-grade commits (`Db::log_grade`: they survive the process being
+//! killed, and the host flushes them to the disk within a second).
 
 use std::time::{Duration, SystemTime};
 
@@ -16,6 +18,7 @@ use common::types::{Error, PageRequest};
 use crate::bindings::exports::receta::pharmacies::pharmacies::{
     Call, CallAction, CallPage, Pharmacy,
 };
+use crate::queue::{self, Queued};
 use crate::register;
 
 /// How far back the unknown-signature 404s count.
@@ -26,16 +29,6 @@ const SIGNATURE_KEPT: usize = 128;
 const INSERT: &str = "INSERT INTO pharmacy_calls (pharmacy_id, signature, action, status, created_at) \
     VALUES (?, ?, ?, ?, ?)";
 
-/// `?1` signature, `?2` pharmacy, `?3` now, `?4` the minute's start: the lookup's access-log entry,
-/// with the pharmacy's name and license as they are now (nothing for an unknown signature), unless
-/// this pharmacy's lookup of it is already logged this minute (the patient's page shows minutes).
-const SEEN: &str = "INSERT INTO access_log \
-    (prescription_id, action, actor, pharmacy_id, actor_name, actor_license, created_at) \
-    SELECT p.id, 'lookup', 'pharmacy', ph.id, ph.name, ph.license, ?3 \
-    FROM prescriptions p JOIN pharmacies ph ON ph.id = ?2 WHERE p.signature = ?1 \
-    AND NOT EXISTS (SELECT 1 FROM access_log a WHERE a.prescription_id = p.id \
-      AND a.action = 'lookup' AND a.pharmacy_id = ?2 AND a.created_at >= ?4)";
-
 /// `?1` pharmacy, `?2` the window's start, `?3` the limit: the newest 404 beyond the limit inside
 /// the window, if there is one (an index range on `pharmacy_calls_misses`).
 const OVER_LIMIT: &str = "SELECT created_at FROM pharmacy_calls \
@@ -43,8 +36,9 @@ const OVER_LIMIT: &str = "SELECT created_at FROM pharmacy_calls \
     ORDER BY created_at DESC LIMIT 1 OFFSET ?3";
 
 const COUNT: &str = "SELECT COUNT(*) FROM pharmacy_calls WHERE pharmacy_id = ?";
+/// Newest first by time: a queued lookup's row is written after rows of later calls.
 const PAGE: &str = "SELECT pharmacy_id, signature, action, status, created_at FROM pharmacy_calls \
-    WHERE pharmacy_id = ? ORDER BY id DESC LIMIT ? OFFSET ?";
+    WHERE pharmacy_id = ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?";
 
 /// The pharmacy, if it is active and not over the limit.
 pub fn admit(pharmacy: i64, limit: u32) -> Result<Pharmacy, Error> {
@@ -73,12 +67,22 @@ fn retry_after(at: SystemTime, now: SystemTime) -> u32 {
     secs.clamp(1, WINDOW.as_secs()) as u32
 }
 
-/// Logs the call; with `seen` (a 2xx lookup), adds its access-log entry in the same commit.
+/// Logs the call. A lookup's row (any status but 404) is queued (`queue`), with `seen` (it showed
+/// the prescription, 2xx) for its access-log entry; any other row is a log-grade commit.
 pub fn record(call: Call, seen: bool) -> Result<(), Error> {
-    let db = Db::open()?;
-    db.log_grade();
     let signature: String = call.signature.chars().take(SIGNATURE_KEPT).collect();
     let now = common::time::now_iso8601();
+    if matches!(call.action, CallAction::Lookup) && call.status != 404 {
+        return Ok(queue::push(&Queued {
+            pharmacy: call.pharmacy,
+            signature,
+            status: call.status,
+            created_at: now,
+            seen: seen && (200..300).contains(&call.status),
+        })?);
+    }
+    let db = Db::open()?;
+    db.log_grade();
     let row = [
         int(call.pharmacy),
         text(&signature),
@@ -86,25 +90,18 @@ pub fn record(call: Call, seen: bool) -> Result<(), Error> {
         int(call.status.into()),
         text(&now),
     ];
-    if !(seen && (200..300).contains(&call.status)) {
-        db.execute(INSERT, &row)?;
-        return Ok(());
-    }
-    db.transaction(|db| -> Result<(), Error> {
-        db.execute(INSERT, &row)?;
-        let minute = common::time::minute_start(&now);
-        let params = [
-            text(&signature),
-            int(call.pharmacy),
-            text(&now),
-            text(&minute),
-        ];
-        db.execute(SEEN, &params)?;
-        Ok(())
-    })
+    db.execute(INSERT, &row)?;
+    Ok(())
 }
 
+/// Writes the queued lookups' rows into the logs; how many.
+pub fn drain() -> Result<u32, Error> {
+    queue::drain(&Db::open()?)
+}
+
+/// A pharmacy's calls, newest first; the queued ones are written first.
 pub fn list(pharmacy: i64, page: PageRequest) -> Result<CallPage, Error> {
+    drain()?;
     let db = Db::open()?;
     let count = db.scalar_i64(COUNT, &[int(pharmacy)])?;
     let results = db.query(

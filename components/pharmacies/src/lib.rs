@@ -2,8 +2,10 @@
 //!
 //! - `register`: the pharmacies themselves (create, list, get, PATCH)
 //! - `calls`: the log of every pharmacy call, and the unknown-signature rate limit it feeds
+//! - `queue`: the lookups' call-log rows on their way to the log (Spin's key-value store)
 
 mod calls;
+mod queue;
 mod register;
 
 use common::types::{Error, PageRequest};
@@ -43,6 +45,10 @@ impl Guest for Pharmacies {
 
     fn list_calls(pharmacy: i64, page: PageRequest) -> Result<CallPage, Error> {
         calls::list(pharmacy, page)
+    }
+
+    fn drain_calls() -> Result<u32, Error> {
+        calls::drain()
     }
 }
 

@@ -39,13 +39,14 @@ const RECORD_READ: &str = "INSERT INTO access_log \
     AND NOT EXISTS (SELECT 1 FROM access_log a WHERE a.prescription_id = p.id AND a.action = ?2 \
       AND a.actor = ?3 AND a.pharmacy_id IS ?4 AND a.created_at >= ?8)";
 
-/// `?1` prescription, `?2` how many: the newest entries; a medic is named from the signed document
-/// (only the issuing medic acts on a prescription).
+/// `?1` prescription, `?2` how many: the newest entries by time (a pharmacy lookup's entry is
+/// written when its queued row is drained, after entries of later calls); a medic is named from
+/// the signed document (only the issuing medic acts on a prescription).
 const LIST: &str = "SELECT a.action, a.actor, a.actor_license, a.created_at, \
     CASE WHEN a.actor = 'medic' AND json_valid(d.canonical) \
       THEN COALESCE(json_extract(d.canonical, '$.medic.name'), '') ELSE a.actor_name END AS name \
     FROM access_log a LEFT JOIN prescription_documents d ON d.prescription_id = a.prescription_id \
-    WHERE a.prescription_id = ?1 ORDER BY a.id DESC LIMIT ?2";
+    WHERE a.prescription_id = ?1 ORDER BY a.created_at DESC, a.id DESC LIMIT ?2";
 
 /// What was done (a pharmacy's `lookup` is written by the pharmacies component).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -256,6 +257,6 @@ mod tests {
     #[test]
     fn a_row_is_only_written_for_a_known_prescription() {
         assert!(RECORD.contains("FROM prescriptions WHERE signature = ?1"));
-        assert!(LIST.contains("ORDER BY a.id DESC LIMIT ?2"));
+        assert!(LIST.contains("ORDER BY a.created_at DESC, a.id DESC LIMIT ?2"));
     }
 }

@@ -90,11 +90,15 @@ impl KeyValueStore {
     }
 
     fn set(&self, key: &str, value: &[u8]) -> Result<(), Error> {
-        self.with(|c, store| c.execute(SET, (store, key, value)).map(drop))
+        self.with(|c, store| {
+            c.prepare_cached(SET)?
+                .execute((store, key, value))
+                .map(drop)
+        })
     }
 
     fn delete(&self, key: &str) -> Result<(), Error> {
-        self.with(|c, store| c.execute(DELETE, (store, key)).map(drop))
+        self.with(|c, store| c.prepare_cached(DELETE)?.execute((store, key)).map(drop))
     }
 
     fn keys(&self) -> Result<Vec<String>, Error> {
@@ -124,7 +128,8 @@ impl KeyValueStore {
                     })?,
             };
             let count = count.wrapping_add(delta);
-            tx.execute(SET, (store, key, count.to_le_bytes().as_slice()))?;
+            tx.prepare_cached(SET)?
+                .execute((store, key, count.to_le_bytes().as_slice()))?;
             tx.commit()?;
             Ok(count)
         })
@@ -137,7 +142,7 @@ impl KeyValueStore {
             if get(&tx, store, key)? != *expected {
                 return Ok(false);
             }
-            tx.execute(SET, (store, key, value))?;
+            tx.prepare_cached(SET)?.execute((store, key, value))?;
             tx.commit()?;
             Ok(true)
         })
@@ -400,7 +405,7 @@ impl batch::Host for KeyValueState {
             s.with(|c, store| {
                 let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
                 for (key, value) in &key_values {
-                    tx.execute(SET, (store, key, value))?;
+                    tx.prepare_cached(SET)?.execute((store, key, value))?;
                 }
                 tx.commit()
             })
@@ -416,7 +421,7 @@ impl batch::Host for KeyValueState {
             s.with(|c, store| {
                 let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
                 for key in &keys {
-                    tx.execute(DELETE, (store, key))?;
+                    tx.prepare_cached(DELETE)?.execute((store, key))?;
                 }
                 tx.commit()
             })

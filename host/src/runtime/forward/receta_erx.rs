@@ -123,6 +123,7 @@ signatures! {
         "admit": (i64, u32) -> Result<pharmacies::Pharmacy, pharmacies::Error>;
         "record-call": (pharmacies::Call, bool) -> Result<(), pharmacies::Error>;
         "list-calls": (i64, pharmacies::PageRequest) -> Result<pharmacies::CallPage, pharmacies::Error>;
+        "drain-calls": () -> Result<u32, pharmacies::Error>;
     }
 }
 

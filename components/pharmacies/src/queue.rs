@@ -1,0 +1,267 @@
+//! The lookups' call-log rows on their way to the log: a lookup that found something (any status
+//! but 404) keeps its row in Spin's key-value store (`default`, `calls/<at>/<nonce>`) instead of
+//! committing it to the database, and `drain` writes the queued rows into `pharmacy_calls` (with
+//! the prescription's access-log entry of a shown one) in one transaction per batch.
+//!
+//! Why: a commit to the database makes every other pooled connection drop its cache and memory
+//! map at its next read (xtask/src/bench/findings.md), so a read that commits costs several times
+//! a read that does not. The key-value store is another file: a lookup commits nothing the other
+//! requests read. Nothing is lost: the store's write is on the disk (or, on this project's host,
+//! in the operating system within the call and on the disk within a second) before the answer.
+//!
+//! Every reader of the two logs drains first (the admin's call list, the patient's page and its
+//! JSON), and the outbox worker drains on each firing (every 5 s), so a reader never misses a row
+//! and the tables catch up within seconds. The 404s stay direct commits: they feed the rate limit
+//! (`calls::admit`), which must count every one at once.
+//!
+//! Drains may run at once (a worker and a reader): each row is claimed in
+//! `pharmacy_calls_drained` (migration 0018) in the transaction that writes it, so it is written
+//! once; a claim outlives its key (deleted after the commit) by ten minutes.
+
+use anyhow::{Context, Result, anyhow};
+use serde::{Deserialize, Serialize};
+use spin_sdk::wit::wasi::keyvalue::{batch, store};
+
+use common::db::{Db, text};
+use common::types::Error;
+
+/// The store the queue lives in (listed in the gateway's and the outbox worker's
+/// `key_value_stores`; the pharmacies component inherits them).
+const STORE: &str = "default";
+/// The queue's keys: `calls/<ISO 8601 time>/<16 hex digits>`, so key order is time order.
+const PREFIX: &str = "calls/";
+/// Rows per drain transaction.
+const BATCH: usize = 500;
+/// How long a claim outlives its key (longer than any drain that read the key before it was
+/// deleted can take).
+const CLAIM_KEPT_SECS: i64 = 600;
+
+/// `?1` the keys (JSON array), `?2` now: the rows' claims; returns the keys this drain claimed
+/// first. (`WHERE true` keeps `ON CONFLICT` from reading as a join constraint.)
+const CLAIM: &str = "INSERT INTO pharmacy_calls_drained (queue_key, drained_at) \
+    SELECT value, ?2 FROM json_each(?1) WHERE true \
+    ON CONFLICT (queue_key) DO NOTHING RETURNING queue_key";
+
+/// `?1` the claimed rows (JSON array of `Queued`, in time order): their call-log rows.
+const CALLS: &str = "INSERT INTO pharmacy_calls (pharmacy_id, signature, action, status, created_at) \
+    SELECT json_extract(value, '$.pharmacy'), json_extract(value, '$.signature'), 'lookup', \
+      json_extract(value, '$.status'), json_extract(value, '$.created_at') \
+    FROM json_each(?1) ORDER BY key";
+
+/// `?1` the shown lookups (JSON array of `Seen`, one per pharmacy, signature and minute): their
+/// access-log entries, with the pharmacy's name and license as they are now (none for an unknown
+/// signature), unless that pharmacy's lookup of it is already logged in that minute (the patient's
+/// page shows minutes).
+const SEEN: &str = "INSERT INTO access_log \
+    (prescription_id, action, actor, pharmacy_id, actor_name, actor_license, created_at) \
+    SELECT p.id, 'lookup', 'pharmacy', ph.id, ph.name, ph.license, r.at \
+    FROM (SELECT json_extract(value, '$.signature') AS signature, \
+            json_extract(value, '$.pharmacy') AS pharmacy, json_extract(value, '$.at') AS at, \
+            json_extract(value, '$.minute') AS minute, json_extract(value, '$.next') AS next \
+          FROM json_each(?1)) r \
+    JOIN prescriptions p ON p.signature = r.signature JOIN pharmacies ph ON ph.id = r.pharmacy \
+    WHERE NOT EXISTS (SELECT 1 FROM access_log a WHERE a.prescription_id = p.id \
+      AND a.action = 'lookup' AND a.pharmacy_id = r.pharmacy \
+      AND a.created_at >= r.minute AND a.created_at < r.next)";
+
+/// `?1` the oldest claim kept.
+const FORGET_CLAIMS: &str = "DELETE FROM pharmacy_calls_drained WHERE drained_at < ?1";
+
+/// A queued lookup's row, as the store keeps it (JSON).
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
+pub struct Queued {
+    pub pharmacy: i64,
+    pub signature: String,
+    pub status: u16,
+    pub created_at: String,
+    /// A 2xx that showed the prescription: its access-log entry is written with the row.
+    pub seen: bool,
+}
+
+/// A shown lookup's access-log entry, as `SEEN` reads it.
+#[derive(Serialize)]
+struct Seen<'a> {
+    pharmacy: i64,
+    signature: &'a str,
+    at: &'a str,
+    /// The start of `at`'s minute, and of the next one.
+    minute: String,
+    next: String,
+}
+
+impl<'a> Seen<'a> {
+    fn of(row: &'a Queued) -> Option<Seen<'a>> {
+        let minute = common::time::minute_start(&row.created_at);
+        let next = common::time::shift(&minute, 60)?;
+        Some(Seen {
+            pharmacy: row.pharmacy,
+            signature: &row.signature,
+            at: &row.created_at,
+            minute,
+            next,
+        })
+    }
+}
+
+/// The entries of `rows` (in time order) that showed a prescription, the first of each pharmacy,
+/// signature and minute.
+fn seen(rows: &[Queued]) -> Vec<Seen<'_>> {
+    let mut first = std::collections::HashSet::new();
+    rows.iter()
+        .filter(|r| r.seen)
+        .filter_map(Seen::of)
+        .filter(|s| first.insert((s.pharmacy, s.signature, s.minute.clone())))
+        .collect()
+}
+
+fn open() -> Result<store::Bucket> {
+    store::open(STORE).map_err(|e| anyhow!("opening the key-value store {STORE:?}: {e:?}"))
+}
+
+/// The key of a row queued at `at` (a fresh random suffix: two lookups in one microsecond are
+/// two rows).
+fn key(at: &str) -> String {
+    format!("{PREFIX}{at}/{}", common::hex::random::<8>())
+}
+
+/// Queues a lookup's row.
+pub fn push(row: &Queued) -> Result<()> {
+    let value = serde_json::to_vec(row).context("encoding a queued call")?;
+    let key = key(&row.created_at);
+    open()?
+        .set(&key, &value)
+        .map_err(|e| anyhow!("queueing the call under {key:?}: {e:?}"))
+}
+
+/// Writes every queued row into the logs, a transaction of three statements per `BATCH`; how many
+/// it wrote (rows another drain wrote first are not counted).
+pub fn drain(db: &Db) -> Result<u32, Error> {
+    let bucket = open()?;
+    let mut keys: Vec<String> = bucket
+        .list_keys(None)
+        .map_err(|e| anyhow!("listing the key-value store: {e:?}"))?
+        .keys
+        .into_iter()
+        .filter(|k| k.starts_with(PREFIX))
+        .collect();
+    if keys.is_empty() {
+        return Ok(0);
+    }
+    keys.sort();
+    let mut written = 0;
+    for keys in keys.chunks(BATCH) {
+        // A key another drain wrote and deleted meanwhile is `none`.
+        let found = batch::get_many(&bucket, keys)
+            .map_err(|e| anyhow!("reading {} queued calls: {e:?}", keys.len()))?;
+        written += db.transaction(|db| write(db, &found))?;
+        batch::delete_many(&bucket, keys)
+            .map_err(|e| anyhow!("deleting {} drained calls: {e:?}", keys.len()))?;
+    }
+    // Every listed key is written and deleted: claims older than any drain still running go.
+    let oldest = common::time::shift(&common::time::now_iso8601(), -CLAIM_KEPT_SECS)
+        .context("the claims' cut-off")?;
+    db.execute(FORGET_CLAIMS, &[text(&oldest)])?;
+    Ok(written)
+}
+
+/// Claims `found`'s rows and writes those this drain claimed first; how many.
+fn write(db: &Db, found: &[(String, Option<Vec<u8>>)]) -> Result<u32, Error> {
+    let keys: Vec<&str> = found
+        .iter()
+        .filter(|(_, v)| v.is_some())
+        .map(|(k, _)| k.as_str())
+        .collect();
+    let keys = serde_json::to_string(&keys).context("encoding the keys")?;
+    let now = common::time::now_iso8601();
+    let claimed: std::collections::HashSet<String> = db
+        .query(CLAIM, &[text(&keys), text(&now)], |r| r.string("queue_key"))?
+        .into_iter()
+        .collect();
+    let mut rows = Vec::with_capacity(claimed.len());
+    for (key, bytes) in found {
+        let Some(bytes) = bytes.as_ref().filter(|_| claimed.contains(key)) else {
+            continue;
+        };
+        match serde_json::from_slice::<Queued>(bytes) {
+            Ok(row) => rows.push(row),
+            Err(e) => eprintln!("receta: pharmacies: dropping unreadable queued call {key:?}: {e}"),
+        }
+    }
+    if rows.is_empty() {
+        return Ok(0);
+    }
+    let json = serde_json::to_string(&rows).context("encoding the calls")?;
+    db.execute(CALLS, &[text(&json)])?;
+    let seen = seen(&rows);
+    if !seen.is_empty() {
+        let json = serde_json::to_string(&seen).context("encoding the entries")?;
+        db.execute(SEEN, &[text(&json)])?;
+    }
+    Ok(rows.len() as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_sort_in_time_order_and_differ_within_a_microsecond() {
+        let (a, b) = (
+            key("2026-11-25T22:10:00.000001Z"),
+            key("2026-11-25T22:10:00.000002Z"),
+        );
+        assert!(a < b, "{a} {b}");
+        assert!(a.starts_with(PREFIX));
+        let at = "2026-11-25T22:10:00.000001Z";
+        assert_ne!(key(at), key(at));
+    }
+
+    #[test]
+    fn a_queued_row_reads_back_as_it_was_written() {
+        let row = Queued {
+            pharmacy: 7,
+            signature: "abc".into(),
+            status: 200,
+            created_at: "2026-11-25T22:10:00.000001Z".into(),
+            seen: true,
+        };
+        let bytes = serde_json::to_vec(&row).unwrap();
+        assert_eq!(serde_json::from_slice::<Queued>(&bytes).unwrap(), row);
+    }
+
+    fn row(pharmacy: i64, signature: &str, at: &str, seen: bool) -> Queued {
+        Queued {
+            pharmacy,
+            signature: signature.into(),
+            status: if seen { 200 } else { 410 },
+            created_at: at.into(),
+            seen,
+        }
+    }
+
+    #[test]
+    fn one_entry_per_pharmacy_signature_and_minute_the_first() {
+        let rows = [
+            row(1, "a", "2026-11-25T22:10:01.000000Z", true),
+            row(1, "a", "2026-11-25T22:10:59.000000Z", true),
+            row(2, "a", "2026-11-25T22:10:30.000000Z", true),
+            row(1, "b", "2026-11-25T22:10:40.000000Z", false),
+            row(1, "a", "2026-11-25T22:11:00.000000Z", true),
+        ];
+        let seen = seen(&rows);
+        let got: Vec<(i64, &str, &str)> = seen
+            .iter()
+            .map(|s| (s.pharmacy, s.signature, s.at))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (1, "a", "2026-11-25T22:10:01.000000Z"),
+                (2, "a", "2026-11-25T22:10:30.000000Z"),
+                (1, "a", "2026-11-25T22:11:00.000000Z"),
+            ]
+        );
+        assert_eq!(seen[0].minute, "2026-11-25T22:10:00.000000Z");
+        assert_eq!(seen[0].next, "2026-11-25T22:11:00.000000Z");
+    }
+}

@@ -5,7 +5,8 @@
 //! hospital (`hospital` in the create body), and each medic's patients. Writes `DIR/medics.tsv`
 //! (`index id token hospital`) and `DIR/patients.tsv` (`medic_index uid name`).
 //!
-//! `seed-rx --url U --out DIR --total N [--medics M] [--threads 4]`: prescriptions until
+//! `seed-rx --url U --out DIR --total N [--medics M] [--threads 4]`: prescriptions (each with an
+//! `Idempotency-Key`, sent again after a 5xx: `Client::create`) until
 //! `DIR/signatures.tsv` (`medic_index signature`, appended) holds N. Prescription k belongs to medic
 //! `k % M` (M: every medic unless given, so the others keep what they have) and to that medic's
 //! patient `(k / M) % patients_per_medic`, and has 1 to 5 medications (drugs of
@@ -449,6 +450,9 @@ pub fn read_patients(dir: &Path, medics: usize) -> Result<Vec<Vec<String>>> {
     Ok(by_medic)
 }
 
+/// Times a seeded create is sent at most (the first and the resends after a 5xx).
+const CREATE_TRIES: u32 = 5;
+
 pub fn prescriptions(flags: &Flags) -> Result<()> {
     let url = flags.str("url")?;
     let out = Path::new(flags.str("out")?);
@@ -463,10 +467,11 @@ pub fn prescriptions(flags: &Flags) -> Result<()> {
         .map(|t| t.lines().count())
         .unwrap_or(0);
     if existing >= total {
-        println!("created=0 total={existing} seconds=0 rate=0");
+        println!("created=0 total={existing} seconds=0 rate=0 resent=0");
         return Ok(());
     }
     let started = Instant::now();
+    let resent = std::sync::atomic::AtomicUsize::new(0);
     let signatures = parallel(url, threads, total - existing, "prescriptions", |c, i| {
         let k = existing + i;
         let medic = k % active;
@@ -474,14 +479,16 @@ pub fn prescriptions(flags: &Flags) -> Result<()> {
         let uid = &own[(k / active) % own.len()];
         let (token, hospital) = &medics[medic];
         let body = prescription_body(k as u64, *hospital, uid);
-        let reply = c
-            .send(
-                "POST",
-                "/api/v2/rx-endpoint/",
-                Some(token),
-                Some(body.to_string().as_bytes()),
-            )?
-            .expect(200, "creating a prescription")?;
+        let key = format!("seed-rx-{k}");
+        let (reply, again) = c.create(
+            "/api/v2/rx-endpoint/",
+            token,
+            body.to_string().as_bytes(),
+            &key,
+            CREATE_TRIES,
+        )?;
+        resent.fetch_add(again as usize, std::sync::atomic::Ordering::Relaxed);
+        let reply = reply.expect(200, "creating a prescription")?;
         let json = reply.json()?;
         Ok((
             medic,
@@ -500,10 +507,11 @@ pub fn prescriptions(flags: &Flags) -> Result<()> {
         writeln!(file, "{medic}\t{signature}")?;
     }
     println!(
-        "created={} total={} seconds={seconds:.1} rate={:.1}",
+        "created={} total={} seconds={seconds:.1} rate={:.1} resent={}",
         signatures.len(),
         existing + signatures.len(),
-        signatures.len() as f64 / seconds
+        signatures.len() as f64 / seconds,
+        resent.into_inner()
     );
     Ok(())
 }

@@ -294,10 +294,12 @@ pub fn seed_rx(
     ])?;
     notes.push(format!(
         "Seeding: {} prescriptions (for {active} medics) created through the API (4 connections) \
-         in {:.0} s, {:.0}/s.",
+         in {:.0} s, {:.0}/s; each create carries an `Idempotency-Key` and is sent again after a \
+         5xx: {} resent.",
         thousands(value(&kv, "created")?),
         value(&kv, "seconds")?,
-        value(&kv, "rate")?
+        value(&kv, "rate")?,
+        value(&kv, "resent")?
     ));
     Ok(())
 }

@@ -34,17 +34,20 @@ const INSERT_PRESCRIPTION: &str = "INSERT INTO prescriptions \
     (signature, medic_id, medic_email, hospital_id, hospital_patron, hospital_location, clinic, \
      patient_id, patient_uid, patient_name, patient_email, patient_phone, patient_date_of_birth, patient_gender, \
      diagnosis, extras, show_diagnosis, send_rx, created_at, sent, rx_status, sent_status) \
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?) RETURNING id";
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)";
 
 /// All of a prescription's `count` medications in one statement (the gateway allows at most 50:
-/// 450 parameters, far under SQLite's limit). `RETURNING` order is not guaranteed, so each id comes
-/// back with its `position`.
+/// 450 parameters, far under SQLite's limit). The rows get consecutive ids in `VALUES` order (the
+/// statement holds the write lock; each new id is one more than the largest), so the last
+/// inserted rowid gives them all, and the statement returns no rows: on libSQL a statement with
+/// rows is a cursor request, and twice in ~13,000 bench creates sqld answered "interrupted" to the
+/// statement sent right after an `INSERT … RETURNING` cursor in the same transaction.
 fn insert_medications_sql(count: usize) -> String {
     let rows = vec![format!("({})", placeholders(9)); count].join(", ");
     format!(
         "INSERT INTO medications \
          (prescription_id, position, presentation, instructions, qty, drug_upc, category, drug, qty_label) \
-         VALUES {rows} RETURNING id, position"
+         VALUES {rows}"
     )
 }
 
@@ -115,35 +118,33 @@ pub fn issue(req: IssueRequest) -> Result<Prescription, Error> {
     };
 
     let (id, medication_ids) = db.transaction(|db| -> Result<(i64, Vec<i64>), Error> {
-        let id = db
-            .query_opt(
-                INSERT_PRESCRIPTION,
-                &[
-                    text(&signed.signature),
-                    int(req.medic.id),
-                    text(&req.medic.email),
-                    int(req.hospital.id),
-                    text(&req.hospital.patron),
-                    text(&req.hospital.location),
-                    opt_text(req.clinic.as_deref()),
-                    int(req.patient.id),
-                    text(&req.patient.uid),
-                    text(&req.patient.name),
-                    text(&req.patient.email),
-                    text(&req.patient.phone),
-                    text(&req.patient.date_of_birth),
-                    text(&req.patient.gender),
-                    text(&req.diagnosis),
-                    text(&req.extras),
-                    boolean(req.show_diagnosis),
-                    boolean(req.send_rx),
-                    text(&issued_at),
-                    text(RxState::Available.code()),
-                    text(sent_status.code()),
-                ],
-                |r| r.i64("id"),
-            )?
-            .ok_or_else(|| anyhow::anyhow!("INSERT … RETURNING returned no row"))?;
+        db.execute(
+            INSERT_PRESCRIPTION,
+            &[
+                text(&signed.signature),
+                int(req.medic.id),
+                text(&req.medic.email),
+                int(req.hospital.id),
+                text(&req.hospital.patron),
+                text(&req.hospital.location),
+                opt_text(req.clinic.as_deref()),
+                int(req.patient.id),
+                text(&req.patient.uid),
+                text(&req.patient.name),
+                text(&req.patient.email),
+                text(&req.patient.phone),
+                text(&req.patient.date_of_birth),
+                text(&req.patient.gender),
+                text(&req.diagnosis),
+                text(&req.extras),
+                boolean(req.show_diagnosis),
+                boolean(req.send_rx),
+                text(&issued_at),
+                text(RxState::Available.code()),
+                text(sent_status.code()),
+            ],
+        )?;
+        let id = db.last_insert_rowid();
         let params: Vec<Param> = meds
             .iter()
             .enumerate()
@@ -161,14 +162,11 @@ pub fn issue(req: IssueRequest) -> Result<Prescription, Error> {
                 ]
             })
             .collect();
-        let mut ids = vec![0; meds.len()];
-        for (mid, position) in db.query(&insert_medications_sql(meds.len()), &params, |r| {
-            Ok((r.i64("id")?, r.i64("position")?))
-        })? {
-            if let Some(slot) = usize::try_from(position).ok().and_then(|p| ids.get_mut(p)) {
-                *slot = mid;
-            }
-        }
+        db.execute(&insert_medications_sql(meds.len()), &params)?;
+        let last = db.last_insert_rowid();
+        let ids: Vec<i64> = (0..meds.len() as i64)
+            .map(|i| last - meds.len() as i64 + 1 + i)
+            .collect();
         let classes: Vec<Param> = meds
             .iter()
             .zip(&ids)

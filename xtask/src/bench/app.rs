@@ -248,7 +248,7 @@ fn full_size(
         .vs_hello(None),
         Scenario::new(
             "pharmacy-lookup",
-            "GET /api/v2/pharmacy/rx/&lt;signature&gt; (pharmacy token, 2,000 signatures rotated, call logged and access-log row in one log-grade commit)",
+            "GET /api/v2/pharmacy/rx/&lt;signature&gt; (pharmacy token, 2,000 signatures rotated, call-log row and access-log entry queued in the key-value store)",
             Load::Rotated(as_pharmacy(by_signature(&|s| format!("/api/v2/pharmacy/rx/{s}")))),
         )
         .vs_row("rx-detail", OF_DETAIL, READS_THAT_WRITE),

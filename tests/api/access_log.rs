@@ -24,9 +24,12 @@ fn access_log(app: &TestApp, p: &Practice, sig: &str) -> Vec<Value> {
 /// queue first, and is itself no entry).
 fn rows(app: &TestApp, sig: &str) -> i64 {
     assert_eq!(app.get(&format!("/rx/{sig}"), None).status, 200);
-    db(app)
-        .query_row("SELECT COUNT(*) FROM access_log", [], |r| r.get(0))
-        .unwrap()
+    count(app, "SELECT COUNT(*) FROM access_log")
+}
+
+/// The one number `sql` selects, read from the database file.
+fn count(app: &TestApp, sql: &str) -> i64 {
+    db(app).query_row(sql, [], |r| r.get(0)).unwrap()
 }
 
 #[test]
@@ -240,9 +243,7 @@ fn the_rows_reads_write_survive_a_kill_of_the_host_after_their_answers() {
 }
 
 fn calls(app: &TestApp) -> i64 {
-    db(app)
-        .query_row("SELECT COUNT(*) FROM pharmacy_calls", [], |r| r.get(0))
-        .unwrap()
+    count(app, "SELECT COUNT(*) FROM pharmacy_calls")
 }
 
 /// Nobody reads the logs: the outbox worker (every 5 s) still writes the lookups' queued rows into
@@ -262,13 +263,10 @@ fn the_outbox_worker_writes_the_queued_lookups_into_the_logs() {
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
     assert_eq!(calls(&app), 3, "{}", app.log());
-    let entries: i64 = db(&app)
-        .query_row(
-            "SELECT COUNT(*) FROM access_log WHERE action = 'lookup'",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
+    let entries = count(
+        &app,
+        "SELECT COUNT(*) FROM access_log WHERE action = 'lookup'",
+    );
     assert!(
         (1..=2).contains(&entries),
         "one entry per pharmacy and minute: {entries}"

@@ -22,12 +22,12 @@ use anyhow::{Context, Result, anyhow};
 use serde::{Deserialize, Serialize};
 use spin_sdk::wit::wasi::keyvalue::{batch, store};
 
+// The queue lives in the counters' store (listed in the gateway's and the outbox worker's
+// `key_value_stores`; the pharmacies component inherits them).
+use common::counters::STORE;
 use common::db::{Db, text};
 use common::types::Error;
 
-/// The store the queue lives in (listed in the gateway's and the outbox worker's
-/// `key_value_stores`; the pharmacies component inherits them).
-const STORE: &str = "default";
 /// The queue's keys: `calls/<ISO 8601 time>/<16 hex digits>`, so key order is time order.
 const PREFIX: &str = "calls/";
 /// Rows per drain transaction.

@@ -17,11 +17,13 @@
 //!    PDFs, pharmacy calls and creates, with the list and search measured at 1,000 and at 50,000
 //!    prescriptions (`bench/app.rs`: two tables of scenarios, `bench/scenarios.rs`: the loop that
 //!    measures them and computes their ratios and targets);
-//! 4. the same app on libSQL (`bench/libsql.rs`).
+//! 4. the same app on real Spin 4.0.2 (`bench/spin.rs`): detail, search and create on the app
+//!    stage's database, beside the same rows on this host and the peer;
+//! 5. the same app on libSQL (`bench/libsql.rs`).
 //!
 //! Every load comes from `wrk` (installed with apt-get when missing) on loopback: fixed
 //! connections, a warm-up run, then measured runs; the median run is reported. The table goes to
-//! stdout and `docs/bench.md` (when the libSQL stage fails, to the bench directory instead, with
+//! stdout and `docs/bench.md` (when the Spin or libSQL stage fails, to the bench directory instead, with
 //! the failure in its notes, and the command fails). Environment: `RECETA_BENCH_SECONDS` (per
 //! run, 5), `RECETA_BENCH_RUNS` (3), `RECETA_BENCH_CONNS` (`2,8`), `RECETA_BENCH_PRESCRIPTIONS`
 //! (50000).
@@ -38,6 +40,7 @@ mod report;
 mod scenarios;
 mod scripts;
 mod settings;
+mod spin;
 mod wrk;
 
 use std::path::{Path, PathBuf};
@@ -112,13 +115,18 @@ pub fn bench() -> Result {
         peer_rss_mib: peer.rss_mib,
     };
     app::rows(&settings, &dir, &baselines, &mut rows, &mut notes)?;
-    // A libSQL stage that fails (no sqld, a server that stalls) must not lose the rows measured
-    // before it: they are written with the failure in the notes, beside the logs, not over
-    // docs/bench.md, and the command still fails.
+    // A Spin or libSQL stage that fails (no Spin, no sqld, a server that stalls) must not lose
+    // the rows measured before it: they are written with the failure in the notes, beside the
+    // logs, not over docs/bench.md, and the command still fails.
+    let on_spin = spin::rows(&settings, &dir, &baselines, &mut rows, &mut notes);
+    if let Err(e) = &on_spin {
+        notes.push(format!("The Spin stage did not complete: {e}"));
+    }
     let libsql = libsql::rows(&settings, &dir, &mut rows, &mut notes);
     if let Err(e) = &libsql {
         notes.push(format!("The libSQL stage did not complete: {e}"));
     }
+    let stages = on_spin.and(libsql);
     sizes(&mut rows)?;
 
     let load_after = loadavg();
@@ -131,13 +139,13 @@ pub fn bench() -> Result {
         started.elapsed(),
     );
     println!("{doc}");
-    let out = match libsql {
+    let out = match stages {
         Ok(()) => root().join("docs").join("bench.md"),
         Err(_) => dir.join("bench.md"),
     };
     std::fs::write(&out, &doc).map_err(|e| format!("{}: {e}", out.display()))?;
     eprintln!("xtask bench: wrote {}", out.display());
-    libsql
+    stages
 }
 
 /// `cargo xtask bench peer`: the Django peer's rows alone (to compare with a change of the app's
@@ -152,6 +160,33 @@ pub fn peer_only() -> Result {
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let (mut rows, mut notes) = (Vec::new(), Vec::new());
     peer::rows(&settings, &dir, &mut rows, &mut notes)?;
+    println!("{}\n{}", report::markdown(&rows), notes.join("\n\n"));
+    Ok(())
+}
+
+/// `cargo xtask bench spin`: the peer's rows, then the Spin stage on the last full run's seeded
+/// state (`$CARGO_TARGET_DIR/bench/latest`, which it changes: its creates add prescriptions),
+/// printed: to check a change for Spin without the whole run.
+pub fn spin_only() -> Result {
+    let settings = Settings::from_env()?;
+    ensure_wrk()?;
+    let dir = target_dir().join("bench").join("latest");
+    if !dir.join("app-state").is_dir() || !dir.join("seed").is_dir() {
+        return Err(format!(
+            "no seeded state in {}: run `cargo xtask bench` once first",
+            dir.display()
+        ));
+    }
+    crate::project::build()?;
+    let (mut rows, mut notes) = (Vec::new(), Vec::new());
+    let peer = peer::rows(&settings, &dir, &mut rows, &mut notes)?;
+    let baselines = scenarios::Baselines {
+        hello: &[],
+        sqlite_tps: 0.0,
+        peer: &peer.rates,
+        peer_rss_mib: peer.rss_mib,
+    };
+    spin::rows(&settings, &dir, &baselines, &mut rows, &mut notes)?;
     println!("{}\n{}", report::markdown(&rows), notes.join("\n\n"));
     Ok(())
 }

@@ -6,7 +6,7 @@
 //! - `cycles`           no module of any crate imports one that imports it back (`cycles.rs`)
 //! - `build`            build the components (wasm32-wasip2) and the host, release mode
 //! - `bench`            build, then measure the host and the app, write `docs/bench.md` (`bench.rs`);
-//!   `bench peer` measures the Django peer alone
+//!   `bench peer` measures the Django peer alone, `bench spin` the peer and the app on real Spin
 //! - `cluster [PORT]`   build, then a libSQL primary + replica and two nodes on them (`cluster.rs`)
 //! - `fuzz [EXAMPLES]`  build, then schemathesis against the real host for every operation (`fuzz.rs`)
 
@@ -37,6 +37,7 @@ fn main() -> ExitCode {
             build().and_then(|()| cluster::cluster(base))
         }
         Some("bench") if args.get(1).is_some_and(|a| a == "peer") => bench::peer_only(),
+        Some("bench") if args.get(1).is_some_and(|a| a == "spin") => bench::spin_only(),
         Some("bench") => bench::bench(),
         Some("fuzz") => {
             let examples = args
@@ -47,7 +48,7 @@ fn main() -> ExitCode {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask <up [receta up flags…] | test | lint | cycles | build | bench [peer] | cluster [PORT] | fuzz [EXAMPLES]>"
+                "usage: cargo xtask <up [receta up flags…] | test | lint | cycles | build | bench [peer|spin] | cluster [PORT] | fuzz [EXAMPLES]>"
             );
             return ExitCode::from(2);
         }

@@ -69,7 +69,7 @@ pub const SKIPPED_ON_SPIN: &[(&str, &str)] = &[
 /// Where Spin is: `RECETA_SPIN`, `spin` on `PATH` (plugins where Spin keeps them), or the offline
 /// copy beside the repository unpacked under the target directory; the second value is the
 /// `XDG_DATA_HOME` its cron trigger plugin is installed under, when it is not the default.
-fn locate() -> Result<(PathBuf, Option<PathBuf>)> {
+pub fn locate() -> Result<(PathBuf, Option<PathBuf>)> {
     if let Some(bin) = std::env::var_os("RECETA_SPIN").filter(|b| !b.is_empty()) {
         return Ok((PathBuf::from(bin), None));
     }

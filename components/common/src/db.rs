@@ -1,7 +1,8 @@
 //! The one door to Spin's SQLite (`spin:sqlite/sqlite@3.0.0`): open, query with positional
 //! parameters, map rows by column name, and run a closure inside a transaction.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::rc::{Rc, Weak};
 
 use anyhow::{Context, Result, anyhow};
 use spin_sdk::sqlite3::{Connection, QueryResult, Value};
@@ -11,12 +12,23 @@ pub use spin_sdk::sqlite3::Value as Param;
 /// The database every component uses (Spin's `default`, `.spin/sqlite_db.db` locally).
 pub const DATABASE: &str = "default";
 
-/// See [`Db::log_grade`].
+/// See [`Db::execute_log_grade`].
 const LOG_GRADE: &str = "PRAGMA synchronous = NORMAL";
+/// Back to durable commits after a log-grade one (the default of both hosts).
+const DURABLE: &str = "PRAGMA synchronous = FULL";
 
-/// An open connection.
+thread_local! {
+    /// The connection a live [`Db`] of this instance holds, if any: an `open` while another `Db`
+    /// is alive shares its connection instead of opening a second one (on Spin each `open` is a
+    /// new SQLite connection that parses the whole schema, ~1.2 ms of CPU with this one;
+    /// docs/bench.md, "On real Spin"). The last `Db` dropped closes it, so a component holds no
+    /// connection between calls: on `receta` the pooled connection goes back at once.
+    static OPEN: RefCell<Weak<Connection>> = const { RefCell::new(Weak::new()) };
+}
+
+/// An open connection (shared by the live `Db`s of an instance: see `OPEN`).
 pub struct Db {
-    conn: Connection,
+    conn: Rc<Connection>,
 }
 
 /// One result row, read by column name.
@@ -29,11 +41,17 @@ pub struct Row<'a> {
 }
 
 impl Db {
-    /// Opens the `default` database.
+    /// The `default` database: the connection of a live `Db` of this instance, or a new one.
     pub fn open() -> Result<Db> {
-        let conn = Connection::open(DATABASE)
-            .map_err(|e| anyhow!("{e:?}"))
-            .context("opening the database")?;
+        if let Some(conn) = OPEN.with_borrow(Weak::upgrade) {
+            return Ok(Db { conn });
+        }
+        let conn = Rc::new(
+            Connection::open(DATABASE)
+                .map_err(|e| anyhow!("{e:?}"))
+                .context("opening the database")?,
+        );
+        OPEN.set(Rc::downgrade(&conn));
         Ok(Db { conn })
     }
 
@@ -88,15 +106,18 @@ impl Db {
         }
     }
 
-    /// From now on, this connection's commits are log-grade: written to the operating system
-    /// before they return, so they survive the process being killed, but not flushed to the disk
-    /// (`PRAGMA synchronous = NORMAL`, in WAL mode). The next durable commit of any connection
-    /// flushes them, and the host within a second; a power cut before that may lose them
-    /// (docs/lifecycle.md, "What a crash can lose"). For the rows a read writes (access and call
-    /// logs), so that a read does not wait for a disk flush: only the last writes of a request may
-    /// follow it. Best effort: a database that refuses the pragma keeps its commits durable.
-    pub fn log_grade(&self) {
+    /// Runs one statement as a log-grade commit: written to the operating system before it
+    /// returns, so it survives the process being killed, but not flushed to the disk (`PRAGMA
+    /// synchronous = NORMAL`, in WAL mode, for this statement only). The next durable commit of
+    /// any connection flushes it, and the host within a second; a power cut before that may lose
+    /// it (docs/lifecycle.md, "What a crash can lose"). For the rows a read writes (access and call
+    /// logs), so that a read does not wait for a disk flush. Best effort: a database that refuses
+    /// the pragma keeps its commits durable.
+    pub fn execute_log_grade(&self, sql: &str, params: &[Value]) -> Result<QueryResult> {
         let _ = self.conn.execute(LOG_GRADE, &[]);
+        let result = self.execute(sql, params);
+        let _ = self.conn.execute(DURABLE, &[]);
+        result
     }
 
     /// The rowid of the last INSERT on this connection.

@@ -7,7 +7,7 @@
 //! `access_log`, owned by the prescriptions component, docs/lifecycle.md "Who looked") with its
 //! call-log row. A lookup's row (any status but 404) goes through the key-value queue (`queue`):
 //! the lookup commits nothing to the database. A 404 (the rate limit counts them) and a dispense's
-//! or a rejection's row are log-grade commits (`Db::log_grade`: they survive the process being
+//! or a rejection's row are log-grade commits (`Db::execute_log_grade`: they survive the process being
 //! killed, and the host flushes them to the disk within a second).
 
 use std::time::{Duration, SystemTime};
@@ -82,7 +82,6 @@ pub fn record(call: Call, seen: bool) -> Result<(), Error> {
         })?);
     }
     let db = Db::open()?;
-    db.log_grade();
     let row = [
         int(call.pharmacy),
         text(&signature),
@@ -90,7 +89,7 @@ pub fn record(call: Call, seen: bool) -> Result<(), Error> {
         int(call.status.into()),
         text(&now),
     ];
-    db.execute(INSERT, &row)?;
+    db.execute_log_grade(INSERT, &row)?;
     Ok(())
 }
 

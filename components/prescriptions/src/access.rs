@@ -128,8 +128,7 @@ pub fn record_read(db: &Db, signature: &str, caller: &Principal) -> Result<(), E
         return Ok(());
     }
     params.push(minute);
-    db.log_grade();
-    db.execute(RECORD_READ, &params)?;
+    db.execute_log_grade(RECORD_READ, &params)?;
     Ok(())
 }
 

@@ -194,6 +194,21 @@ pub fn rows(
 const LIST_10: &str = "/api/v2/rx-endpoint/?limit=10";
 const SEARCH_ALL_10: &str = "/api/v2/rx-endpoint/?search=correo.mx&limit=10";
 
+/// The detail row's load: 2,000 signatures, each with its medic's token.
+pub fn details(seed: &Seed) -> Load {
+    Load::Rotated(seed.per_signature(2000, |s| format!("/api/v2/rx-endpoint/{s}/")))
+}
+
+/// The search row's load: a surname, rotated over the medics with a long history.
+pub fn searches(seed: &Seed) -> Load {
+    Load::Rotated(seed.per_medic(0..MEDICS - LIGHT, |i| {
+        format!(
+            "/api/v2/rx-endpoint/?search={}",
+            encode(SURNAMES[i % SURNAMES.len()])
+        )
+    }))
+}
+
 /// The rows at the full size, reads first (writes add rows).
 fn full_size(
     seed: &Seed,
@@ -236,7 +251,7 @@ fn full_size(
         Scenario::new(
             "rx-detail",
             "GET /api/v2/rx-endpoint/&lt;signature&gt;/ (2,000 signatures rotated)",
-            Load::Rotated(by_signature(&|s| format!("/api/v2/rx-endpoint/{s}/"))),
+            details(seed),
         )
         .vs_hello(None)
         .vs_peer(PEER_TIMES),
@@ -261,9 +276,7 @@ fn full_size(
         Scenario::new(
             "rx-search",
             format!("GET /api/v2/rx-endpoint/?search=&lt;surname&gt; over the {full}"),
-            Load::Rotated(seed.per_medic(heavy.clone(), |i| {
-                format!("/api/v2/rx-endpoint/?search={}", surname(i))
-            })),
+            searches(seed),
         )
         .vs_hello(None)
         .vs_peer(PEER_TIMES),

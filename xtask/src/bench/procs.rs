@@ -137,6 +137,14 @@ impl Server {
     }
 
     fn kill(&mut self) {
+        // A server started as its own process group (real Spin, whose triggers are child
+        // processes) is stopped with its whole group.
+        let pid = self.pid();
+        if process_group(pid) == Some(pid) {
+            let _ = Command::new("kill")
+                .args(["-KILL", "--", &format!("-{pid}")])
+                .status();
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -146,6 +154,17 @@ impl Drop for Server {
     fn drop(&mut self) {
         self.kill();
     }
+}
+
+/// The process group of `pid` (`/proc/<pid>/stat`, the field after the parent).
+fn process_group(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .nth(2)?
+        .parse()
+        .ok()
 }
 
 /// The direct children of `pid` (Linux: `/proc/<pid>/task/<pid>/children`).

@@ -170,7 +170,7 @@ fn compare_row(
             row.vs_peer = Some(ratio);
             if let Some(want) = want.filter(|_| c == PEER_TARGET_CONNS) {
                 row.targets.push(Target {
-                    text: format!("≥ {want:.0}× the peer"),
+                    text: format!("≥ {}× the peer", trim(want)),
                     met: ratio >= want,
                 });
             }
@@ -202,5 +202,14 @@ fn compare_row(
             text,
             met: ratio >= want,
         });
+    }
+}
+
+/// `10` for 10.0, `1.5` for 1.5.
+fn trim(x: f64) -> String {
+    if x.fract() == 0.0 {
+        format!("{x:.0}")
+    } else {
+        format!("{x}")
     }
 }

@@ -1,0 +1,133 @@
+//! The rows on real Spin (issue 37): the same app, state and loads as the app stage's detail,
+//! search and create, served by `spin up` on the repository's `spin.toml` as the README runs it
+//! (migrations as `--sqlite @file`, variables as `SPIN_VARIABLE_*`), beside the same rows on this
+//! project's host and the Django peer, so the table says what the host adds and where the app
+//! stands where its users deploy it.
+
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::Command;
+
+use super::app::{details, searches};
+use super::harness::{ADMIN_HEADER, ADMIN_TOKEN, FLOOR_PATH, READY_PATH, Seed};
+use super::procs::{Banner, Server};
+use super::report::Row;
+use super::scenarios::{Baselines, Load, Measured, Scenario, measure};
+use super::settings::Settings;
+use crate::project::{Result, root};
+
+/// On Spin, detail, search and create each at least this many times the peer (issue 37).
+const PEER_TIMES: Option<f64> = Some(1.5);
+
+/// Measures the rows on the app stage's state dir (`app-state`, its host stopped) and appends
+/// them (and a note) to `rows`.
+pub fn rows(
+    settings: &Settings,
+    dir: &Path,
+    baselines: &Baselines,
+    rows: &mut Vec<Row>,
+    notes: &mut Vec<String>,
+) -> Result {
+    let (spin, data) = crate::spin::locate()?;
+    let version = Command::new(&spin)
+        .arg("--version")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .map_err(|e| format!("{}: {e}", spin.display()))?;
+    let work = dir.join("spin");
+    let scripts_dir = work.join("scripts");
+    std::fs::create_dir_all(&scripts_dir).map_err(|e| e.to_string())?;
+
+    let mut cmd = Command::new(&spin);
+    cmd.arg("up")
+        .args(["--listen", "127.0.0.1:0", "--state-dir"])
+        .arg(dir.join("app-state"))
+        .args(migrations()?)
+        .env("SPIN_VARIABLE_ADMIN_TOKEN", ADMIN_TOKEN)
+        .env("SPIN_VARIABLE_VERIFY_CALLS_PER_MINUTE", "100000000")
+        .current_dir(root())
+        // Its own process group: `spin up` runs each trigger as a child process, and stopping
+        // the server stops them all.
+        .process_group(0);
+    if let Some(data) = &data {
+        cmd.env("XDG_DATA_HOME", data);
+    }
+    let server = Server::start(
+        cmd,
+        Banner::Stdout,
+        &work.join("spin.log"),
+        READY_PATH,
+        &[ADMIN_HEADER],
+    )?;
+
+    rows.push(Row::section(&format!(
+        "The app on real Spin ({version}, its pooling allocator and SQLite as shipped, the app stage's database): compare with the same rows on `receta` above and the peer"
+    )));
+    let seed = Seed::read(&dir.join("seed"))?;
+    let scenarios = vec![
+        Scenario::new(
+            "floor",
+            "Spin: GET /nothing (the gateway's 404: the composition instantiated, no SQL)",
+            Load::Path(FLOOR_PATH, &[]),
+        ),
+        Scenario::new(
+            "rx-detail",
+            "Spin: GET /api/v2/rx-endpoint/&lt;signature&gt;/ (2,000 signatures rotated)",
+            details(&seed),
+        )
+        .vs_peer(PEER_TIMES),
+        Scenario::new(
+            "rx-search",
+            "Spin: GET /api/v2/rx-endpoint/?search=&lt;surname&gt;",
+            searches(&seed),
+        )
+        .vs_peer(PEER_TIMES),
+        Scenario::new(
+            "rx-create",
+            "Spin: POST /api/v2/rx-endpoint/ (5 medications)",
+            Load::Rotated(seed.rx_creates()),
+        )
+        .vs_peer(PEER_TIMES),
+    ];
+    let first = rows.len();
+    measure(
+        settings,
+        &server,
+        &scripts_dir,
+        baselines,
+        scenarios,
+        &mut Measured::default(),
+        rows,
+    )?;
+    // The peak of `spin up` itself says nothing: its HTTP trigger is a child process.
+    for row in &mut rows[first..] {
+        row.peak_rss_mib = None;
+    }
+    server.stop();
+    notes.push(SPIN_NOTE.to_string());
+    Ok(())
+}
+
+/// `--sqlite @migrations/<file>` for every migration, in order.
+fn migrations() -> Result<Vec<String>> {
+    let mut files: Vec<_> = std::fs::read_dir(root().join("migrations"))
+        .map_err(|e| format!("migrations/: {e}"))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "sql"))
+        .collect();
+    files.sort();
+    Ok(files
+        .iter()
+        .flat_map(|f| ["--sqlite".to_string(), format!("@{}", f.display())])
+        .collect())
+}
+
+const SPIN_NOTE: &str = "Spin rows: `spin up` (Spin 4.0.2, the offline copy of \
+    `../shared/tools/spin` unless `RECETA_SPIN` or `spin` on `PATH`) on the repository's \
+    `spin.toml` and the app stage's state dir, after that stage's host stopped; CPU per request \
+    is `spin up` and its trigger processes. Spin instantiates the whole composition (the gateway \
+    and its 7 dependencies) for every request and, with its pooling allocator, zeroes up to \
+    2 MiB of each of their memories afterwards; each `open` of the database is a new SQLite \
+    connection that parses the whole schema, and the last connection to close checkpoints and \
+    removes the WAL. docs/bench.md's findings and docs/architecture.md (\"On real Spin\") say \
+    what the app does about it and what is left.";

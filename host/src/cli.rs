@@ -11,11 +11,6 @@ receta: runs a Spin application (spin.toml, manifest v2) on a built-in Wasmtime 
 
 USAGE:
     receta up [OPTIONS]
-    receta verify <QR TEXT OR URL | RECEIPT.JSON> --keys <KEYS.JSON>
-                                  checks a prescription's digital seal, or a dispense receipt (the
-                                  body of GET /api/v2/pharmacy/receipts/<digest>/, saved to a file),
-                                  offline against the keys of /.well-known/receta-keys.json; exits 1
-                                  when it does not verify
 
 OPTIONS:
     --listen <ADDR>               address to listen on [default: 127.0.0.1:3000]
@@ -62,28 +57,8 @@ pub struct UpOptions {
 pub enum Command {
     /// `receta up`
     Up(UpOptions),
-    /// `receta verify <text> --keys <file>`
-    Verify { text: String, keys: PathBuf },
     /// `--help`
     Help,
-}
-
-/// `verify <text> --keys <file>` (the flag before or after the text).
-fn parse_verify(args: impl Iterator<Item = String>) -> Result<Command> {
-    let (mut text, mut keys) = (None, None);
-    let mut args = args;
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--keys" => keys = Some(PathBuf::from(args.next().context("--keys needs a file")?)),
-            _ if arg.starts_with("--keys=") => keys = Some(PathBuf::from(&arg[7..])),
-            _ if text.is_none() => text = Some(arg),
-            _ => bail!("unexpected argument {arg:?} (try `receta --help`)"),
-        }
-    }
-    Ok(Command::Verify {
-        text: text.context("verify needs the QR text or URL, or a receipt file")?,
-        keys: keys.context("verify needs --keys <keys.json>")?,
-    })
 }
 
 /// Parses `args` (without the program name).
@@ -91,7 +66,6 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command> {
     let mut args = args.into_iter();
     match args.next().as_deref() {
         Some("up") => {}
-        Some("verify") => return parse_verify(args),
         Some("--help" | "-h" | "help") | None => return Ok(Command::Help),
         Some(other) => bail!("unknown command {other:?} (try `receta up --help`)"),
     }
@@ -160,27 +134,6 @@ mod tests {
             Command::Up(o) => o,
             other => panic!("not up: {other:?}"),
         }
-    }
-
-    #[test]
-    fn verify_takes_the_text_and_the_keys_in_any_order() {
-        for args in [
-            ["verify", "https://x/rx/ab#k.s", "--keys", "k.json"],
-            ["verify", "--keys", "k.json", "https://x/rx/ab#k.s"],
-        ] {
-            match parse(args.iter().map(|s| s.to_string())).unwrap() {
-                Command::Verify { text, keys } => {
-                    assert_eq!(text, "https://x/rx/ab#k.s");
-                    assert_eq!(keys, PathBuf::from("k.json"));
-                }
-                other => panic!("{other:?}"),
-            }
-        }
-        assert!(
-            parse(["verify".to_string(), "x".to_string()]).is_err(),
-            "no --keys"
-        );
-        assert!(parse(["verify".to_string()]).is_err());
     }
 
     #[test]

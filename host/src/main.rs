@@ -3,8 +3,7 @@
 //!
 //! Layers, each importing only those below it (`cargo xtask lint` checks there is no cycle):
 //!
-//! - `app`: loads an application and builds its triggers; `main`, `cli` and `verify` (the
-//!   `receta verify` command) beside it;
+//! - `app`: loads an application and builds its triggers; `main` and `cli` beside it;
 //! - `trigger`: `http` (the server and its router) and `cron` (scheduler and expressions), sharing
 //!   one way to run a component;
 //! - `runtime`: the Wasmtime engine and its cache, composition, the per-store data;
@@ -21,7 +20,6 @@ mod cli;
 mod config;
 mod runtime;
 mod trigger;
-mod verify;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -52,21 +50,6 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         cli::Command::Up(options) => options,
-        cli::Command::Verify { text, keys } => {
-            return match verify::run(&text, &keys) {
-                Ok(v) => {
-                    println!(
-                        "VALID: {} is sealed by this service (key {}, {}).",
-                        v.subject, v.kid, v.status
-                    );
-                    ExitCode::SUCCESS
-                }
-                Err(e) => {
-                    println!("INVALID: {e:#}");
-                    ExitCode::FAILURE
-                }
-            };
-        }
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

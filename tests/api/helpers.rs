@@ -112,6 +112,14 @@ pub fn host_binary() -> PathBuf {
         .join("receta")
 }
 
+/// The `receta-verify` binary (`tools/verify`): `RECETA_VERIFY_BIN`, or beside the host binary.
+pub fn verify_binary() -> PathBuf {
+    if let Some(bin) = std::env::var_os("RECETA_VERIFY_BIN") {
+        return PathBuf::from(bin);
+    }
+    host_binary().with_file_name("receta-verify")
+}
+
 /// Starts the app as `cargo xtask up` would, on `127.0.0.1:0` with a fresh temporary state dir.
 pub fn spawn_app() -> TestApp {
     spawn_app_with(AppConfig::default())

@@ -1,6 +1,6 @@
 //! Dispense receipts (issue 32, docs/verification.md "Dispense receipts"): every burn answers the seal
 //! of a receipt; the selling pharmacy (or the admin) fetches the exact canonical document; anyone
-//! checks it online without a token, or offline with `receta verify`. Seals are checked with
+//! checks it online without a token, or offline with `receta-verify`. Seals are checked with
 //! `ed25519-compact` (not the service's `ed25519-dalek`) from the published JWK set and the exact
 //! bytes of the document.
 
@@ -173,8 +173,7 @@ fn receta_verify_checks_a_receipt_file_offline() {
     );
     std::fs::write(&reseal, saved.replace(sig, &flipped)).unwrap();
     let verify = |file: &std::path::Path| {
-        let out = Command::new(crate::helpers::host_binary())
-            .arg("verify")
+        let out = Command::new(crate::helpers::verify_binary())
             .arg(file)
             .arg("--keys")
             .arg(&keys_file)

@@ -1,6 +1,6 @@
 //! The digital seal (docs/verification.md): the published keys, the seal on every prescription,
 //! the QR code that carries it, the public verify call, key rotation, tamper evidence and
-//! `receta verify`. Seals are checked with `ed25519-compact`, an implementation independent of the
+//! `receta-verify`. Seals are checked with `ed25519-compact`, an implementation independent of the
 //! service's (`ed25519-dalek`), from what a verifier really has: the well-known keys and the text
 //! decoded from the QR code of the PDF (`pdftoppm` + `zbarimg`).
 
@@ -437,8 +437,8 @@ fn receta_verify_checks_a_qr_text_offline() {
     drop(app); // offline
 
     let verify = |text: &str| {
-        Command::new(crate::helpers::host_binary())
-            .args(["verify", text, "--keys"])
+        Command::new(crate::helpers::verify_binary())
+            .args([text, "--keys"])
             .arg(&keys_file)
             .output()
             .unwrap()

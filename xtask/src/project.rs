@@ -101,7 +101,15 @@ pub fn build() -> Result {
                 .map_err(|e| format!("copying {file}: {e}"))?;
         }
     }
-    run(cargo().args(["build", "--release", "-p", "receta-host"]))
+    // The host, and `receta-verify` (the offline seal check: the app's tool, not the host's).
+    run(cargo().args([
+        "build",
+        "--release",
+        "-p",
+        "receta-host",
+        "-p",
+        "receta-verify",
+    ]))
 }
 
 pub fn host_binary() -> PathBuf {

@@ -11,14 +11,6 @@ use crate::project::{Result, cargo, host_binary, on_path, root, run, target_dir}
 /// Tests that exercise what only `receta` does, with the reason each is skipped on Spin.
 pub const SKIPPED_ON_SPIN: &[(&str, &str)] = &[
     (
-        "verification::receta_verify_checks_a_qr_text_offline",
-        "`receta verify` is this project's command-line tool, not Spin's",
-    ),
-    (
-        "receipts::receta_verify_checks_a_receipt_file_offline",
-        "`receta verify` is this project's command-line tool, not Spin's",
-    ),
-    (
         "availability::slow_clients_trickling_bodies_never_stall_the_service",
         "this host's read limits: a request's head and body are read, bounded in time, before it \
          takes an instance",

@@ -2,7 +2,7 @@
 //! every sale gets a canonical JSON document (JCS, as a prescription's), its SHA-256 `digest`, and
 //! the service's Ed25519 signature of the ASCII bytes `receta:dispense:v1:<digest>` with the same
 //! keys (and `kid`s) that seal prescriptions. A pharmacy keeps it as proof of what it sold, against
-//! which prescription, when; an inspector checks it offline (`receta verify`) or online
+//! which prescription, when; an inspector checks it offline (`receta-verify`) or online
 //! (`GET /api/v2/verify/receipt/<digest>`). Stored once, in the sale's transaction, never changed.
 
 use serde_json::{Value, json};

@@ -1,5 +1,5 @@
-//! `receta verify <QR text or URL | receipt.json> --keys <keys.json>`: checks a seal offline
-//! (docs/verification.md); the keys file is `/.well-known/receta-keys.json` as downloaded.
+//! The seal formats and their check (docs/verification.md); the keys file is
+//! `/.well-known/receta-keys.json` as downloaded.
 //!
 //! - A prescription: the QR code and the email's link are the patient page's URL with the seal in
 //!   its fragment, `<base_url>/rx/<signature>#<kid>.<sig>`. The seal is an Ed25519 signature of the

@@ -1,10 +1,13 @@
 //! The HTTP boundary: reading a request (with size limits), writing a response, and mapping the domain
 //! `Error` to status codes and the spec's body shapes.
 
-use futures::{SinkExt, StreamExt};
+use futures::StreamExt;
 use serde::Serialize;
 use serde_json::{Value, json};
-use spin_sdk::http::{Headers, IncomingRequest, Method, OutgoingResponse, ResponseOutparam};
+use spin_sdk::http::{
+    Headers, IncomingRequest, Method, OutgoingBody, OutgoingResponse, ResponseOutparam,
+};
+use wasi::io::streams::{OutputStream, StreamError};
 
 use common::fields::Fields;
 use common::page::Query;
@@ -425,14 +428,50 @@ impl Response {
                 .into_iter()
                 .map(|(k, v)| (k.to_string(), v.into_bytes())),
         );
+        // The length up front: without it the body goes out chunked, and the chunked encoding's
+        // last, tiny write waits on real Spin (no `TCP_NODELAY` on its sockets) for the client's
+        // delayed ACK of the body, ~40 ms on a kept-alive connection (docs/architecture.md, "On
+        // real Spin"). A 204 or 304 has no body and no length.
+        if !matches!(self.status, 204 | 304) {
+            headers.push((
+                "content-length".to_string(),
+                self.body.len().to_string().into_bytes(),
+            ));
+        }
         let response = OutgoingResponse::new(Headers::from_list(&headers).expect("valid headers"));
         response.set_status_code(self.status).expect("valid status");
-        let mut body = response.take_body();
+        let body = response.body().expect("the body is taken once");
+        let stream = body.write().expect("the body is written once");
+        // What the body's buffer takes before the response is handed over leaves with the head,
+        // in one write: written after it, the body is a second small write that waits on Spin for
+        // the client's delayed ACK of the head (see `content-length` above).
+        let mut rest = self.body.as_slice();
+        let written = write_some(&stream, &mut rest);
         out.set(response);
-        if let Err(e) = body.send(self.body).await {
+        let mut written = written.map(|()| ());
+        while written.is_ok() && !rest.is_empty() {
+            stream.subscribe().block();
+            written = write_some(&stream, &mut rest);
+        }
+        if let Err(e) = written.and_then(|()| stream.blocking_flush()) {
             eprintln!("writing the response body failed: {e:?}");
         }
+        drop(stream);
+        if let Err(e) = OutgoingBody::finish(body, None) {
+            eprintln!("finishing the response body failed: {e:?}");
+        }
     }
+}
+
+/// Writes as much of `rest` as `stream` takes now (nothing when it is full), and moves `rest` past it.
+fn write_some(stream: &OutputStream, rest: &mut &[u8]) -> Result<(), StreamError> {
+    let room = usize::try_from(stream.check_write()?).unwrap_or(usize::MAX);
+    let (now, later) = rest.split_at(room.min(rest.len()));
+    if !now.is_empty() {
+        stream.write(now)?;
+    }
+    *rest = later;
+    Ok(())
 }
 
 /// The public origin (`base_url` variable), without a trailing slash.

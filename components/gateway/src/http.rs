@@ -446,9 +446,8 @@ impl Response {
         // in one write: written after it, the body is a second small write that waits on Spin for
         // the client's delayed ACK of the head (see `content-length` above).
         let mut rest = self.body.as_slice();
-        let written = write_some(&stream, &mut rest);
+        let mut written = write_some(&stream, &mut rest);
         out.set(response);
-        let mut written = written.map(|()| ());
         while written.is_ok() && !rest.is_empty() {
             stream.subscribe().block();
             written = write_some(&stream, &mut rest);

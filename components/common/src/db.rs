@@ -21,8 +21,8 @@ thread_local! {
     /// The connection a live [`Db`] of this instance holds, if any: an `open` while another `Db`
     /// is alive shares its connection instead of opening a second one (on Spin each `open` is a
     /// new SQLite connection that parses the whole schema, ~1.2 ms of CPU with this one;
-    /// docs/architecture.md, "On real Spin"). The last `Db` dropped closes it, so a component holds no
-    /// connection between calls: on `receta` the pooled connection goes back at once.
+    /// docs/architecture.md, "On real Spin"). The last `Db` dropped closes it, so a component
+    /// holds no connection between calls: on `receta` the pooled connection goes back at once.
     static OPEN: RefCell<Weak<Connection>> = const { RefCell::new(Weak::new()) };
 }
 

@@ -462,7 +462,8 @@ impl Response {
     }
 }
 
-/// Writes as much of `rest` as `stream` takes now (nothing when it is full), and moves `rest` past it.
+/// Writes as much of `rest` as `stream` takes now (nothing when it is full), and moves `rest`
+/// past it.
 fn write_some(stream: &OutputStream, rest: &mut &[u8]) -> Result<(), StreamError> {
     let room = usize::try_from(stream.check_write()?).unwrap_or(usize::MAX);
     let (now, later) = rest.split_at(room.min(rest.len()));

@@ -3,7 +3,7 @@
 //! Nothing is served before all of it succeeded. The top of the host: it knows every layer, and
 //! nothing below imports it.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,9 +13,7 @@ use tokio::sync::Semaphore;
 use wasmtime_wasi_http::p2::bindings::ProxyPre;
 
 use crate::capability::keyvalue::KeyValueStores;
-use crate::capability::outbound::AllowedHosts;
 use crate::capability::sqlite::{Databases, config as sqlite_config, migrations};
-use crate::capability::variables::ComponentVariables;
 use crate::cli::{UpOptions, env_number};
 use crate::config::manifest::{Manifest, RouteSpec};
 use crate::config::runtime::RuntimeConfig;
@@ -133,34 +131,13 @@ impl App {
         let mut cron_pres = HashMap::new();
         for (id, (is_http, is_cron)) in &used {
             let decl = &manifest.components[*id];
-            let allowed_hosts: Vec<String> = decl
-                .allowed_outbound_hosts
-                .iter()
-                .map(|t| t.render(|name| variables.get(name)))
-                .collect::<Result<_>>()
-                .with_context(|| format!("component {id:?}: allowed_outbound_hosts"))?;
-            let outbound = AllowedHosts::parse(&allowed_hosts)
-                .with_context(|| format!("component {id:?}: allowed_outbound_hosts"))?;
-            let context = Arc::new(ComponentContext {
-                id: Arc::from(*id),
-                sqlite_allowed: Arc::new(
-                    decl.sqlite_databases
-                        .iter()
-                        .cloned()
-                        .collect::<HashSet<_>>(),
-                ),
-                databases: databases.clone(),
-                key_value_allowed: Arc::new(decl.key_value_stores.iter().cloned().collect()),
-                key_value_stores: key_value_stores.clone(),
-                variables: Arc::new(ComponentVariables::new(id, &decl.variables, &variables)?),
-                outbound: Arc::new(outbound),
-                environment: decl
-                    .environment
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect(),
+            let context = Arc::new(ComponentContext::new(
+                decl,
+                &variables,
+                databases.clone(),
+                key_value_stores.clone(),
                 memory_limit,
-            });
+            )?);
 
             let instance_pre = linking::prepare(&engine, &linker, decl, composition)?;
             if *is_http {

@@ -1,25 +1,9 @@
 //! `receta`: runs a Spin application (`spin.toml`, manifest v2) on a small Wasmtime host with
-//! Spin's semantics. See `receta up --help`.
-//!
-//! Layers, each importing only those below it (`cargo xtask lint` checks there is no cycle):
-//!
-//! - `app`: loads an application and builds its triggers; `main` and `cli` beside it;
-//! - `trigger`: `http` (the server and its router) and `cron` (scheduler and expressions), sharing
-//!   one way to run a component;
-//! - `runtime`: the Wasmtime engine and its cache, composition, the per-store data;
-//! - `capability`: the Spin interfaces provided to components (`sqlite`, `variables`, `outbound`);
-//! - `config`: the manifest, the runtime config file, variables and templates.
+//! Spin's semantics. See `receta up --help`; the host itself is the library (`lib.rs`).
 
 /// See `mimalloc` in Cargo.toml.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-mod app;
-mod capability;
-mod cli;
-mod config;
-mod runtime;
-mod trigger;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -30,8 +14,9 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use tokio::sync::watch;
 
-use runtime::engine;
-use trigger::{Inflight, cron, http};
+use receta_host::runtime::engine;
+use receta_host::trigger::{Inflight, cron, http};
+use receta_host::{app, cli};
 
 /// How long shutdown waits for in-flight requests beyond their own time limit.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);

@@ -273,12 +273,44 @@ impl AllowedHosts {
     }
 }
 
-/// `wasi:http` hooks of one store: the allow-list check, then the default sender.
+/// An outbound request as an [`Interceptor`] sees it, its body read whole.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InterceptedRequest {
+    /// `GET`, `POST`, ...
+    pub method: String,
+    /// The absolute URL.
+    pub url: String,
+    /// The headers, in order (names lowercase).
+    pub headers: Vec<(String, String)>,
+    /// The body.
+    pub body: Vec<u8>,
+}
+
+/// An [`Interceptor`]'s answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InterceptedResponse {
+    /// The status code.
+    pub status: u16,
+    /// The headers.
+    pub headers: Vec<(String, String)>,
+    /// The body.
+    pub body: Vec<u8>,
+}
+
+/// Answers a store's allowed outbound requests instead of the network, as Spin's outbound HTTP
+/// interceptor does for `spin test`: the component test harness's virtual `wasi:http`. `None` is
+/// no answer: the guest sees `destination-not-found`. The allow-list is checked first either way.
+pub type Interceptor = Arc<dyn Fn(InterceptedRequest) -> Option<InterceptedResponse> + Send + Sync>;
+
+/// `wasi:http` hooks of one store: the allow-list check, then the default sender (or the store's
+/// interceptor).
 pub struct OutboundHooks {
     /// The component the store runs, for logs.
     pub component_id: Arc<str>,
     /// Its rendered allow-list.
     pub allowed: Arc<AllowedHosts>,
+    /// Answers requests in place of the network (never set by `receta up`).
+    pub intercept: Option<Interceptor>,
 }
 
 type SendFuture = Box<
@@ -313,6 +345,9 @@ impl WasiHttpHooks for OutboundHooks {
             );
             return Box::new(async { Err(HttpError::HttpRequestDenied) });
         }
+        if let Some(intercept) = self.intercept.clone() {
+            return Box::new(intercepted(intercept, request));
+        }
         let mut options = options.unwrap_or_default();
         options.connect_timeout.get_or_insert(CONNECT_TIMEOUT);
         options.first_byte_timeout.get_or_insert(FIRST_BYTE_TIMEOUT);
@@ -328,6 +363,48 @@ impl WasiHttpHooks for OutboundHooks {
             ))
         })
     }
+}
+
+/// `request`, read whole and answered by `intercept`.
+async fn intercepted(
+    intercept: Interceptor,
+    request: http::Request<WasiBody>,
+) -> Result<
+    (
+        http::Response<WasiBody>,
+        Box<dyn Future<Output = Result<(), HttpError>> + Send>,
+    ),
+    HttpError,
+> {
+    let (parts, body) = request.into_parts();
+    let body = body.collect().await?.to_bytes().to_vec();
+    let headers = parts
+        .headers
+        .iter()
+        .map(|(name, value)| {
+            let value = String::from_utf8_lossy(value.as_bytes()).into_owned();
+            (name.as_str().to_string(), value)
+        })
+        .collect();
+    let seen = InterceptedRequest {
+        method: parts.method.to_string(),
+        url: parts.uri.to_string(),
+        headers,
+        body,
+    };
+    let answer = intercept(seen).ok_or(HttpError::DestinationNotFound)?;
+    let mut response = http::Response::builder().status(answer.status);
+    for (name, value) in &answer.headers {
+        response = response.header(name, value);
+    }
+    let body = http_body_util::Full::new(bytes::Bytes::from(answer.body))
+        .map_err(|never| match never {})
+        .boxed_unsync();
+    let response = response
+        .body(body)
+        .map_err(|_| HttpError::HttpProtocolError)?;
+    let io = Box::new(async { Ok(()) }) as Box<dyn Future<Output = Result<(), HttpError>> + Send>;
+    Ok((response, io))
 }
 
 #[cfg(test)]

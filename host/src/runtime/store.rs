@@ -10,10 +10,14 @@ use wasmtime::{Engine, Store, StoreLimits, StoreLimitsBuilder, UpdateDeadline};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
+use anyhow::{Context, Result};
+
 use crate::capability::keyvalue::{KeyValueState, KeyValueStores};
 use crate::capability::outbound::{AllowedHosts, OutboundHooks};
 use crate::capability::sqlite::{Databases, SqliteState};
 use crate::capability::variables::{ComponentVariables, VariablesState};
+use crate::config::manifest::ComponentDecl;
+use crate::config::variables::AppVariables;
 
 /// What a component may do: built once at start-up, shared by all of its stores.
 pub struct ComponentContext {
@@ -35,6 +39,43 @@ pub struct ComponentContext {
     pub environment: Vec<(String, String)>,
     /// Linear-memory limit per memory, in bytes.
     pub memory_limit: usize,
+}
+
+impl ComponentContext {
+    /// The context of `decl` (a dependency that inherits configuration runs with its
+    /// component's): its templates rendered with the application `variables`.
+    pub fn new(
+        decl: &ComponentDecl,
+        variables: &AppVariables,
+        databases: Arc<Databases>,
+        key_value_stores: Arc<KeyValueStores>,
+        memory_limit: usize,
+    ) -> Result<Self> {
+        let id = decl.id.as_str();
+        let allowed_hosts: Vec<String> = decl
+            .allowed_outbound_hosts
+            .iter()
+            .map(|t| t.render(|name| variables.get(name)))
+            .collect::<Result<_>>()
+            .with_context(|| format!("component {id:?}: allowed_outbound_hosts"))?;
+        let outbound = AllowedHosts::parse(&allowed_hosts)
+            .with_context(|| format!("component {id:?}: allowed_outbound_hosts"))?;
+        Ok(Self {
+            id: Arc::from(id),
+            sqlite_allowed: Arc::new(decl.sqlite_databases.iter().cloned().collect()),
+            databases,
+            key_value_allowed: Arc::new(decl.key_value_stores.iter().cloned().collect()),
+            key_value_stores,
+            variables: Arc::new(ComponentVariables::new(id, &decl.variables, variables)?),
+            outbound: Arc::new(outbound),
+            environment: decl
+                .environment
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            memory_limit,
+        })
+    }
 }
 
 /// The data of one store (one request, or one cron tick).
@@ -84,6 +125,7 @@ impl HostState {
             hooks: OutboundHooks {
                 component_id: component.id.clone(),
                 allowed: component.outbound.clone(),
+                intercept: None,
             },
             sqlite: SqliteState::new(
                 component.sqlite_allowed.clone(),

@@ -1,0 +1,136 @@
+//! Component tests in the `spin test` style: one of the app's components, alone and in-process,
+//! on the host's own capabilities (`receta_host`), driven from plain `#[test]` functions.
+//!
+//! - [`Harness`] instantiates one **domain component** (`worlds`: auth, catalog, patients,
+//!   prescriptions, pharmacies, notifications) with the configuration it has under the gateway in
+//!   spin.toml: a copy of a database with `migrations/` applied (seed and inspect it with
+//!   [`Harness::db`]), the application variables (override them with [`Harness::with_variables`]),
+//!   the `default` key-value store, and an outbound HTTP the test answers ([`Outbound`]). Each
+//!   [`Harness::call`] runs in a fresh instance, as every request does on Spin; the database
+//!   persists across calls.
+//! - [`Gateway`] does the same for the gateway, composed with its dependencies as `receta up`
+//!   composes it, and driven through `wasi:http/incoming-handler` without a socket.
+//!
+//! `docs/testing-components.md` shows a test and maps these to `spin test`'s concepts.
+
+mod gateway;
+mod outbound;
+mod shared;
+pub mod worlds;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, anyhow};
+use tempfile::TempDir;
+use wasmtime::Store;
+
+use receta_host::capability::sqlite::config::DEFAULT_DB_FILE;
+use receta_host::runtime::store::{ComponentContext, HostState, new_store};
+
+pub use gateway::{Gateway, Response};
+pub use outbound::{Outbound, Sent};
+pub use worlds::World;
+
+/// The longest one call may run (the host's request time limit).
+const CALL_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// One domain component of world `W` under test.
+pub struct Harness<W: World> {
+    pre: W::Pre,
+    base: Base,
+}
+
+impl<W: World> Harness<W> {
+    /// The component with spin.toml's variable defaults.
+    pub fn new() -> Result<Self> {
+        Self::with_variables(&[])
+    }
+
+    /// The component with these application variables (name, value) over spin.toml's defaults.
+    pub fn with_variables(variables: &[(&str, &str)]) -> Result<Self> {
+        let shared = shared::shared()?;
+        let pre = shared.pre(W::DEPENDENCY, |s| W::pre(s.dependency(W::DEPENDENCY)?))?;
+        Ok(Self {
+            pre,
+            base: Base::new(variables)?,
+        })
+    }
+
+    /// Runs `f` on a fresh instance of the component: `f` calls its exports.
+    pub fn call<R>(
+        &self,
+        f: impl AsyncFnOnce(&W, &mut Store<HostState>) -> wasmtime::Result<R>,
+    ) -> Result<R> {
+        self.base.run(async |store| {
+            let instance = W::instantiate(&self.pre, store).await?;
+            f(&instance, store).await
+        })
+    }
+
+    /// A connection to the component's database, to seed it and to look at what it stored.
+    pub fn db(&self) -> Result<rusqlite::Connection> {
+        self.base.db()
+    }
+
+    /// The component's outbound HTTP.
+    pub fn outbound(&self) -> &Outbound {
+        &self.base.outbound
+    }
+}
+
+/// What a component under test runs on: its state directory, context and outbound HTTP.
+struct Base {
+    runtime: tokio::runtime::Runtime,
+    state: TempDir,
+    context: Arc<ComponentContext>,
+    outbound: Outbound,
+}
+
+impl Base {
+    fn new(variables: &[(&str, &str)]) -> Result<Self> {
+        let shared = shared::shared()?;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .context("cannot start a runtime")?;
+        let state = shared.state()?;
+        let variables: BTreeMap<String, String> = variables
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let context = runtime.block_on(shared.context(state.path(), &variables))?;
+        Ok(Self {
+            runtime,
+            state,
+            context,
+            outbound: Outbound::default(),
+        })
+    }
+
+    /// Runs `f` on a fresh store, within the time limit.
+    fn run<R>(
+        &self,
+        f: impl AsyncFnOnce(&mut Store<HostState>) -> wasmtime::Result<R>,
+    ) -> Result<R> {
+        let shared = shared::shared()?;
+        let deadline = Instant::now() + CALL_TIMEOUT;
+        let mut store = new_store(&shared.engine, self.context.clone(), deadline);
+        store.data_mut().hooks.intercept = Some(self.outbound.interceptor());
+        let call = async { tokio::time::timeout(CALL_TIMEOUT, f(&mut store)).await };
+        match self.runtime.block_on(call) {
+            Ok(result) => result.map_err(anyhow::Error::from),
+            Err(_) => Err(anyhow!("the call took longer than {CALL_TIMEOUT:?}")),
+        }
+    }
+
+    fn db(&self) -> Result<rusqlite::Connection> {
+        let path: PathBuf = self.state.path().join(DEFAULT_DB_FILE);
+        let conn = rusqlite::Connection::open(&path)
+            .with_context(|| format!("cannot open {}", path.display()))?;
+        conn.busy_timeout(Duration::from_secs(5))?;
+        Ok(conn)
+    }
+}

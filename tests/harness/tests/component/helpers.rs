@@ -21,3 +21,43 @@ pub fn medic(db: &rusqlite::Connection, email: &str, token: &str) -> Result<i64>
     )?;
     Ok(db.last_insert_rowid())
 }
+
+/// The parties a prescription refers to, as rows.
+pub struct Parties {
+    pub medic: i64,
+    pub hospital: i64,
+    pub patient: i64,
+    pub pharmacy: i64,
+}
+
+/// Inserts a medic (token `medic-token`), a hospital, the medic's patient and a pharmacy (token
+/// `pharmacy-token`).
+pub fn parties(db: &rusqlite::Connection) -> Result<Parties> {
+    let medic = medic(db, "ana@example.com", "medic-token")?;
+    db.execute(
+        "INSERT INTO hospitals (created_at, name, patron, location, contact) VALUES \
+         ('2026-01-01T00:00:00Z', 'Clínica Roma', 'Clínica Roma', 'Av. Álvaro Obregón 10, CDMX', \
+         '55 1234 5678')",
+        (),
+    )?;
+    let hospital = db.last_insert_rowid();
+    db.execute(
+        "INSERT INTO patients (uid, medic_id, created_at, updated_at, name, email, date_of_birth) \
+         VALUES ('p-1', ?1, '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z', 'Luis Pérez', \
+         'luis@example.com', '1990-05-01')",
+        [medic],
+    )?;
+    let patient = db.last_insert_rowid();
+    db.execute(
+        "INSERT INTO pharmacies (name, license, token_hash, created_at, updated_at) VALUES \
+         ('Farmacia Centro', 'LS-0001', ?1, '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')",
+        [sha256_hex("pharmacy-token")],
+    )?;
+    let pharmacy = db.last_insert_rowid();
+    Ok(Parties {
+        medic,
+        hospital,
+        patient,
+        pharmacy,
+    })
+}

@@ -40,7 +40,7 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(30);
 /// One domain component of world `W` under test.
 pub struct Harness<W: World> {
     pre: W::Pre,
-    base: Base,
+    base: Arc<Base>,
 }
 
 impl<W: World> Harness<W> {
@@ -52,10 +52,19 @@ impl<W: World> Harness<W> {
     /// The component with these application variables (name, value) over spin.toml's defaults.
     pub fn with_variables(variables: &[(&str, &str)]) -> Result<Self> {
         let shared = shared::shared()?;
-        let pre = shared.pre(W::DEPENDENCY, |s| W::pre(s.dependency(W::DEPENDENCY)?))?;
         Ok(Self {
-            pre,
-            base: Base::new(variables)?,
+            pre: pre::<W>(shared)?,
+            base: Arc::new(Base::new(variables)?),
+        })
+    }
+
+    /// Another component of the app on this one's database, variables and outbound HTTP, as
+    /// two dependencies of the gateway share them (e.g. prescriptions to issue, notifications to
+    /// deliver what was issued).
+    pub fn beside<V: World>(&self) -> Result<Harness<V>> {
+        Ok(Harness {
+            pre: pre::<V>(shared::shared()?)?,
+            base: self.base.clone(),
         })
     }
 
@@ -79,6 +88,10 @@ impl<W: World> Harness<W> {
     pub fn outbound(&self) -> &Outbound {
         &self.base.outbound
     }
+}
+
+fn pre<W: World>(shared: &shared::Shared) -> Result<W::Pre> {
+    shared.pre(W::DEPENDENCY, |s| W::pre(s.dependency(W::DEPENDENCY)?))
 }
 
 /// What a component under test runs on: its state directory, context and outbound HTTP.

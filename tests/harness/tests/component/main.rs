@@ -4,4 +4,5 @@
 
 mod auth;
 mod helpers;
+mod notifications;
 mod prescriptions;

@@ -14,17 +14,17 @@ use receta_harness::worlds::prescriptions::receta::common::types::{Error, PageRe
 use crate::helpers::{Parties, parties, sha256_hex};
 
 /// The component, with its parties seeded.
-struct Rx {
-    harness: Harness<PrescriptionsComponent>,
-    parties: Parties,
+pub struct Rx {
+    pub harness: Harness<PrescriptionsComponent>,
+    pub parties: Parties,
 }
 
 impl Rx {
-    fn new() -> Result<Self> {
+    pub fn new() -> Result<Self> {
         Self::with_variables(&[])
     }
 
-    fn with_variables(variables: &[(&str, &str)]) -> Result<Self> {
+    pub fn with_variables(variables: &[(&str, &str)]) -> Result<Self> {
         let harness = Harness::with_variables(variables)?;
         let parties = parties(&harness.db()?)?;
         Ok(Self { harness, parties })
@@ -39,7 +39,7 @@ impl std::ops::Deref for Rx {
 }
 
 /// A medication outside the catalog, `qty` boxes.
-fn medication(presentation: &str, qty: u32) -> NewMedication {
+pub fn medication(presentation: &str, qty: u32) -> NewMedication {
     NewMedication {
         presentation: presentation.into(),
         instructions: "1 cada 8 horas por 5 días".into(),
@@ -52,7 +52,7 @@ fn medication(presentation: &str, qty: u32) -> NewMedication {
 }
 
 /// A request from the seeded medic at the seeded hospital for the seeded patient, emails on.
-fn request(rx: &Rx, medications: Vec<NewMedication>) -> IssueRequest {
+pub fn request(rx: &Rx, medications: Vec<NewMedication>) -> IssueRequest {
     IssueRequest {
         medic: MedicSnapshot {
             id: rx.parties.medic,
@@ -102,7 +102,7 @@ fn request(rx: &Rx, medications: Vec<NewMedication>) -> IssueRequest {
     }
 }
 
-fn issue(rx: &Rx, request: &IssueRequest) -> Result<Result<Prescription, Error>> {
+pub fn issue(rx: &Rx, request: &IssueRequest) -> Result<Result<Prescription, Error>> {
     rx.call(async |c, s| {
         c.receta_prescriptions_prescriptions()
             .call_issue(s, request)

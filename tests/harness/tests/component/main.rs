@@ -5,4 +5,6 @@
 mod auth;
 mod helpers;
 mod notifications;
+mod patients;
+mod pharmacies;
 mod prescriptions;

@@ -1,0 +1,148 @@
+//! `receta:patients/patients`: a patient belongs to the medic who created it.
+
+use anyhow::Result;
+use receta_harness::Harness;
+use receta_harness::worlds::patients::PatientsComponent;
+use receta_harness::worlds::patients::exports::receta::patients::patients::{
+    NewPatient, Patient, PatientKey, PatientPatch,
+};
+use receta_harness::worlds::patients::receta::common::types::{Error, PageRequest};
+
+use crate::helpers::medic;
+
+type Patients = Harness<PatientsComponent>;
+
+fn new_patient(name: &str) -> NewPatient {
+    NewPatient {
+        name: name.into(),
+        email: "luis@example.com".into(),
+        date_of_birth: "1990-05-01".into(),
+        external_patient_file: String::new(),
+        gender: "M".into(),
+        curp: String::new(),
+        phone: String::new(),
+        address: String::new(),
+        state: String::new(),
+        zip_code: String::new(),
+        location: String::new(),
+    }
+}
+
+fn create(p: &Patients, medic: i64, name: &str) -> Result<Patient> {
+    let input = new_patient(name);
+    Ok(p.call(async |c, s| {
+        c.receta_patients_patients()
+            .call_create_patient(s, medic, &input)
+            .await
+    })??)
+}
+
+fn get(p: &Patients, medic: i64, key: &PatientKey) -> Result<Result<Patient, Error>> {
+    p.call(async |c, s| {
+        c.receta_patients_patients()
+            .call_get_owned(s, medic, key)
+            .await
+    })
+}
+
+#[test]
+fn a_patient_gets_a_uid_that_is_never_all_digits() -> Result<()> {
+    let p = Patients::new()?;
+    let ana = medic(&p.db()?, "ana@example.com", "t1")?;
+    for n in 0..20 {
+        let patient = create(&p, ana, &format!("Paciente {n}"))?;
+        assert_eq!(patient.uid.len(), 32);
+        assert!(
+            patient
+                .uid
+                .chars()
+                .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
+        );
+        assert!(
+            !patient.uid.chars().all(|c| c.is_ascii_digit()),
+            "{}",
+            patient.uid
+        );
+    }
+    Ok(())
+}
+
+#[test]
+fn another_medic_neither_sees_nor_changes_the_patient() -> Result<()> {
+    let p = Patients::new()?;
+    let db = p.db()?;
+    let (ana, beto) = (
+        medic(&db, "ana@example.com", "t1")?,
+        medic(&db, "beto@example.com", "t2")?,
+    );
+    let patient = create(&p, ana, "Luis Pérez")?;
+    for key in [
+        PatientKey::Id(patient.id),
+        PatientKey::Uid(patient.uid.clone()),
+    ] {
+        assert_eq!(get(&p, ana, &key)?.unwrap().id, patient.id);
+        assert!(matches!(get(&p, beto, &key)?, Err(Error::NotFound(_))));
+    }
+    let patch = PatientPatch {
+        name: Some("Otro".into()),
+        email: None,
+        date_of_birth: None,
+        external_patient_file: None,
+        gender: None,
+        curp: None,
+        phone: None,
+        address: None,
+        state: None,
+        zip_code: None,
+        location: None,
+    };
+    let key = PatientKey::Id(patient.id);
+    let changed = p.call(async |c, s| {
+        c.receta_patients_patients()
+            .call_update_patient(s, beto, &key, &patch)
+            .await
+    })?;
+    assert!(matches!(changed, Err(Error::NotFound(_))));
+    let renamed = p.call(async |c, s| {
+        c.receta_patients_patients()
+            .call_update_patient(s, ana, &key, &patch)
+            .await
+    })??;
+    assert_eq!(
+        (renamed.name.as_str(), renamed.email.as_str()),
+        ("Otro", "luis@example.com")
+    );
+    Ok(())
+}
+
+#[test]
+fn a_medic_lists_and_searches_only_their_own_patients() -> Result<()> {
+    let p = Patients::new()?;
+    let db = p.db()?;
+    let (ana, beto) = (
+        medic(&db, "ana@example.com", "t1")?,
+        medic(&db, "beto@example.com", "t2")?,
+    );
+    create(&p, ana, "Luis Pérez")?;
+    create(&p, ana, "María López")?;
+    create(&p, beto, "Luisa Gómez")?;
+    let page = PageRequest {
+        limit: 20,
+        offset: 0,
+    };
+    let list = |medic: i64, search: Option<&'static str>| {
+        p.call(async move |c, s| {
+            c.receta_patients_patients()
+                .call_list_patients(s, medic, search, page)
+                .await
+        })
+    };
+    assert_eq!(list(ana, None)??.len(), 2);
+    let found = list(ana, Some("Pérez"))??;
+    assert_eq!(
+        found.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(),
+        ["Luis Pérez"]
+    );
+    assert_eq!(list(beto, None)??.len(), 1);
+    Ok(())
+}

@@ -3,6 +3,7 @@
 //! per component; each test makes its own component and database (a copy of the migrated one).
 
 mod auth;
+mod catalog;
 mod helpers;
 mod notifications;
 mod patients;

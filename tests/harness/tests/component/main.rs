@@ -4,6 +4,7 @@
 
 mod auth;
 mod catalog;
+mod gateway;
 mod helpers;
 mod notifications;
 mod patients;

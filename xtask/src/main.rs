@@ -1,7 +1,7 @@
 //! `cargo xtask <command>`: the project's commands, in plain Rust with no dependencies.
 //!
 //! - `up [HOST FLAGS]`  build everything, then run the app (`receta up`), flags passed through
-//! - `test`             build everything, then run every test (unit, black-box, and on real Spin)
+//! - `test`             build everything, then run every test (unit, component, black-box, real Spin)
 //! - `lint`             `cargo fmt --check`, clippy for the host and the wasm target, no module cycles
 //! - `cycles`           no module of any crate imports one that imports it back (`cycles.rs`)
 //! - `build`            build the components (wasm32-wasip2) and the host, release mode
@@ -96,6 +96,7 @@ fn test() -> Result {
         unit.args(["--exclude", name]);
     }
     run(&mut unit)?;
+    component_tests()?;
     // The gateway's unit tests: `--lib` builds only their test harness, not the cdylib.
     run(cargo().args(["test", "--release", "--lib", "-p", "gateway"]))?;
     // The contract: valid OpenAPI 3.1; then every black-box response is checked against it
@@ -133,7 +134,40 @@ fn test() -> Result {
 
 /// Crates without native unit tests: the black-box suite (run next, against the host) and the HTTP
 /// components, whose `wasi:http` export only links on wasm32 (the test and bench fixtures too).
-const NOT_NATIVE: &[&str] = &["receta-tests", "gateway", "probe", "hello", "pdfbench"];
+const NOT_NATIVE: &[&str] = &[
+    "receta-tests",
+    "receta-harness",
+    "gateway",
+    "probe",
+    "hello",
+    "pdfbench",
+];
+
+/// The component tests (`tests/harness`, docs/testing-components.md): each domain component alone,
+/// and the gateway composed, in-process on the host's capabilities. Says how many before running.
+fn component_tests() -> Result {
+    let listed = cargo()
+        .args(["test", "--release", "-p", "receta-harness", "--test", "component", "--"])
+        .args(["--list", "--format", "terse"])
+        .current_dir(project::root())
+        .output()
+        .map_err(|e| format!("listing the component tests: {e}"))?;
+    if !listed.status.success() {
+        return Err(format!(
+            "listing the component tests failed:\n{}",
+            String::from_utf8_lossy(&listed.stderr)
+        ));
+    }
+    let count = String::from_utf8_lossy(&listed.stdout)
+        .lines()
+        .filter(|line| line.ends_with(": test"))
+        .count();
+    if count == 0 {
+        return Err("no component tests found in tests/harness".into());
+    }
+    println!("xtask: {count} component tests (tests/harness: one component in-process per test)");
+    run(cargo().args(["test", "--release", "-p", "receta-harness"]))
+}
 
 /// Command-line tools the tests drive, and the Debian packages that provide them. `chromium` runs
 /// headless in the patient landing's browser test (`tests/api/landing_browser.rs`).

@@ -345,6 +345,31 @@ fn unknown_route_is_404_and_requests_are_logged() {
     );
 }
 
+/// The host links a dependency whose WIT package (`fixture:echo`, tests/components/echo/wit) it was
+/// never built with: lazily, from the components' own types (forwarded dynamically), and composed
+/// ahead of time as Spin does. A record, bytes, an option, an enum and both sides of a result cross.
+#[test]
+fn a_dependency_whose_wit_the_host_never_saw_is_linked() {
+    for composition in ["lazy", "static"] {
+        let app = spawn_app_with(AppConfig {
+            runtime_config: None,
+            manifest: fixture("dependency.toml"),
+            env: vec![("RECETA_COMPOSITION".into(), composition.into())],
+        });
+        assert_eq!(text(&app, "/echo/hola"), "HOLA|cba|4", "{composition}");
+        let refused = app.get("/echo/", None);
+        assert_eq!(refused.status, 400, "{composition}");
+        assert_eq!(refused.text(), "nothing to echo");
+        if composition == "lazy" {
+            let log = app.log();
+            assert!(
+                log.contains("1 dependency functions linked lazily: 0 typed, 1 dynamically"),
+                "{log}"
+            );
+        }
+    }
+}
+
 #[test]
 fn spin_request_headers() {
     let app = probe(&[]);

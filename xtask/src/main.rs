@@ -133,12 +133,15 @@ fn test() -> Result {
 }
 
 /// Crates without native unit tests: the black-box suite (run next, against the host) and the HTTP
-/// components, whose `wasi:http` export only links on wasm32 (the test and bench fixtures too).
+/// components, whose `wasi:http` export only links on wasm32 (the test and bench fixtures too), and
+/// the component tests (their own pass, `component_tests`).
 const NOT_NATIVE: &[&str] = &[
     "receta-tests",
     "receta-harness",
     "gateway",
     "probe",
+    "echo",
+    "echo-front",
     "hello",
     "pdfbench",
 ];
@@ -147,8 +150,15 @@ const NOT_NATIVE: &[&str] = &[
 /// and the gateway composed, in-process on the host's capabilities. Says how many before running.
 fn component_tests() -> Result {
     let listed = cargo()
-        .args(["test", "--release", "-p", "receta-harness", "--test", "component", "--"])
-        .args(["--list", "--format", "terse"])
+        .args([
+            "test",
+            "--release",
+            "-p",
+            "receta-harness",
+            "--test",
+            "component",
+        ])
+        .args(["--", "--list", "--format", "terse"])
         .current_dir(project::root())
         .output()
         .map_err(|e| format!("listing the component tests: {e}"))?;

@@ -13,8 +13,9 @@ use receta_host::runtime::engine::WasmtimeResultExt;
 use receta_host::runtime::linking::{self, Composition};
 use receta_host::runtime::store::HostState;
 
+use crate::base::Base;
+use crate::outbound::Outbound;
 use crate::shared::{GATEWAY, shared};
-use crate::{Base, Outbound};
 
 /// The host name requests are sent to.
 const HOST: &str = "receta.test";

@@ -13,29 +13,23 @@
 //!
 //! `docs/testing-components.md` shows a test and maps these to `spin test`'s concepts.
 
+mod base;
 mod gateway;
 mod outbound;
 mod shared;
 pub mod worlds;
 
-use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, anyhow};
-use tempfile::TempDir;
+use anyhow::Result;
 use wasmtime::Store;
 
-use receta_host::capability::sqlite::config::DEFAULT_DB_FILE;
-use receta_host::runtime::store::{ComponentContext, HostState, new_store};
+use base::Base;
+use receta_host::runtime::store::HostState;
 
 pub use gateway::{Gateway, Response};
 pub use outbound::{Outbound, Sent};
 pub use worlds::World;
-
-/// The longest one call may run (the host's request time limit).
-const CALL_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// One domain component of world `W` under test.
 pub struct Harness<W: World> {
@@ -92,58 +86,4 @@ impl<W: World> Harness<W> {
 
 fn pre<W: World>(shared: &shared::Shared) -> Result<W::Pre> {
     shared.pre(W::DEPENDENCY, |s| W::pre(s.dependency(W::DEPENDENCY)?))
-}
-
-/// What a component under test runs on: its state directory, context and outbound HTTP.
-struct Base {
-    runtime: tokio::runtime::Runtime,
-    state: TempDir,
-    context: Arc<ComponentContext>,
-    outbound: Outbound,
-}
-
-impl Base {
-    fn new(variables: &[(&str, &str)]) -> Result<Self> {
-        let shared = shared::shared()?;
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .context("cannot start a runtime")?;
-        let state = shared.state()?;
-        let variables: BTreeMap<String, String> = variables
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        let context = runtime.block_on(shared.context(state.path(), &variables))?;
-        Ok(Self {
-            runtime,
-            state,
-            context,
-            outbound: Outbound::default(),
-        })
-    }
-
-    /// Runs `f` on a fresh store, within the time limit.
-    fn run<R>(
-        &self,
-        f: impl AsyncFnOnce(&mut Store<HostState>) -> wasmtime::Result<R>,
-    ) -> Result<R> {
-        let shared = shared::shared()?;
-        let deadline = Instant::now() + CALL_TIMEOUT;
-        let mut store = new_store(&shared.engine, self.context.clone(), deadline);
-        store.data_mut().hooks.intercept = Some(self.outbound.interceptor());
-        let call = async { tokio::time::timeout(CALL_TIMEOUT, f(&mut store)).await };
-        match self.runtime.block_on(call) {
-            Ok(result) => result.map_err(anyhow::Error::from),
-            Err(_) => Err(anyhow!("the call took longer than {CALL_TIMEOUT:?}")),
-        }
-    }
-
-    fn db(&self) -> Result<rusqlite::Connection> {
-        let path: PathBuf = self.state.path().join(DEFAULT_DB_FILE);
-        let conn = rusqlite::Connection::open(&path)
-            .with_context(|| format!("cannot open {}", path.display()))?;
-        conn.busy_timeout(Duration::from_secs(5))?;
-        Ok(conn)
-    }
 }

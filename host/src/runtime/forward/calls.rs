@@ -24,7 +24,7 @@ pub struct Target {
     pub index: ComponentExportIndex,
 }
 
-/// A typed forwarder for one function signature (`receta_erx`'s table picks one per function).
+/// A typed forwarder for one function signature (`app_wit`'s generated table picks one per function).
 pub type Forwarder = fn(&mut LinkerInstance<'_, HostState>, &str, Target) -> Result<()>;
 
 /// Forwards with the arguments `P` and results `R` as Rust values.

@@ -3,7 +3,7 @@
 //!
 //! Two ways to carry the call's values across:
 //! - **typed** (`calls::typed`): for the interfaces whose types the host was built with
-//!   (`receta_erx`, generated from the app's `wit/`), the arguments and results are lifted into
+//!   (`app_wit`, generated from the app's `wit/` at build time), the arguments and results are lifted into
 //!   Rust values and lowered again, as a statically composed component's adapter copies them;
 //! - **dynamic** (`calls::dynamic`): for any other interface, through Wasmtime's `Val`s, which work
 //!   for every type but allocate a tree per value (a record's field names, a `Val` per byte of a
@@ -12,8 +12,8 @@
 //! Both check the types: Wasmtime checks a host function against the component's import when the
 //! component is pre-instantiated, and the callee against the same types on the call.
 
+mod app_wit;
 mod calls;
-mod receta_erx;
 
 use anyhow::Result;
 use wasmtime::component::LinkerInstance;
@@ -31,7 +31,7 @@ pub fn define(
     target: Target,
     typed: bool,
 ) -> Result<bool> {
-    match receta_erx::forwarder(interface, func).filter(|_| typed) {
+    match app_wit::forwarder(interface, func).filter(|_| typed) {
         Some(typed) => typed(instance, func, target).map(|()| true),
         None => calls::dynamic(instance, func, target).map(|()| false),
     }

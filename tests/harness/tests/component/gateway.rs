@@ -41,7 +41,12 @@ fn a_call_without_a_valid_token_is_401_invalid_token() -> Result<()> {
         assert_eq!(refused.status, 401);
         assert_eq!(json_body(&refused)?, json!({"message": "Invalid Token"}));
     }
-    assert_eq!(gateway.get("/api/v2/hospital/", Some("admin-secret"))?.status, 200);
+    assert_eq!(
+        gateway
+            .get("/api/v2/hospital/", Some("admin-secret"))?
+            .status,
+        200
+    );
     Ok(())
 }
 
@@ -83,8 +88,14 @@ fn a_prescription_created_over_http_is_emailed_after_the_response() -> Result<()
     let sent = gateway.outbound().sent();
     assert_eq!(sent.len(), 1, "the email went out once the guest finished");
     assert_eq!(sent[0].url, relay);
-    let detail = gateway.get(&format!("/api/v2/rx-endpoint/{signature}/"), Some("medic-token"))?;
+    let detail = gateway.get(
+        &format!("/api/v2/rx-endpoint/{signature}/"),
+        Some("medic-token"),
+    )?;
     assert_eq!(detail.status, 200);
-    assert_eq!(json_body(&detail)?["status"]["sent_status"][0], "sent_email");
+    assert_eq!(
+        json_body(&detail)?["status"]["sent_status"][0],
+        "sent_email"
+    );
     Ok(())
 }

@@ -28,7 +28,8 @@ const PROMOTE_OLDEST: &str = "UPDATE memberships SET is_active = 1 \
 pub const NOT_A_MANAGER: &str = "You do not have permission to manage this hospital.";
 pub const NO_MANAGED_HOSPITAL: &str =
     "Only the API admin or a medic with an ADMIN membership may do this.";
-pub const ADMIN_ONLY: &str = "Only the API admin may do this.";
+/// The gateway's text for the same refusal (one text per refusal).
+pub const ADMIN_ONLY: &str = "This endpoint requires the API admin's token.";
 pub const MEDIC_ONLY: &str = "This endpoint requires a medic token.";
 
 /// DRF's message for a foreign key that names nothing.

@@ -4,7 +4,7 @@ use common::codes::PageSize;
 use serde_json::{Map, Value};
 
 use common::fields::Fields;
-use common::types::Error;
+use common::types::{Error, Principal};
 
 use crate::bindings::catalog::{self, Hospital, HospitalPatch, Image, ImageUpdate, NewHospital};
 use crate::http::{self, Request, Response, path_id};
@@ -21,8 +21,7 @@ const ADDRESS: Option<usize> = Some(1024);
 /// their defaults: headline "", page_size 0, info false, is_admin true (a medic caller joins as ADMIN;
 /// false joins as MEMBER), send_emails true, is_active true, zip_code/location_lat/location_lon "",
 /// google_place_id "", picture and university_logo (multipart files) none.
-pub fn create(req: &Request) -> Result<Response, Error> {
-    let caller = req.caller()?;
+pub fn create(req: &Request, caller: Principal) -> Result<Response, Error> {
     let (mut fields, mut files) = read_form(req)?;
     let picture = upload(&mut fields, &mut files, "picture");
     let university_logo = upload(&mut fields, &mut files, "university_logo");
@@ -58,8 +57,7 @@ pub fn create(req: &Request) -> Result<Response, Error> {
 }
 
 /// `GET /api/v2/hospital/` → 200 paginated Hospital list.
-pub fn list(req: &Request) -> Result<Response, Error> {
-    let caller = req.caller()?;
+pub fn list(req: &Request, caller: Principal) -> Result<Response, Error> {
     let page = req.page()?;
     let found = catalog::list_hospitals(caller, page)?;
     let base_url = http::base_url();
@@ -72,8 +70,7 @@ pub fn list(req: &Request) -> Result<Response, Error> {
 }
 
 /// `GET /api/v2/hospital/<id>` → 200 Hospital, 404 `{message}`.
-pub fn get(req: &Request, id: &str) -> Result<Response, Error> {
-    let caller = req.caller()?;
+pub fn get(caller: Principal, id: &str) -> Result<Response, Error> {
     let id = path_id(id)?;
     let hospital = catalog::get_hospital(caller, id)?;
     Ok(Response::json(200, &with_urls(hospital, &http::base_url())))
@@ -83,8 +80,7 @@ pub fn get(req: &Request, id: &str) -> Result<Response, Error> {
 /// membership there (else 403); 404 when absent. Any field of create except `is_admin` (the caller's
 /// membership type, changed through memberships) may be sent; `picture`/`university_logo` as files
 /// replace the image, as `null` (JSON) or an empty text field (form) remove it.
-pub fn update(req: &Request, id: &str) -> Result<Response, Error> {
-    let caller = req.caller()?;
+pub fn update(req: &Request, caller: Principal, id: &str) -> Result<Response, Error> {
     let id = path_id(id)?;
     catalog::authorize_hospital_admin(caller, id)?;
     let (mut fields, mut files) = read_form(req)?;

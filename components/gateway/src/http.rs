@@ -20,8 +20,13 @@ pub const MAX_JSON_BODY: usize = 1 << 20;
 /// Largest multipart body accepted (decisions: 5 MiB).
 pub const MAX_MULTIPART_BODY: usize = 5 << 20;
 
+/// The one text of each role refusal (403), whatever the route.
 const PHARMACY_TOKEN_ELSEWHERE: &str = "A pharmacy token is good only on the pharmacy calls (/api/v2/pharmacy/rx/, /api/v2/pharmacy/register/, /api/v1/prescriptions/).";
 const PHARMACY_CALL_ONLY: &str = "Only a pharmacy's token may make the pharmacy calls.";
+const ADMIN_ONLY: &str = "This endpoint requires the API admin's token.";
+const MEDIC_ONLY: &str = "This endpoint requires a medic token.";
+const PHARMACY_OR_ADMIN_ONLY: &str =
+    "This endpoint requires a pharmacy's or the API admin's token.";
 
 /// A request, body read in full.
 pub struct Request {
@@ -155,19 +160,19 @@ impl Request {
         }
     }
 
-    /// Lets only the API admin through: 401 without a valid token, 403 (saying `why`) for anyone else.
-    pub fn admin(&self, why: &str) -> Result<(), Error> {
+    /// Lets only the API admin through: 401 without a valid token, 403 for anyone else.
+    pub fn admin(&self) -> Result<(), Error> {
         match self.caller()? {
             Principal::Admin => Ok(()),
-            Principal::Medic(_) => Err(Error::forbidden(why)),
+            Principal::Medic(_) => Err(Error::forbidden(ADMIN_ONLY)),
         }
     }
 
-    /// The medic of a medic call: 401 without a valid token, 403 (saying `why`) for anyone else.
-    pub fn medic(&self, why: &str) -> Result<i64, Error> {
+    /// The medic of a medic call: 401 without a valid token, 403 for anyone else.
+    pub fn medic(&self) -> Result<i64, Error> {
         match self.caller()? {
             Principal::Medic(id) => Ok(id),
-            Principal::Admin => Err(Error::forbidden(why)),
+            Principal::Admin => Err(Error::forbidden(MEDIC_ONLY)),
         }
     }
 
@@ -180,12 +185,12 @@ impl Request {
     }
 
     /// The caller of a call open to pharmacies and the API admin (a receipt): `Some(pharmacy)`, or
-    /// `None` for the admin; 401 without a valid token, 403 (saying `why`) for a medic's.
-    pub fn pharmacy_or_admin(&self, why: &str) -> Result<Option<i64>, Error> {
+    /// `None` for the admin; 401 without a valid token, 403 for a medic's.
+    pub fn pharmacy_or_admin(&self) -> Result<Option<i64>, Error> {
         match auth::authenticate(self.header("authorization"))? {
             Caller::Pharmacy(id) => Ok(Some(id)),
             Caller::Admin => Ok(None),
-            Caller::Medic(_) => Err(Error::forbidden(why)),
+            Caller::Medic(_) => Err(Error::forbidden(PHARMACY_OR_ADMIN_ONLY)),
         }
     }
 

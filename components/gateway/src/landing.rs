@@ -15,18 +15,17 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use common::types::Error;
+use common::types::{Error, Principal};
 
 use crate::bindings::campaigns::{self, Campaign};
 use crate::bindings::pharmacies;
 use crate::bindings::prescriptions::{self, LandingRx, Medication};
 use crate::campaigns::landing_json;
-use crate::http::{Request, Response};
+use crate::http::Response;
 use crate::landing_html;
 
 /// `GET /api/v2/rx/patient-landing/<signature>/` → 200 `{rx, campaigns, default_campaign}`.
-pub fn json(req: &Request, signature: &str) -> Result<Response, Error> {
-    let caller = req.caller()?;
+pub fn json(caller: Principal, signature: &str) -> Result<Response, Error> {
     logs_caught_up();
     let rx = prescriptions::get_landing(Some(caller), signature)?;
     let active = campaigns::active_campaigns()?;

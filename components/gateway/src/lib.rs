@@ -24,7 +24,7 @@ mod verification;
 
 use spin_sdk::http::{IncomingRequest, Method, ResponseOutparam};
 
-use common::types::Error;
+use common::types::{Error, Principal};
 use http::{Request, Response};
 
 #[spin_sdk::http_component]
@@ -74,128 +74,127 @@ const METHODS: [(Method, &str); 4] = [
 /// A route's handler, matched but not yet run.
 type Handler<'a> = Box<dyn FnOnce() -> Result<Response, Error> + 'a>;
 
-fn run<'a>(handler: impl FnOnce() -> Result<Response, Error> + 'a) -> Option<Handler<'a>> {
-    Some(Box::new(handler))
+type Outcome = Result<Response, Error>;
+
+/// Who may call a route, and what its handler is handed: each checks the token (401 without a
+/// valid one, 403 with the role's one text, `http::Request`) before the handler runs. Roles are
+/// checked here; what a caller owns (a medic's patients, a hospital's members, the pharmacy that
+/// sold) is checked in the domain components, which take the principal.
+///
+/// The API admin only; the handler knows it is the admin.
+fn admin<'a>(req: &'a Request, h: impl FnOnce() -> Outcome + 'a) -> Option<Handler<'a>> {
+    Some(Box::new(move || {
+        req.admin()?;
+        h()
+    }))
 }
 
-/// Every route of the API. Paths match with or without their trailing slash.
+/// A medic only; the handler gets the medic's id.
+fn medic<'a>(req: &'a Request, h: impl FnOnce(i64) -> Outcome + 'a) -> Option<Handler<'a>> {
+    Some(Box::new(move || h(req.medic()?)))
+}
+
+/// The API admin or a medic; the handler gets the principal (the domain filters by ownership).
+fn caller<'a>(req: &'a Request, h: impl FnOnce(Principal) -> Outcome + 'a) -> Option<Handler<'a>> {
+    Some(Box::new(move || h(req.caller()?)))
+}
+
+/// A pharmacy only; the handler gets the pharmacy's id.
+fn pharmacy<'a>(req: &'a Request, h: impl FnOnce(i64) -> Outcome + 'a) -> Option<Handler<'a>> {
+    Some(Box::new(move || h(req.pharmacy()?)))
+}
+
+/// A pharmacy or the API admin; the handler gets `Some(pharmacy)` or `None` for the admin.
+fn pharmacy_or_admin<'a>(
+    req: &'a Request,
+    h: impl FnOnce(Option<i64>) -> Outcome + 'a,
+) -> Option<Handler<'a>> {
+    Some(Box::new(move || h(req.pharmacy_or_admin()?)))
+}
+
+/// No token: the contract, verification, and the patient's page (the signature is the capability).
+fn public<'a>(h: impl FnOnce() -> Outcome + 'a) -> Option<Handler<'a>> {
+    Some(Box::new(h))
+}
+
+/// Every route of the API, with who may call it. Paths match with or without their trailing slash.
+#[rustfmt::skip]
 fn handler<'a>(req: &'a Request, method: Method, segments: &'a [&'a str]) -> Option<Handler<'a>> {
     use Method::*;
     match (method, segments) {
-        (Get, ["api", "v2", "hospital"]) => run(move || hospitals::list(req)),
-        (Post, ["api", "v2", "hospital"]) => run(move || hospitals::create(req)),
-        (Get, ["api", "v2", "hospital", id]) => run(move || hospitals::get(req, id)),
-        (Patch, ["api", "v2", "hospital", id]) => run(move || hospitals::update(req, id)),
-        (Post, ["api", "v2", "medics"]) => run(move || medics::create(req)),
-        (Get, ["api", "v2", "medics"]) => run(move || medics::list(req)),
-        (Get, ["api", "v2", "medics", id]) => run(move || medics::get(req, id)),
-        (Patch, ["api", "v2", "medics", id]) => run(move || medics::update(req, id)),
-        (Get, ["api", "v2", "medications"]) => run(move || prescriptions::prescribed(req)),
-        (Get, ["api", "v2", "search", "medics"]) => run(move || medics::search(req)),
-        (Get, ["api", "v2", "management", "memberships"]) => run(move || memberships::list(req)),
-        (Post, ["api", "v2", "management", "memberships"]) => run(move || memberships::create(req)),
-        (Get, ["api", "v2", "management", "memberships", id]) => {
-            run(move || memberships::get(req, id))
-        }
-        (Patch, ["api", "v2", "management", "memberships", id]) => {
-            run(move || memberships::update(req, id))
-        }
-        (Delete, ["api", "v2", "management", "memberships", id]) => {
-            run(move || memberships::delete(req, id))
-        }
-        (Get, ["api", "v2", "memberships", hospital]) => {
-            run(move || memberships::of_hospital(req, hospital))
-        }
-        (Get, ["api", "v2", "locations"]) => run(move || locations::list(req)),
-        (Patch, ["api", "v2", "locations", "update"]) => run(move || locations::update(req)),
-        (Get, ["api", "v2", "patient"]) => run(move || patients::list(req)),
-        (Post, ["api", "v2", "patient"]) => run(move || patients::create(req)),
-        (Get, ["api", "v2", "patient", key]) => run(move || patients::get(req, key)),
-        (Patch, ["api", "v2", "patient", key]) => run(move || patients::update(req, key)),
-        (Get, ["api", "v2", "rx-endpoint"]) => run(move || prescriptions::list(req)),
-        (Post, ["api", "v2", "rx-endpoint"]) => run(move || prescriptions::create(req)),
-        (Get, ["api", "v2", "rx-endpoint", key]) => run(move || prescriptions::detail(req, key)),
-        (Post, ["api", "v2", "rx-endpoint", signature, "cancel"]) => {
-            run(move || prescriptions::cancel(req, signature))
-        }
-        (Get, ["api", "v2", "rx-endpoint", signature, "document"]) => {
-            run(move || prescriptions::document(req, signature))
-        }
-        (Get, ["api", "v2", "rx-endpoint", signature, "dispenses"]) => {
-            run(move || prescriptions::events(req, signature))
-        }
-        (Get, ["api", "v2", "rx", "pdf", signature]) => {
-            run(move || prescriptions::pdf(req, signature))
-        }
-        (Post, ["api", "v2", "rx", "resend", signature]) => {
-            run(move || notifications::resend(req, signature))
-        }
-        (Get, ["api", "v2", "webhooks"]) => run(move || notifications::list_webhooks(req)),
-        (Post, ["api", "v2", "webhooks"]) => run(move || notifications::create_webhook(req)),
-        (Get, ["api", "v2", "webhooks", id]) => run(move || notifications::get_webhook(req, id)),
-        (Delete, ["api", "v2", "webhooks", id]) => {
-            run(move || notifications::delete_webhook(req, id))
-        }
-        (Get, ["api", "v2", "deliveries"]) => run(move || notifications::list_deliveries(req)),
-        (Post, ["api", "v2", "deliveries", "run"]) => run(move || notifications::run_worker(req)),
-        (Get, ["api", "v2", "deliveries", id]) => run(move || notifications::get_delivery(req, id)),
-        (Post, ["api", "v2", "deliveries", id, "replay"]) => {
-            run(move || notifications::replay(req, id))
-        }
-        (Get, ["api", "v2", "drugs"]) => run(move || drugs::search(req)),
-        (Post, ["api", "v2", "drugs"]) => run(move || drugs::load(req)),
-        (Get, ["api", "v2", "rx", "patient-landing", signature]) => {
-            run(move || landing::json(req, signature))
-        }
-        (Get, ["api", "v2", "campaigns"]) => run(move || campaigns::list(req)),
-        (Post, ["api", "v2", "campaigns"]) => run(move || campaigns::create(req)),
-        (Get, ["api", "v2", "campaigns", id]) => run(move || campaigns::get(req, id)),
-        (Patch, ["api", "v2", "campaigns", id]) => run(move || campaigns::update(req, id)),
-        (Delete, ["api", "v2", "campaigns", id]) => run(move || campaigns::delete(req, id)),
-        (Get, ["api", "v2", "pharmacies"]) => run(move || pharmacies::list(req)),
-        (Post, ["api", "v2", "pharmacies"]) => run(move || pharmacies::create(req)),
-        (Get, ["api", "v2", "pharmacies", id]) => run(move || pharmacies::get(req, id)),
-        (Patch, ["api", "v2", "pharmacies", id]) => run(move || pharmacies::update(req, id)),
-        (Get, ["api", "v2", "pharmacies", id, "calls"]) => run(move || pharmacies::calls(req, id)),
-        (Get, ["api", "v2", "pharmacies", id, "register"]) => {
-            run(move || pharmacies::register(req, id))
-        }
-        // The pharmacy calls (a pharmacy's token only), on the original pharmacy API's paths.
-        (Get, ["api", "v2", "pharmacy", "register"]) => run(move || pharmacy::register(req)),
-        (Get, ["api", "v2", "pharmacy", "rx", signature]) => {
-            run(move || pharmacy::lookup(req, signature))
-        }
-        (Post, ["api", "v1", "prescriptions", "burn", signature]) => {
-            run(move || pharmacy::burn(req, signature))
-        }
-        (Post, ["api", "v1", "prescriptions", "reject", signature]) => {
-            run(move || pharmacy::reject(req, signature))
-        }
-        (Post, ["api", "v2", "pharmacy", "rx", signature, "claim"]) => {
-            run(move || pharmacy::claim(req, signature))
-        }
-        (Post, ["api", "v2", "pharmacy", "rx", signature, "release"]) => {
-            run(move || pharmacy::release(req, signature))
-        }
-        (Get, ["api", "v2", "pharmacy", "receipts", digest]) => {
-            run(move || pharmacy::receipt(req, digest))
-        }
-        // The contract (OpenAPI) and its reference page: no token.
-        (Get, ["api", "v2", "openapi.json"]) => run(reference::openapi),
-        (Get, ["docs"]) => run(reference::docs),
-        // Verification: no token (docs/verification.md).
-        (Get, [".well-known", "receta-keys.json"]) => run(verification::keys),
-        (Get, ["api", "v2", "verify", signature]) => {
-            run(move || verification::verify(req, signature))
-        }
-        (Get, ["api", "v2", "verify", "receipt", digest]) => {
-            run(move || verification::receipt(req, digest))
-        }
-        (Get, ["media", "hospitals", id, file]) => run(move || media::hospital_image(id, file)),
-        // The patient's page (`cta_link`) and its PDF: no token, the signature is the capability.
-        (Get, ["rx", signature]) => run(move || landing::page(signature)),
-        (Get, ["rx", signature, "pdf"]) => run(move || landing::pdf(signature)),
-        (Get, ["rx", ..]) => run(move || Ok(landing::not_found())),
+        (Get, ["api", "v2", "hospital"]) => caller(req, move |c| hospitals::list(req, c)),
+        (Post, ["api", "v2", "hospital"]) => caller(req, move |c| hospitals::create(req, c)),
+        (Get, ["api", "v2", "hospital", id]) => caller(req, move |c| hospitals::get(c, id)),
+        (Patch, ["api", "v2", "hospital", id]) => caller(req, move |c| hospitals::update(req, c, id)),
+        (Post, ["api", "v2", "medics"]) => admin(req, move || medics::create(req)),
+        (Get, ["api", "v2", "medics"]) => caller(req, move |c| medics::list(req, c)),
+        (Get, ["api", "v2", "medics", id]) => caller(req, move |c| medics::get(c, id)),
+        (Patch, ["api", "v2", "medics", id]) => caller(req, move |c| medics::update(req, c, id)),
+        (Get, ["api", "v2", "search", "medics"]) => caller(req, move |c| medics::search(req, c)),
+        (Get, ["api", "v2", "management", "memberships"]) => caller(req, move |c| memberships::list(req, c)),
+        (Post, ["api", "v2", "management", "memberships"]) => caller(req, move |c| memberships::create(req, c)),
+        (Get, ["api", "v2", "management", "memberships", id]) => caller(req, move |c| memberships::get(c, id)),
+        (Patch, ["api", "v2", "management", "memberships", id]) => caller(req, move |c| memberships::update(req, c, id)),
+        (Delete, ["api", "v2", "management", "memberships", id]) => caller(req, move |c| memberships::delete(c, id)),
+        (Get, ["api", "v2", "memberships", hospital]) => caller(req, move |c| memberships::of_hospital(c, hospital)),
+        (Get, ["api", "v2", "locations"]) => caller(req, locations::list),
+        (Patch, ["api", "v2", "locations", "update"]) => medic(req, move |m| locations::update(req, m)),
+        (Get, ["api", "v2", "patient"]) => medic(req, move |m| patients::list(req, m)),
+        (Post, ["api", "v2", "patient"]) => medic(req, move |m| patients::create(req, m)),
+        (Get, ["api", "v2", "patient", key]) => medic(req, move |m| patients::get(m, key)),
+        (Patch, ["api", "v2", "patient", key]) => medic(req, move |m| patients::update(req, m, key)),
+        (Get, ["api", "v2", "rx-endpoint"]) => medic(req, move |m| prescriptions::list(req, m)),
+        (Post, ["api", "v2", "rx-endpoint"]) => medic(req, move |m| prescriptions::create(req, m)),
+        (Get, ["api", "v2", "rx-endpoint", id]) if prescriptions::is_id(id) => medic(req, move |m| prescriptions::by_id(req, m, id)),
+        (Get, ["api", "v2", "rx-endpoint", signature]) => caller(req, move |c| prescriptions::detail(c, signature)),
+        (Post, ["api", "v2", "rx-endpoint", signature, "cancel"]) => medic(req, move |m| prescriptions::cancel(req, m, signature)),
+        (Get, ["api", "v2", "rx-endpoint", signature, "document"]) => caller(req, move |c| prescriptions::document(c, signature)),
+        (Get, ["api", "v2", "rx-endpoint", signature, "dispenses"]) => caller(req, move |c| prescriptions::events(req, c, signature)),
+        (Get, ["api", "v2", "medications"]) => medic(req, move |m| prescriptions::prescribed(req, m)),
+        (Get, ["api", "v2", "rx", "pdf", signature]) => caller(req, move |c| prescriptions::pdf(c, signature)),
+        (Post, ["api", "v2", "rx", "resend", signature]) => caller(req, move |c| notifications::resend(req, c, signature)),
+        (Get, ["api", "v2", "rx", "patient-landing", signature]) => caller(req, move |c| landing::json(c, signature)),
+        (Get, ["api", "v2", "webhooks"]) => admin(req, move || notifications::list_webhooks(req)),
+        (Post, ["api", "v2", "webhooks"]) => admin(req, move || notifications::create_webhook(req)),
+        (Get, ["api", "v2", "webhooks", id]) => admin(req, move || notifications::get_webhook(id)),
+        (Delete, ["api", "v2", "webhooks", id]) => admin(req, move || notifications::delete_webhook(id)),
+        (Get, ["api", "v2", "deliveries"]) => admin(req, move || notifications::list_deliveries(req)),
+        (Post, ["api", "v2", "deliveries", "run"]) => admin(req, notifications::run_worker),
+        (Get, ["api", "v2", "deliveries", id]) => admin(req, move || notifications::get_delivery(id)),
+        (Post, ["api", "v2", "deliveries", id, "replay"]) => admin(req, move || notifications::replay(id)),
+        (Get, ["api", "v2", "drugs"]) => caller(req, move |_| drugs::search(req)),
+        (Post, ["api", "v2", "drugs"]) => admin(req, move || drugs::load(req)),
+        (Get, ["api", "v2", "campaigns"]) => admin(req, move || campaigns::list(req)),
+        (Post, ["api", "v2", "campaigns"]) => admin(req, move || campaigns::create(req)),
+        (Get, ["api", "v2", "campaigns", id]) => admin(req, move || campaigns::get(id)),
+        (Patch, ["api", "v2", "campaigns", id]) => admin(req, move || campaigns::update(req, id)),
+        (Delete, ["api", "v2", "campaigns", id]) => admin(req, move || campaigns::delete(id)),
+        (Get, ["api", "v2", "pharmacies"]) => admin(req, move || pharmacies::list(req)),
+        (Post, ["api", "v2", "pharmacies"]) => admin(req, move || pharmacies::create(req)),
+        (Get, ["api", "v2", "pharmacies", id]) => admin(req, move || pharmacies::get(id)),
+        (Patch, ["api", "v2", "pharmacies", id]) => admin(req, move || pharmacies::update(req, id)),
+        (Get, ["api", "v2", "pharmacies", id, "calls"]) => admin(req, move || pharmacies::calls(req, id)),
+        (Get, ["api", "v2", "pharmacies", id, "register"]) => admin(req, move || pharmacies::register(req, id)),
+        // The pharmacy calls, on the original pharmacy API's paths.
+        (Get, ["api", "v2", "pharmacy", "register"]) => pharmacy(req, move |p| pharmacy::register(req, p)),
+        (Get, ["api", "v2", "pharmacy", "rx", signature]) => pharmacy(req, move |p| pharmacy::lookup(p, signature)),
+        (Post, ["api", "v1", "prescriptions", "burn", signature]) => pharmacy(req, move |p| pharmacy::burn(req, p, signature)),
+        (Post, ["api", "v1", "prescriptions", "reject", signature]) => pharmacy(req, move |p| pharmacy::reject(req, p, signature)),
+        (Post, ["api", "v2", "pharmacy", "rx", signature, "claim"]) => pharmacy(req, move |p| pharmacy::claim(p, signature)),
+        (Post, ["api", "v2", "pharmacy", "rx", signature, "release"]) => pharmacy(req, move |p| pharmacy::release(req, p, signature)),
+        (Get, ["api", "v2", "pharmacy", "receipts", digest]) => pharmacy_or_admin(req, move |p| pharmacy::receipt(p, digest)),
+        // The contract (OpenAPI) and its reference page.
+        (Get, ["api", "v2", "openapi.json"]) => public(reference::openapi),
+        (Get, ["docs"]) => public(reference::docs),
+        // Verification (docs/verification.md).
+        (Get, [".well-known", "receta-keys.json"]) => public(verification::keys),
+        (Get, ["api", "v2", "verify", signature]) => public(move || verification::verify(req, signature)),
+        (Get, ["api", "v2", "verify", "receipt", digest]) => public(move || verification::receipt(req, digest)),
+        (Get, ["media", "hospitals", id, file]) => public(move || media::hospital_image(id, file)),
+        // The patient's page (`cta_link`) and its PDF: the signature is the capability.
+        (Get, ["rx", signature]) => public(move || landing::page(signature)),
+        (Get, ["rx", signature, "pdf"]) => public(move || landing::pdf(signature)),
+        (Get, ["rx", ..]) => public(move || Ok(landing::not_found())),
         _ => None,
     }
 }

@@ -6,7 +6,7 @@
 
 use serde_json::{Value, json};
 
-use common::types::Error;
+use common::types::{Error, Principal};
 
 use crate::bindings::catalog::{self, Membership, MembershipPatch, MembershipType, NewMembership};
 use crate::http::{Request, Response, path_id};
@@ -43,8 +43,8 @@ fn to_json(m: Membership) -> Value {
 
 /// `GET /api/v2/management/memberships/<id>` → 200 one membership in the list's shape: a manager of
 /// its hospital, or the medic it belongs to; 404 for an unknown id, 403 for anyone else.
-pub fn get(req: &Request, id: &str) -> Result<Response, Error> {
-    let membership = catalog::get_membership(req.caller()?, path_id(id)?)?;
+pub fn get(caller: Principal, id: &str) -> Result<Response, Error> {
+    let membership = catalog::get_membership(caller, path_id(id)?)?;
     Ok(Response::json(200, &to_json(membership)))
 }
 
@@ -52,8 +52,7 @@ pub fn get(req: &Request, id: &str) -> Result<Response, Error> {
 /// `{id, medic, type_membership}` (`medic` the integer id; `id` added so the client can PATCH or
 /// DELETE it). An existing membership of that medic on that hospital is reactivated with the type
 /// sent, still 201.
-pub fn create(req: &Request) -> Result<Response, Error> {
-    let caller = req.caller()?;
+pub fn create(req: &Request, caller: Principal) -> Result<Response, Error> {
     catalog::authorize_manager(caller)?;
     let mut fields = req.json_fields()?;
     let hospital = fields.required_i64("hospital");
@@ -77,8 +76,7 @@ pub fn create(req: &Request) -> Result<Response, Error> {
 }
 
 /// `GET /api/v2/management/memberships/` → 200 paginated Membership list of the managed hospitals.
-pub fn list(req: &Request) -> Result<Response, Error> {
-    let caller = req.caller()?;
+pub fn list(req: &Request, caller: Principal) -> Result<Response, Error> {
     catalog::authorize_manager(caller)?;
     let page = req.page()?;
     let found = catalog::list_memberships(caller, page)?;
@@ -88,8 +86,7 @@ pub fn list(req: &Request) -> Result<Response, Error> {
 
 /// `GET /api/v2/memberships/<hospital_id>/` → 200 array of Membership; 404 when the hospital does
 /// not exist, 403 when the caller does not manage it.
-pub fn of_hospital(req: &Request, hospital: &str) -> Result<Response, Error> {
-    let caller = req.caller()?;
+pub fn of_hospital(caller: Principal, hospital: &str) -> Result<Response, Error> {
     let hospital = path_id(hospital)?;
     let found = catalog::hospital_memberships(caller, hospital)?;
     Ok(Response::json(
@@ -100,8 +97,7 @@ pub fn of_hospital(req: &Request, hospital: &str) -> Result<Response, Error> {
 
 /// `PATCH /api/v2/management/memberships/<id>/` with any of `type_membership`, `medic`, `hospital`,
 /// `is_deleted` → 200 Membership. `is_active` is ignored (only `locations/update` changes it).
-pub fn update(req: &Request, id: &str) -> Result<Response, Error> {
-    let caller = req.caller()?;
+pub fn update(req: &Request, caller: Principal, id: &str) -> Result<Response, Error> {
     let id = path_id(id)?;
     catalog::authorize_membership(caller, id)?;
     let mut fields = req.json_fields()?;
@@ -120,8 +116,7 @@ pub fn update(req: &Request, id: &str) -> Result<Response, Error> {
 
 /// `DELETE /api/v2/management/memberships/<id>/` → 204, empty: a soft delete (`is_deleted` true,
 /// the record stays).
-pub fn delete(req: &Request, id: &str) -> Result<Response, Error> {
-    let caller = req.caller()?;
+pub fn delete(caller: Principal, id: &str) -> Result<Response, Error> {
     let id = path_id(id)?;
     catalog::delete_membership(caller, id)?;
     Ok(Response::no_content())

@@ -9,8 +9,6 @@ use common::types::Error;
 use crate::bindings::patients::{self, NewPatient, PatientKey, PatientPatch};
 use crate::http::{Request, Response};
 
-pub const MEDIC_ONLY: &str = "This endpoint requires a medic token.";
-
 /// Length limits, strictly under (characters).
 const NAME: Option<usize> = Some(256);
 const EMAIL: Option<usize> = Some(256);
@@ -26,11 +24,6 @@ const EMAIL_MIN: usize = 5;
 const GENDERS: [&str; 4] = ["M", "F", "O", "H"];
 const BAD_GENDER: &str =
     "is not a valid choice. Allowed values: M, F, O, H (or male, female, other).";
-
-/// The calling medic's id: 401 without a valid token, 403 for the API admin.
-pub fn medic_caller(req: &Request) -> Result<i64, Error> {
-    req.medic(MEDIC_ONLY)
-}
 
 /// The `search` query parameter: `None` when absent or empty, 400 when too long or carrying a
 /// character stored text may not (`common::text`: `search=%00` does not match everything).
@@ -50,8 +43,7 @@ pub fn search_param(req: &Request) -> Result<Option<String>, Error> {
 
 /// `POST /api/v2/patient/` → 201 Patient.
 /// With an `Idempotency-Key`, a retry answers the first response again (`idempotency`).
-pub fn create(req: &Request) -> Result<Response, Error> {
-    let medic = medic_caller(req)?;
+pub fn create(req: &Request, medic: i64) -> Result<Response, Error> {
     crate::idempotency::once(req, &format!("medic:{medic}"), || create_for(req, medic))
 }
 
@@ -83,8 +75,7 @@ fn create_for(req: &Request, medic: i64) -> Result<Response, Error> {
 
 /// `GET /api/v2/patient/?limit&offset&search` → 200 bare array of the medic's patients, oldest first;
 /// `search` matches the name or the email (contains, `%` and `_` literally).
-pub fn list(req: &Request) -> Result<Response, Error> {
-    let medic = medic_caller(req)?;
+pub fn list(req: &Request, medic: i64) -> Result<Response, Error> {
     let page = req.page()?;
     let search = search_param(req)?;
     let found = patients::list_patients(medic, search.as_deref(), page)?;
@@ -92,16 +83,14 @@ pub fn list(req: &Request) -> Result<Response, Error> {
 }
 
 /// `GET /api/v2/patient/<uid>` (or the integer id) → 200 Patient; 404 `{message}`.
-pub fn get(req: &Request, segment: &str) -> Result<Response, Error> {
-    let medic = medic_caller(req)?;
+pub fn get(medic: i64, segment: &str) -> Result<Response, Error> {
     let key = path_key(segment)?;
     Ok(Response::json(200, &patients::get_owned(medic, &key)?))
 }
 
 /// `PATCH /api/v2/patient/<id or uid>/` → 202 Patient; 400 field errors; 404 `{message}`.
 /// `id` and `uid` in the body are ignored (read-only).
-pub fn update(req: &Request, segment: &str) -> Result<Response, Error> {
-    let medic = medic_caller(req)?;
+pub fn update(req: &Request, medic: i64, segment: &str) -> Result<Response, Error> {
     let key = path_key(segment)?;
     let mut f = req.json_fields()?;
     let date_of_birth = f.patch_birth_date("date_of_birth");

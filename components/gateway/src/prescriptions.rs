@@ -17,7 +17,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use common::fields::Fields;
-use common::types::{Error, FieldError, PageRequest, RxEvent};
+use common::types::{Error, FieldError, PageRequest, Principal, RxEvent};
 
 use crate::bindings::catalog::{self, ImageKind};
 use crate::bindings::notifications;
@@ -28,7 +28,7 @@ use crate::bindings::prescriptions::{
     Seal, StateChange,
 };
 use crate::http::{self, Request, Response};
-use crate::patients::{medic_caller, search_param};
+use crate::patients::search_param;
 
 /// Length limits, strictly under (characters).
 const TEXT: Option<usize> = Some(4096);
@@ -52,8 +52,7 @@ const UNVERIFIED: &str =
 
 /// `POST /api/v2/rx-endpoint/` → 200 Prescription (create shape); 400 field errors; 403. With an
 /// `Idempotency-Key`, a retry answers the first response again (`idempotency`).
-pub fn create(req: &Request) -> Result<Response, Error> {
-    let medic_id = medic_caller(req)?;
+pub fn create(req: &Request, medic_id: i64) -> Result<Response, Error> {
     crate::idempotency::once(req, &format!("medic:{medic_id}"), || issue(req, medic_id))
 }
 
@@ -182,8 +181,7 @@ fn issue(req: &Request, medic_id: i64) -> Result<Response, Error> {
 
 /// `GET /api/v2/rx-endpoint/?limit&offset&search` → 200 paginated list of the medic's prescriptions,
 /// newest first; `search` matches the patient's name or email or the diagnosis.
-pub fn list(req: &Request) -> Result<Response, Error> {
-    let medic = medic_caller(req)?;
+pub fn list(req: &Request, medic: i64) -> Result<Response, Error> {
     let page = req.page()?;
     let search = search_param(req)?;
     let found = prescriptions::list_prescriptions(medic, search.as_deref(), page)?;
@@ -198,8 +196,7 @@ pub fn list(req: &Request) -> Result<Response, Error> {
 
 /// `GET /api/v2/medications/?limit&offset` (medic token) → 200 paginated: the medications the medic
 /// prescribed, newest prescription first, in the prescription's medication shape plus `ad_id` (`""`).
-pub fn prescribed(req: &Request) -> Result<Response, Error> {
-    let medic = medic_caller(req)?;
+pub fn prescribed(req: &Request, medic: i64) -> Result<Response, Error> {
     let page = req.page()?;
     let found = prescriptions::list_medications(medic, page)?;
     #[derive(Serialize)]
@@ -219,26 +216,32 @@ pub fn prescribed(req: &Request) -> Result<Response, Error> {
     Ok(Response::page(req, &page, found.count, &results))
 }
 
-/// `GET /api/v2/rx-endpoint/<id>` → 200 paginated list with one result (the medic's own);
+/// Whether a `rx-endpoint/<key>` names a prescription by id (digits) rather than by signature.
+pub fn is_id(key: &str) -> bool {
+    !key.is_empty() && key.len() < 20 && key.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// `GET /api/v2/rx-endpoint/<id>` (`is_id`) → 200 paginated list with one result (the medic's own);
+/// 404 `{message}` for another's or an unknown id.
+pub fn by_id(req: &Request, medic: i64, key: &str) -> Result<Response, Error> {
+    let id: i64 = key.parse().map_err(|_| Error::not_found())?;
+    let found = prescriptions::get_by_id(medic, id)?;
+    let one = PageRequest {
+        limit: 1,
+        offset: 0,
+    };
+    Ok(Response::page(
+        req,
+        &one,
+        1,
+        &[detail_shape(&found, &http::base_url())],
+    ))
+}
+
 /// `GET /api/v2/rx-endpoint/<signature>/` → 200 one Prescription (the issuing medic or the API admin).
 /// Anything else: 404 `{message}`.
-pub fn detail(req: &Request, key: &str) -> Result<Response, Error> {
-    if !key.is_empty() && key.len() < 20 && key.bytes().all(|b| b.is_ascii_digit()) {
-        let medic = medic_caller(req)?;
-        let id: i64 = key.parse().map_err(|_| Error::not_found())?;
-        let found = prescriptions::get_by_id(medic, id)?;
-        let one = PageRequest {
-            limit: 1,
-            offset: 0,
-        };
-        return Ok(Response::page(
-            req,
-            &one,
-            1,
-            &[detail_shape(&found, &http::base_url())],
-        ));
-    }
-    let found = prescriptions::get_by_signature(req.caller()?, key)?;
+pub fn detail(caller: Principal, key: &str) -> Result<Response, Error> {
+    let found = prescriptions::get_by_signature(caller, key)?;
     Ok(Response::json(
         200,
         &detail_shape(&found, &http::base_url()),
@@ -247,8 +250,7 @@ pub fn detail(req: &Request, key: &str) -> Result<Response, Error> {
 
 /// `GET /api/v2/rx/pdf/<signature>/` → 200 `{pdf}` (the PDF stored at issue, base64); 404 `{error}` for
 /// an unknown signature or a caller other than the issuing medic or the API admin.
-pub fn pdf(req: &Request, signature: &str) -> Result<Response, Error> {
-    let caller = req.caller()?;
+pub fn pdf(caller: Principal, signature: &str) -> Result<Response, Error> {
     match prescriptions::get_pdf(caller, signature) {
         // `{"pdf": "<base64>"}` written straight into the body: base64 needs no JSON escaping.
         Ok(bytes) => {
@@ -266,8 +268,8 @@ pub fn pdf(req: &Request, signature: &str) -> Result<Response, Error> {
 /// `GET /api/v2/rx-endpoint/<signature>/document/` (the issuing medic or the API admin; anyone else
 /// 404) → 200 `application/json`: the canonical document's exact bytes, whose SHA-256 is the
 /// signature. 409 when the stored document no longer hashes to it (altered outside the service).
-pub fn document(req: &Request, signature: &str) -> Result<Response, Error> {
-    let canonical = prescriptions::get_document(req.caller()?, signature)?;
+pub fn document(caller: Principal, signature: &str) -> Result<Response, Error> {
+    let canonical = prescriptions::get_document(caller, signature)?;
     Ok(Response::bytes(
         200,
         "application/json",
@@ -278,8 +280,7 @@ pub fn document(req: &Request, signature: &str) -> Result<Response, Error> {
 /// `POST /api/v2/rx-endpoint/<signature>/cancel/` `{reason}` (the issuing medic; another medic or
 /// an unknown signature: 404) → 200 the prescription in the detail shape, `cancelled`. 409 once
 /// anything was dispensed, after a rejection, or a second time.
-pub fn cancel(req: &Request, signature: &str) -> Result<Response, Error> {
-    let medic = req.medic("Only the medic who issued a prescription may cancel it.")?;
+pub fn cancel(req: &Request, medic: i64, signature: &str) -> Result<Response, Error> {
     // Not a read of the access log's kind: the cancellation logs itself.
     let rx = match prescriptions::get_for_pharmacy(signature) {
         Ok(rx) if rx.medic_id == medic => rx,
@@ -312,8 +313,7 @@ pub fn cancel(req: &Request, signature: &str) -> Result<Response, Error> {
 /// admin; anyone else 404) → 200 paginated: every dispense, rejection and cancellation, oldest
 /// first, `{id, kind, pharmacy: {id, name} | null, sales_code, reason, medications: [{id,
 /// bought_qty}], created_at}`.
-pub fn events(req: &Request, signature: &str) -> Result<Response, Error> {
-    let caller = req.caller()?;
+pub fn events(req: &Request, caller: Principal, signature: &str) -> Result<Response, Error> {
     let page = req.page()?;
     let all = prescriptions::list_events(caller, signature)?;
     let results: Vec<EventJson> = all

@@ -8,8 +8,8 @@ use common::fields::Fields;
 use common::types::{Error, FieldError};
 
 use crate::bindings::prescriptions::{self, Drug};
+use crate::floor::body::{FRACCIONES, search_param};
 use crate::http::{Request, Response};
-use crate::patients::search_param;
 
 /// Drug names: at most 255 characters.
 const NAME: Option<usize> = Some(256);
@@ -66,7 +66,7 @@ fn parse(items: Vec<Value>) -> Result<Vec<Drug>, Error> {
         let category = f
             .choice("category", &CATEGORIES, true)
             .unwrap_or_else(|| CATEGORIES[0].to_string());
-        let fraccion = f.choice("fraccion", &crate::prescriptions::FRACCIONES, true);
+        let fraccion = f.choice("fraccion", &FRACCIONES, true);
         let antibiotic = f.optional_bool("antibiotic");
         match f.finish_with(upc) {
             Ok(upc) => drugs.push(Drug {

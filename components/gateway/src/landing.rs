@@ -20,7 +20,7 @@ use common::types::{Error, Principal};
 use crate::bindings::campaigns::{self, Campaign};
 use crate::bindings::pharmacies;
 use crate::bindings::prescriptions::{self, LandingRx, Medication};
-use crate::campaigns::landing_json;
+use crate::floor::campaign_json::landing_json;
 use crate::http::Response;
 use crate::landing_html;
 

@@ -16,7 +16,7 @@ use sha2::{Digest, Sha256};
 
 use crate::bindings::campaigns::Campaign;
 use crate::bindings::prescriptions::LandingRx;
-use crate::campaigns::is_http_url;
+use crate::floor::links::is_http_url;
 use common::html::escape;
 
 /// The page's only style sheet. Its hash is in the CSP; change it freely, the hash follows.

@@ -4,9 +4,9 @@
 mod bindings;
 mod campaigns;
 mod drugs;
+mod floor;
 mod hospitals;
 mod http;
-mod idempotency;
 mod landing;
 mod landing_html;
 mod locations;
@@ -19,7 +19,6 @@ mod pharmacies;
 mod pharmacy;
 mod prescriptions;
 mod reference;
-mod register;
 mod verification;
 
 use spin_sdk::http::{IncomingRequest, Method, ResponseOutparam};

@@ -17,8 +17,3 @@ pub fn hospital_image(id: &str, file: &str) -> Result<Response, Error> {
     Ok(Response::bytes(200, "image/jpeg", bytes)
         .with_header("cache-control", "public, max-age=86400"))
 }
-
-/// The absolute URL of a media path returned by a domain component.
-pub fn url(base_url: &str, path: &str) -> String {
-    format!("{base_url}/media/{path}")
-}

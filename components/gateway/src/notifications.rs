@@ -17,10 +17,9 @@ use crate::bindings::notifications::{
     Webhook,
 };
 use crate::bindings::prescriptions;
+use crate::floor::after::deliver_after;
 use crate::http::{Request, Response, path_id};
 
-/// Rows one request delivers after its response: a prescription's email and its webhooks.
-pub const DELIVER_NOW: u32 = 20;
 /// Rows one `POST /api/v2/deliveries/run/` delivers (the cron worker's batch).
 const WORKER_BATCH: u32 = 50;
 /// Hospitals, and medics, one subscription may list.
@@ -28,15 +27,6 @@ const MAX_LISTED: usize = 100;
 /// Addresses in `cc`, at most.
 const MAX_CC: usize = 10;
 const URL_UNDER: Option<usize> = Some(2001);
-
-/// Delivers prescription `id`'s due rows: to run after the response (`Response::then`).
-pub fn deliver_after(prescription: i64) -> impl FnOnce() {
-    move || {
-        if let Err(e) = notifications::deliver_due(DELIVER_NOW, Some(prescription)) {
-            eprintln!("delivering the outbox of prescription {prescription}: {e:?}");
-        }
-    }
-}
 
 /// `POST /api/v2/rx/resend/<signature>/` `{email?, cc?}` (the issuing medic or the API admin) → 200
 /// `{message}`; the email goes to `email` (default: the patient's) with `cc` (addresses separated by

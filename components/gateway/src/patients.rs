@@ -7,6 +7,7 @@ use common::fields::Fields;
 use common::types::Error;
 
 use crate::bindings::patients::{self, NewPatient, PatientKey, PatientPatch};
+use crate::floor::body::search_param;
 use crate::http::{Request, Response};
 
 /// Length limits, strictly under (characters).
@@ -15,8 +16,6 @@ const EMAIL: Option<usize> = Some(256);
 const SHORT: Option<usize> = Some(32);
 const STATE: Option<usize> = Some(128);
 const LONG: Option<usize> = Some(512);
-/// `search` in a list: strictly under this many characters.
-pub const SEARCH: usize = 256;
 /// The patient `email` identifier: "more than 4 characters" (docs/api-notes.md).
 const EMAIL_MIN: usize = 5;
 
@@ -25,26 +24,10 @@ const GENDERS: [&str; 4] = ["M", "F", "O", "H"];
 const BAD_GENDER: &str =
     "is not a valid choice. Allowed values: M, F, O, H (or male, female, other).";
 
-/// The `search` query parameter: `None` when absent or empty, 400 when too long or carrying a
-/// character stored text may not (`common::text`: `search=%00` does not match everything).
-pub fn search_param(req: &Request) -> Result<Option<String>, Error> {
-    match req.query().get("search") {
-        None | Some("") => Ok(None),
-        Some(s) if s.chars().count() >= SEARCH => Err(Error::field(
-            "search",
-            format!("Ensure this field has fewer than {SEARCH} characters."),
-        )),
-        Some(s) => match common::text::refused(s, false) {
-            Some(message) => Err(Error::field("search", message)),
-            None => Ok(Some(s.to_string())),
-        },
-    }
-}
-
 /// `POST /api/v2/patient/` → 201 Patient.
 /// With an `Idempotency-Key`, a retry answers the first response again (`idempotency`).
 pub fn create(req: &Request, medic: i64) -> Result<Response, Error> {
-    crate::idempotency::once(req, &format!("medic:{medic}"), || create_for(req, medic))
+    crate::floor::idempotency::once(req, &format!("medic:{medic}"), || create_for(req, medic))
 }
 
 fn create_for(req: &Request, medic: i64) -> Result<Response, Error> {

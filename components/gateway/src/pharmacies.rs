@@ -77,7 +77,7 @@ pub fn get(id: &str) -> Result<Response, Error> {
 pub fn register(req: &Request, id: &str) -> Result<Response, Error> {
     let id = path_id(id)?;
     pharmacies::get_pharmacy(id)?;
-    crate::register::respond(req, id)
+    crate::floor::register::respond(req, id)
 }
 
 /// `PATCH /api/v2/pharmacies/<id>/` (any field; `is_active: false` revokes the token at once) → 200

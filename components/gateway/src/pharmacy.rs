@@ -27,9 +27,10 @@ use crate::bindings::prescriptions::{
     self, DispenseRequest, DispensedItem, Medication, PharmacyRef, Prescription, ReceiptSeal, Sale,
     StateChange,
 };
+use crate::floor::after::deliver_after;
+use crate::floor::body::object_items;
+use crate::floor::rx_json::{RxJson, shape};
 use crate::http::{self, Request, Response};
-use crate::notifications::deliver_after;
-use crate::prescriptions::{RxJson, object_items, shape};
 
 /// Unknown-signature 404s a pharmacy may get in a minute before it is answered 429.
 pub const MISSES_PER_MINUTE: u32 = 20;
@@ -65,7 +66,7 @@ pub fn lookup(pharmacy: i64, signature: &str) -> Result<Response, Error> {
 pub fn burn(req: &Request, pharmacy: i64, signature: &str) -> Result<Response, Error> {
     logged(pharmacy, signature, Kind::Dispense, |pharmacy| {
         let principal = format!("pharmacy:{}", pharmacy.id);
-        crate::idempotency::once(req, &principal, || dispense(req, signature, pharmacy))
+        crate::floor::idempotency::once(req, &principal, || dispense(req, signature, pharmacy))
     })
 }
 
@@ -190,7 +191,7 @@ pub fn reject(req: &Request, pharmacy: i64, signature: &str) -> Result<Response,
 /// `GET /api/v2/pharmacy/register/?from=YYYY-MM-DD&to=YYYY-MM-DD[&format=csv][&limit&offset]`
 /// (pharmacy token) → 200 its own antibiotic register (`register`).
 pub fn register(req: &Request, pharmacy: i64) -> Result<Response, Error> {
-    crate::register::respond(req, pharmacy)
+    crate::floor::register::respond(req, pharmacy)
 }
 
 /// Which pharmacy call `logged` runs.

@@ -24,11 +24,12 @@ use crate::bindings::notifications;
 use crate::bindings::patients::{self, PatientKey};
 use crate::bindings::prescriptions::{
     self, HospitalSnapshot, IssueRequest, LifecycleEvent, LifecycleKind, MedicSnapshot, Medication,
-    NewMedication, PatientSnapshot, PharmacyRef, Prescription, RxHospital, RxPatient, RxStatus,
-    Seal, StateChange,
+    NewMedication, PatientSnapshot, PharmacyRef, StateChange,
 };
+use crate::floor::after::deliver_after;
+use crate::floor::body::{FRACCIONES, object_items, search_param};
+use crate::floor::rx_json::{create_shape, detail_shape};
 use crate::http::{self, Request, Response};
-use crate::patients::search_param;
 
 /// Length limits, strictly under (characters).
 const TEXT: Option<usize> = Some(4096);
@@ -42,8 +43,6 @@ const MAX_MEDICATIONS: usize = 50;
 /// Boxes per medication, at most.
 const MAX_QTY: i64 = 9999;
 const CATEGORIES: [&str; 3] = ["standard_drug", "basic_drug", "unstructured_drug"];
-/// The LGS art. 226 classes a medication may declare.
-pub const FRACCIONES: [&str; 6] = ["I", "II", "III", "IV", "V", "VI"];
 /// `antibiotic_repeat_reason`: at most 1023 characters.
 const REASON: Option<usize> = Some(1024);
 
@@ -53,7 +52,7 @@ const UNVERIFIED: &str =
 /// `POST /api/v2/rx-endpoint/` → 200 Prescription (create shape); 400 field errors; 403. With an
 /// `Idempotency-Key`, a retry answers the first response again (`idempotency`).
 pub fn create(req: &Request, medic_id: i64) -> Result<Response, Error> {
-    crate::idempotency::once(req, &format!("medic:{medic_id}"), || issue(req, medic_id))
+    crate::floor::idempotency::once(req, &format!("medic:{medic_id}"), || issue(req, medic_id))
 }
 
 fn issue(req: &Request, medic_id: i64) -> Result<Response, Error> {
@@ -173,7 +172,7 @@ fn issue(req: &Request, medic_id: i64) -> Result<Response, Error> {
     let id = issued.id;
     let response = Response::json(200, &create_shape(&issued, &base_url));
     Ok(if queued {
-        response.then(crate::notifications::deliver_after(id))
+        response.then(deliver_after(id))
     } else {
         response
     })
@@ -303,7 +302,7 @@ pub fn cancel(req: &Request, medic: i64, signature: &str) -> Result<Response, Er
     })?;
     let response = Response::json(200, &detail_shape(&cancelled, &http::base_url()));
     Ok(if queued {
-        response.then(crate::notifications::deliver_after(cancelled.id))
+        response.then(deliver_after(cancelled.id))
     } else {
         response
     })
@@ -377,158 +376,6 @@ impl<'a> From<&'a LifecycleEvent> for EventJson<'a> {
                 .collect(),
             created_at: &e.created_at,
         }
-    }
-}
-
-/// The create response (openapi/receta.json): `hospital` as its id, `patient` as `{uid, name, email}`, no status.
-pub fn create_shape<'a>(
-    rx: &'a Prescription,
-    base_url: &str,
-) -> RxJson<'a, i64, PatientRef<'a>, &'a [Medication]> {
-    let patient = PatientRef {
-        uid: &rx.patient.uid,
-        name: &rx.patient.name,
-        email: &rx.patient.email,
-    };
-    let mut v = shape(
-        rx,
-        base_url,
-        rx.hospital.id,
-        patient,
-        rx.medications.as_slice(),
-    );
-    v.status = None;
-    v.reason_of_rejected = None;
-    v.seal = None;
-    v
-}
-
-/// The list and detail shape: `hospital` `{id, patron, location}`, `patient` with phone, date of
-/// birth and gender, `status` as `[code, label]` pairs, `created_at` as `YYYY-MM-DD`, `cta_link`.
-pub fn detail_shape<'a>(
-    rx: &'a Prescription,
-    base_url: &str,
-) -> RxJson<'a, &'a RxHospital, &'a RxPatient, &'a [Medication]> {
-    shape(
-        rx,
-        base_url,
-        &rx.hospital,
-        &rx.patient,
-        rx.medications.as_slice(),
-    )
-}
-
-/// A prescription as the API writes it, borrowed from the record and serialized directly.
-#[derive(Serialize)]
-pub struct RxJson<'a, H, P, M> {
-    id: i64,
-    signature: &'a str,
-    hospital: H,
-    /// The stored JSON text, parsed (null when absent).
-    clinic: Value,
-    medic: &'a str,
-    patient: P,
-    diagnosis: &'a str,
-    medications: M,
-    extras: &'a str,
-    created_at: &'a str,
-    sent: Option<bool>,
-    send_rx: bool,
-    show_diagnosis: bool,
-    rejected: bool,
-    bought: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    status: Option<&'a RxStatus>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    reason_of_rejected: Option<&'a str>,
-    /// `{kid, alg, sig}`, or null for a prescription issued before seals existed; not in the
-    /// create shape.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    seal: Option<Option<&'a Seal>>,
-    /// `YYYY-MM-DD`, the last day it may be filled (Mexico City); null: no limit (issued before
-    /// validity existed).
-    valid_until: Option<&'a str>,
-    fills: u32,
-    fills_used: u32,
-    fill_interval_days: u32,
-    antibiotic_repeat_reason: &'a str,
-    cta_link: String,
-    additional_data: Map<String, Value>,
-}
-
-/// The create response's `patient`.
-#[derive(Serialize)]
-pub struct PatientRef<'a> {
-    uid: &'a str,
-    name: &'a str,
-    email: &'a str,
-}
-
-/// A prescription as the API writes it, with the hospital, patient and medications in the shape
-/// the endpoint uses.
-pub fn shape<'a, H, P, M>(
-    rx: &'a Prescription,
-    base_url: &str,
-    hospital: H,
-    patient: P,
-    medications: M,
-) -> RxJson<'a, H, P, M> {
-    // No `..`: a field added to the record must be placed here too.
-    let Prescription {
-        id,
-        medic_id: _,
-        signature,
-        hospital: _,
-        clinic,
-        medic,
-        patient: _,
-        diagnosis,
-        medications: _,
-        extras,
-        created_at,
-        sent,
-        send_rx,
-        show_diagnosis,
-        rejected,
-        bought,
-        status,
-        reason_of_rejected,
-        seal,
-        valid_until,
-        fills,
-        fills_used,
-        fill_interval_days,
-        antibiotic_repeat_reason,
-    } = rx;
-    RxJson {
-        id: *id,
-        signature,
-        hospital,
-        clinic: clinic
-            .as_deref()
-            .and_then(|c| serde_json::from_str(c).ok())
-            .unwrap_or(Value::Null),
-        medic,
-        patient,
-        diagnosis,
-        medications,
-        extras,
-        created_at: created_at.get(..10).unwrap_or(created_at),
-        sent: *sent,
-        send_rx: *send_rx,
-        show_diagnosis: *show_diagnosis,
-        rejected: *rejected,
-        bought: *bought,
-        status: Some(status),
-        reason_of_rejected: Some(reason_of_rejected),
-        seal: Some(seal.as_ref()),
-        valid_until: valid_until.as_deref(),
-        fills: *fills,
-        fills_used: *fills_used,
-        fill_interval_days: *fill_interval_days,
-        antibiotic_repeat_reason,
-        cta_link: format!("{base_url}/rx/{signature}"),
-        additional_data: Map::new(),
     }
 }
 
@@ -606,66 +453,6 @@ fn medications(f: &mut Fields) -> Vec<NewMedication> {
     object_items(f, "medications", MAX_MEDICATIONS, medication)
 }
 
-/// `field`: a required, non-empty list of at most `max` objects, each read by `item`. Every problem
-/// is a message on `field`, `Item N, <field>: <message>` (numbered from 1), so one 400 names them
-/// all; the items that read well are returned.
-pub fn object_items<T>(
-    f: &mut Fields,
-    field: &str,
-    max: usize,
-    item: impl Fn(Map<String, Value>) -> Result<T, Vec<FieldError>>,
-) -> Vec<T> {
-    let items = match f.raw(field) {
-        None | Some(Value::Null) => {
-            f.error(field, common::fields::REQUIRED);
-            return Vec::new();
-        }
-        Some(Value::Array(items)) => items.clone(),
-        Some(other) => {
-            let message = format!(
-                "Expected a list of items but got type \"{}\".",
-                json_type(other)
-            );
-            f.error(field, message);
-            return Vec::new();
-        }
-    };
-    if items.is_empty() {
-        f.error(field, "This list may not be empty.");
-        return Vec::new();
-    }
-    if items.len() > max {
-        f.error(
-            field,
-            format!("Ensure this field has no more than {max} elements."),
-        );
-        return Vec::new();
-    }
-    let mut out = Vec::with_capacity(items.len());
-    for (i, value) in items.into_iter().enumerate() {
-        let n = i + 1;
-        let Value::Object(map) = value else {
-            let message = format!(
-                "Item {n}: Invalid data. Expected a dictionary, but got {}.",
-                json_type(&value)
-            );
-            f.error(field, message);
-            continue;
-        };
-        match item(map) {
-            Ok(read) => out.push(read),
-            Err(errors) => {
-                for e in errors {
-                    for message in e.messages {
-                        f.error(field, format!("Item {n}, {}: {message}", e.field));
-                    }
-                }
-            }
-        }
-    }
-    out
-}
-
 /// One medication object, or its field errors.
 fn medication(map: Map<String, Value>) -> Result<NewMedication, Vec<FieldError>> {
     let mut m = Fields::from_map(map);
@@ -707,17 +494,6 @@ fn merge(f: &mut Fields, errors: Vec<FieldError>) {
         for message in e.messages {
             f.error(&e.field, message);
         }
-    }
-}
-
-fn json_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::String(_) => "str",
-        Value::Array(_) => "list",
-        Value::Object(_) => "dict",
     }
 }
 

@@ -1,0 +1,162 @@
+//! A prescription as the API writes it: the create, list and detail shapes (openapi/receta.json),
+//! borrowed from the WIT record and serialized directly. The pharmacy calls add their fields to
+//! the same shape.
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::bindings::prescriptions::{
+    Medication, Prescription, RxHospital, RxPatient, RxStatus, Seal,
+};
+
+/// The create response (openapi/receta.json): `hospital` as its id, `patient` as `{uid, name, email}`, no status.
+pub fn create_shape<'a>(
+    rx: &'a Prescription,
+    base_url: &str,
+) -> RxJson<'a, i64, PatientRef<'a>, &'a [Medication]> {
+    let patient = PatientRef {
+        uid: &rx.patient.uid,
+        name: &rx.patient.name,
+        email: &rx.patient.email,
+    };
+    let mut v = shape(
+        rx,
+        base_url,
+        rx.hospital.id,
+        patient,
+        rx.medications.as_slice(),
+    );
+    v.status = None;
+    v.reason_of_rejected = None;
+    v.seal = None;
+    v
+}
+
+/// The list and detail shape: `hospital` `{id, patron, location}`, `patient` with phone, date of
+/// birth and gender, `status` as `[code, label]` pairs, `created_at` as `YYYY-MM-DD`, `cta_link`.
+pub fn detail_shape<'a>(
+    rx: &'a Prescription,
+    base_url: &str,
+) -> RxJson<'a, &'a RxHospital, &'a RxPatient, &'a [Medication]> {
+    shape(
+        rx,
+        base_url,
+        &rx.hospital,
+        &rx.patient,
+        rx.medications.as_slice(),
+    )
+}
+
+/// A prescription as the API writes it, borrowed from the record and serialized directly.
+#[derive(Serialize)]
+pub struct RxJson<'a, H, P, M> {
+    id: i64,
+    signature: &'a str,
+    hospital: H,
+    /// The stored JSON text, parsed (null when absent).
+    clinic: Value,
+    medic: &'a str,
+    patient: P,
+    diagnosis: &'a str,
+    medications: M,
+    extras: &'a str,
+    created_at: &'a str,
+    sent: Option<bool>,
+    send_rx: bool,
+    show_diagnosis: bool,
+    rejected: bool,
+    bought: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    status: Option<&'a RxStatus>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason_of_rejected: Option<&'a str>,
+    /// `{kid, alg, sig}`, or null for a prescription issued before seals existed; not in the
+    /// create shape.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    seal: Option<Option<&'a Seal>>,
+    /// `YYYY-MM-DD`, the last day it may be filled (Mexico City); null: no limit (issued before
+    /// validity existed).
+    valid_until: Option<&'a str>,
+    fills: u32,
+    fills_used: u32,
+    fill_interval_days: u32,
+    antibiotic_repeat_reason: &'a str,
+    cta_link: String,
+    additional_data: Map<String, Value>,
+}
+
+/// The create response's `patient`.
+#[derive(Serialize)]
+pub struct PatientRef<'a> {
+    uid: &'a str,
+    name: &'a str,
+    email: &'a str,
+}
+
+/// A prescription as the API writes it, with the hospital, patient and medications in the shape
+/// the endpoint uses.
+pub fn shape<'a, H, P, M>(
+    rx: &'a Prescription,
+    base_url: &str,
+    hospital: H,
+    patient: P,
+    medications: M,
+) -> RxJson<'a, H, P, M> {
+    // No `..`: a field added to the record must be placed here too.
+    let Prescription {
+        id,
+        medic_id: _,
+        signature,
+        hospital: _,
+        clinic,
+        medic,
+        patient: _,
+        diagnosis,
+        medications: _,
+        extras,
+        created_at,
+        sent,
+        send_rx,
+        show_diagnosis,
+        rejected,
+        bought,
+        status,
+        reason_of_rejected,
+        seal,
+        valid_until,
+        fills,
+        fills_used,
+        fill_interval_days,
+        antibiotic_repeat_reason,
+    } = rx;
+    RxJson {
+        id: *id,
+        signature,
+        hospital,
+        clinic: clinic
+            .as_deref()
+            .and_then(|c| serde_json::from_str(c).ok())
+            .unwrap_or(Value::Null),
+        medic,
+        patient,
+        diagnosis,
+        medications,
+        extras,
+        created_at: created_at.get(..10).unwrap_or(created_at),
+        sent: *sent,
+        send_rx: *send_rx,
+        show_diagnosis: *show_diagnosis,
+        rejected: *rejected,
+        bought: *bought,
+        status: Some(status),
+        reason_of_rejected: Some(reason_of_rejected),
+        seal: Some(seal.as_ref()),
+        valid_until: valid_until.as_deref(),
+        fills: *fills,
+        fills_used: *fills_used,
+        fill_interval_days: *fill_interval_days,
+        antibiotic_repeat_reason,
+        cta_link: format!("{base_url}/rx/{signature}"),
+        additional_data: Map::new(),
+    }
+}

@@ -80,33 +80,11 @@ impl App {
 
         let key_value_stores = Arc::new(KeyValueStores::open(&state_dir)?);
 
-        let request_timeout = Duration::from_millis(env_number(
-            "RECETA_REQUEST_TIMEOUT_MS",
-            DEFAULT_REQUEST_TIMEOUT_MS,
-        )?);
-        let memory_limit = usize::try_from(env_number(
-            "RECETA_MEMORY_LIMIT_MB",
-            DEFAULT_MEMORY_LIMIT_MB,
-        )?)
-        .context("RECETA_MEMORY_LIMIT_MB is too large")?
-            << 20;
-        let max_instances =
-            u32::try_from(env_number("RECETA_MAX_INSTANCES", DEFAULT_MAX_INSTANCES)?)
-                .context("RECETA_MAX_INSTANCES is too large")?;
-        let max_background =
-            u32::try_from(env_number("RECETA_MAX_BACKGROUND", DEFAULT_MAX_BACKGROUND)?)
-                .context("RECETA_MAX_BACKGROUND is too large")?;
-        let max_body_bytes =
-            usize::try_from(env_number("RECETA_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES)?)
-                .context("RECETA_MAX_BODY_BYTES is too large")?;
-        let body_timeout = Duration::from_millis(env_number(
-            "RECETA_BODY_TIMEOUT_MS",
-            DEFAULT_BODY_TIMEOUT_MS,
-        )?);
+        let settings = Settings::from_env()?;
         // The pool holds both budgets' instances.
         let engine = engine::new_engine(Limits {
-            memory_bytes: memory_limit,
-            max_instances: max_instances + max_background,
+            memory_bytes: settings.memory_limit,
+            max_instances: settings.max_instances + settings.max_background,
         })?;
         let linker = engine::new_linker(&engine)?;
         let composition = Composition::from_env()?;
@@ -136,7 +114,7 @@ impl App {
                 &variables,
                 databases.clone(),
                 key_value_stores.clone(),
-                memory_limit,
+                settings.memory_limit,
             )?);
 
             let instance_pre = linking::prepare(&engine, &linker, decl, composition)?;
@@ -169,9 +147,9 @@ impl App {
 
         let runner = Arc::new(Runner {
             engine,
-            instance_permits: Arc::new(Semaphore::new(max_instances as usize)),
-            background_permits: Arc::new(Semaphore::new(max_background as usize)),
-            timeout: request_timeout,
+            instance_permits: Arc::new(Semaphore::new(settings.max_instances as usize)),
+            background_permits: Arc::new(Semaphore::new(settings.max_background as usize)),
+            timeout: settings.request_timeout,
         });
         Ok(Self {
             manifest,
@@ -179,8 +157,8 @@ impl App {
                 runner: runner.clone(),
                 router,
                 components: http_components,
-                max_body_bytes,
-                body_timeout,
+                max_body_bytes: settings.max_body_bytes,
+                body_timeout: settings.body_timeout,
             }),
             cron: Arc::new(CronTrigger {
                 runner: runner.clone(),
@@ -188,6 +166,45 @@ impl App {
             }),
             runner,
             state_dir,
+        })
+    }
+}
+
+/// The limits `receta up` runs with, from the environment (`RECETA_*`, host/README.md) or their
+/// defaults.
+struct Settings {
+    request_timeout: Duration,
+    memory_limit: usize,
+    max_instances: u32,
+    max_background: u32,
+    max_body_bytes: usize,
+    body_timeout: Duration,
+}
+
+impl Settings {
+    fn from_env() -> Result<Self> {
+        let millis = |name, default| env_number(name, default).map(Duration::from_millis);
+        Ok(Self {
+            request_timeout: millis("RECETA_REQUEST_TIMEOUT_MS", DEFAULT_REQUEST_TIMEOUT_MS)?,
+            memory_limit: usize::try_from(env_number(
+                "RECETA_MEMORY_LIMIT_MB",
+                DEFAULT_MEMORY_LIMIT_MB,
+            )?)
+            .context("RECETA_MEMORY_LIMIT_MB is too large")?
+                << 20,
+            max_instances: u32::try_from(env_number("RECETA_MAX_INSTANCES", DEFAULT_MAX_INSTANCES)?)
+                .context("RECETA_MAX_INSTANCES is too large")?,
+            max_background: u32::try_from(env_number(
+                "RECETA_MAX_BACKGROUND",
+                DEFAULT_MAX_BACKGROUND,
+            )?)
+            .context("RECETA_MAX_BACKGROUND is too large")?,
+            max_body_bytes: usize::try_from(env_number(
+                "RECETA_MAX_BODY_BYTES",
+                DEFAULT_MAX_BODY_BYTES,
+            )?)
+            .context("RECETA_MAX_BODY_BYTES is too large")?,
+            body_timeout: millis("RECETA_BODY_TIMEOUT_MS", DEFAULT_BODY_TIMEOUT_MS)?,
         })
     }
 }

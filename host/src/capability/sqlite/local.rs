@@ -17,12 +17,8 @@
 //!   within a second (`flush`), and a pooled connection goes back to `FULL` before its next user.
 //! - Reads use the memory-mapped file (`mmap_size`, see `CONNECTION_PRAGMAS`).
 //! - A plain `BEGIN` runs as `BEGIN IMMEDIATE` (see `upgrade_begin` in `mod.rs`).
-//! - Writers of this host take turns (a FIFO lock per database, held from a connection's first
-//!   writing statement, `BEGIN` included, until it is back in autocommit mode), instead of meeting
-//!   in SQLite's busy handler, which sleeps 1, 2, 5, 10 … 100 ms between tries: with 8 concurrent
-//!   creates that made the p99 ~0.8 s (`cargo xtask bench`). A turn not given within
-//!   `busy_timeout` lets the statement run anyway, and SQLite's own timeout applies, as it does
-//!   for another process writing the same file.
+//! - Writers of this host take turns (`turn`), waiting up to `busy_timeout` for it; then SQLite's
+//!   own timeout applies, as it does for another process writing the same file.
 //! - `ATTACH` is denied (the attached-database limit is 0).
 
 use std::sync::{Arc, Mutex};
@@ -37,6 +33,7 @@ use crate::capability::sqlite::flush::Flusher;
 use crate::capability::sqlite::semantics::{
     BUSY_TIMEOUT, ResultBudget, starts_with_keyword, upgrade_begin,
 };
+use crate::capability::sqlite::turn::{Turn, Writers, takes_write_lock};
 /// Idle connections kept per database.
 const MAX_IDLE: usize = 32;
 /// Every connection's settings. `mmap_size`: reads use the OS page cache in place (memory-mapped,
@@ -58,8 +55,8 @@ pub struct Database {
     label: String,
     location: Location,
     idle: Mutex<Vec<rusqlite::Connection>>,
-    /// Whose turn it is to write (see the module docs).
-    writer: Arc<tokio::sync::Mutex<()>>,
+    /// Whose turn it is to write (`turn`).
+    writers: Writers,
     /// Keeps a shared in-memory database alive while the host runs.
     _keepalive: Option<Mutex<rusqlite::Connection>>,
     /// Flushes a file's WAL each second (log-grade commits).
@@ -83,7 +80,7 @@ impl Database {
             label: label.to_string(),
             location,
             idle: Mutex::new(Vec::new()),
-            writer: Arc::default(),
+            writers: Writers::default(),
             _keepalive: None,
             _flusher: None,
         };
@@ -190,7 +187,7 @@ pub struct Connection {
     conn: Option<rusqlite::Connection>,
     db: Arc<Database>,
     /// Held while this connection writes (dropped after `conn` is back in the pool).
-    turn: Option<tokio::sync::OwnedMutexGuard<()>>,
+    turn: Turn,
     /// Whether its user ran a `PRAGMA` (reset before the pool lends it again).
     pragmas: bool,
 }
@@ -217,7 +214,7 @@ impl Connection {
         Ok(Self {
             conn: Some(conn),
             db,
-            turn: None,
+            turn: Turn::default(),
             pragmas: false,
         })
     }
@@ -232,15 +229,20 @@ impl Connection {
             return Err(Error::InvalidConnection);
         };
         self.pragmas |= is_pragma(statement);
-        let writes = writes(conn, statement);
+        // A statement that may wait for a lock or flush (one taking the write lock outside a
+        // transaction, a transaction's end) leaves the async worker thread (`blocking`). A
+        // read-only statement outside a transaction never waits in WAL mode: it takes
+        // microseconds and runs inline, like the guest's own code, since handing the worker to
+        // another thread (`block_in_place`) around every statement cost more than most statements.
+        let writes = takes_write_lock(statement);
         // Inside a transaction this connection already writes in, a statement never waits for a
         // lock (it holds SQLite's and this host's): only its end (the commit's `fsync`) may block.
-        let writing = self.turn.is_some() && !conn.is_autocommit();
-        if writes && self.turn.is_none() {
-            let writer = self.db.writer.clone();
-            let turn = tokio::time::timeout(BUSY_TIMEOUT, writer.lock_owned()).await;
-            self.turn = turn.ok();
-        }
+        let autocommit = conn.is_autocommit();
+        let writing = self.turn.held() && !autocommit;
+        let writers = &self.db.writers;
+        self.turn
+            .before(writers, statement, autocommit, BUSY_TIMEOUT)
+            .await;
         let Some(conn) = self.conn.as_mut() else {
             return Err(Error::InvalidConnection);
         };
@@ -254,22 +256,16 @@ impl Connection {
         } else {
             blocking(|| execute(conn, statement, parameters))
         };
-        if conn.is_autocommit() {
-            self.turn = None;
-        }
+        self.turn.after(conn.is_autocommit());
         result
     }
 
     /// Runs several statements (migrations, `--sqlite`), as this host's writer.
     pub async fn execute_batch(&mut self, sql: &str) -> Result<()> {
-        if self.turn.is_none() {
-            self.turn = Some(self.db.writer.clone().lock_owned().await);
-        }
+        self.turn.take(&self.db.writers).await;
         let conn = self.conn.as_mut().context("the connection is closed")?;
         let result = blocking(|| conn.execute_batch(sql));
-        if conn.is_autocommit() {
-            self.turn = None;
-        }
+        self.turn.after(conn.is_autocommit());
         Ok(result?)
     }
 
@@ -291,20 +287,6 @@ impl Connection {
             drop(self);
         }
     }
-}
-
-/// Whether `statement` takes the write lock (`BEGIN` included, as it runs `BEGIN IMMEDIATE`; a
-/// statement that does not prepare counts as a write). A statement that may wait for a lock or
-/// flush (a write outside a transaction, `BEGIN`, a transaction's end, a checkpoint) leaves the
-/// async worker thread (`blocking`). A read-only statement outside a transaction never waits in
-/// WAL mode, and neither does a statement inside a transaction that already holds the write lock:
-/// they take microseconds and run inline, like the guest's own code, since handing the worker to
-/// another thread (`block_in_place`) around every statement cost more than most statements.
-fn writes(conn: &rusqlite::Connection, statement: &str) -> bool {
-    let statement = upgrade_begin(statement).unwrap_or(statement);
-    !conn
-        .prepare_cached(statement)
-        .is_ok_and(|stmt| stmt.readonly())
 }
 
 /// Whether `statement` is a `PRAGMA` (its connection is reset before the pool lends it again).
@@ -447,18 +429,6 @@ mod tests {
         assert_eq!(conn.last_insert_rowid(), 0);
         let result = execute(&mut conn, "SELECT count(*) FROM t", vec![]).unwrap();
         assert!(matches!(result.rows[0].values[0], Value::Integer(0)));
-    }
-
-    #[test]
-    fn writes_are_told_from_reads() {
-        let (_dir, db) = db();
-        let mut conn = db.acquire().unwrap();
-        execute(&mut conn, "CREATE TABLE t (x)", vec![]).unwrap();
-        assert!(!writes(&conn, "SELECT x FROM t WHERE x = ?"));
-        assert!(writes(&conn, "INSERT INTO t VALUES (1)"));
-        assert!(writes(&conn, "BEGIN"), "BEGIN runs as BEGIN IMMEDIATE");
-        assert!(writes(&conn, "BEGIN IMMEDIATE"));
-        assert!(writes(&conn, "not sql at all"));
     }
 
     fn synchronous(conn: &mut rusqlite::Connection) -> i64 {

@@ -8,7 +8,8 @@
 //! `sqlite_databases` permission first (`access-denied`), then that the label is configured
 //! (`no-such-database`); each `open` hands out its own connection; `execute` runs one statement and
 //! buffers the whole result; every database error is `io(message)` with SQLite's text.
-//! `migrations` applies the app's schema to `default`, on either backend.
+//! `migrations` applies the app's schema to `default`, on either backend; `turn` is how this host's
+//! writers of one database take turns on both, and which statement is a write.
 
 mod bindings;
 pub mod config;
@@ -17,6 +18,7 @@ mod local;
 pub mod migrations;
 mod remote;
 mod semantics;
+mod turn;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;

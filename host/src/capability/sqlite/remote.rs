@@ -24,6 +24,7 @@ use crate::capability::sqlite::bindings::{Error, QueryResult, RowResult, Value};
 use crate::capability::sqlite::semantics::{
     BUSY_TIMEOUT, ResultBudget, starts_with_keyword, upgrade_begin,
 };
+use crate::capability::sqlite::turn::{Turn, Writers, writes};
 
 /// How long a statement outside a transaction is tried again while the server says "database is
 /// locked", and how long a statement that may wait for the server's write lock or flush waits for
@@ -41,8 +42,8 @@ pub struct Database {
     label: String,
     url: String,
     db: libsql::Database,
-    /// Whose turn it is to write, among this host's connections (see the module docs).
-    writer: Arc<tokio::sync::Mutex<()>>,
+    /// Whose turn it is to write, among this host's connections (`turn`).
+    writers: Writers,
 }
 
 impl Database {
@@ -56,7 +57,7 @@ impl Database {
             label: label.to_string(),
             url: url.to_string(),
             db,
-            writer: Arc::default(),
+            writers: Writers::default(),
         })
     }
 
@@ -71,9 +72,9 @@ pub struct Connection {
     conn: libsql::Connection,
     /// `changes` of the last `… RETURNING` statement (the client counts only `execute`d ones).
     changes: u64,
-    writer: Arc<tokio::sync::Mutex<()>>,
+    writers: Writers,
     /// Held while this connection writes.
-    turn: Option<tokio::sync::OwnedMutexGuard<()>>,
+    turn: Turn,
 }
 
 impl Connection {
@@ -86,8 +87,8 @@ impl Connection {
         Ok(Self {
             conn,
             changes: 0,
-            writer: db.writer.clone(),
-            turn: None,
+            writers: db.writers.clone(),
+            turn: Turn::default(),
         })
     }
 
@@ -101,16 +102,14 @@ impl Connection {
         statement: &str,
         parameters: Vec<Value>,
     ) -> Result<QueryResult, Error> {
-        if self.turn.is_none() && self.conn.is_autocommit() && takes_writer_lock(statement) {
-            // A turn not given in time lets the statement go to the server anyway, whose own
-            // waiting then applies, as for another node's writer.
-            let turn = tokio::time::timeout(LOCKED_TIMEOUT, self.writer.clone().lock_owned());
-            self.turn = turn.await.ok();
-        }
+        // A turn not given in time lets the statement go to the server anyway, whose own waiting
+        // then applies, as for another node's writer.
+        let autocommit = self.conn.is_autocommit();
+        self.turn
+            .before(&self.writers, statement, autocommit, LOCKED_TIMEOUT)
+            .await;
         let result = self.execute_retried(statement, parameters).await;
-        if self.conn.is_autocommit() {
-            self.turn = None;
-        }
+        self.turn.after(self.conn.is_autocommit());
         result
     }
 
@@ -174,7 +173,7 @@ impl Connection {
                 }
                 out.push(RowResult { values });
             }
-            if statement_writes(statement) {
+            if writes(statement) {
                 self.changes = out.len() as u64;
             }
             Ok::<_, libsql::Error>(Ok(QueryResult { columns, rows: out }))
@@ -260,36 +259,29 @@ fn as_written(statement: &str, name: &str) -> String {
     name.to_string()
 }
 
-/// Whether `statement` gives rows back: a query (`SELECT`, `WITH`, `VALUES`, `PRAGMA`, `EXPLAIN`)
-/// or a write with `RETURNING`.
+/// Whether `statement` gives rows back: a `PRAGMA` or `EXPLAIN`, a write ([`writes`], a `WITH …`
+/// clause's included) with `RETURNING`, or a query (`SELECT`, `VALUES`, `WITH … SELECT`).
 fn returns_rows(statement: &str) -> bool {
-    starts_with_keyword(
-        statement,
-        &["SELECT", "WITH", "VALUES", "PRAGMA", "EXPLAIN"],
-    ) || statement_writes(statement) && contains_word(statement, "RETURNING")
+    if starts_with_keyword(statement, &["PRAGMA", "EXPLAIN"]) {
+        true
+    } else if writes(statement) {
+        contains_word(statement, "RETURNING")
+    } else {
+        starts_with_keyword(statement, &["SELECT", "WITH", "VALUES"])
+    }
 }
 
 /// Whether `statement` may wait for the server's write lock or its flush: a write, a transaction's
 /// start or end, or anything inside a transaction.
 fn waits_for_writer(statement: &str, in_transaction: bool) -> bool {
     in_transaction
-        || statement_writes(statement)
+        || writes(statement)
         || starts_with_keyword(
             statement,
             &["BEGIN", "COMMIT", "END", "ROLLBACK", "SAVEPOINT", "RELEASE"],
         )
 }
 
-/// Whether `statement`, sent outside a transaction, takes the server's write lock: a write, or a
-/// `BEGIN` (always sent as `BEGIN IMMEDIATE`) or `SAVEPOINT` that opens a transaction.
-fn takes_writer_lock(statement: &str) -> bool {
-    statement_writes(statement) || starts_with_keyword(statement, &["BEGIN", "SAVEPOINT"])
-}
-
-/// Whether `statement` is an `INSERT`, `UPDATE`, `DELETE` or `REPLACE`.
-fn statement_writes(statement: &str) -> bool {
-    starts_with_keyword(statement, &["INSERT", "UPDATE", "DELETE", "REPLACE"])
-}
 
 fn contains_word(text: &str, word: &str) -> bool {
     text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
@@ -349,6 +341,11 @@ mod tests {
         assert!(!returns_rows("INSERT INTO t (returning_x) VALUES (1)"));
         assert!(!returns_rows("BEGIN IMMEDIATE"));
         assert!(!returns_rows("CREATE TABLE t (x)"));
+        assert!(!returns_rows("WITH x AS (SELECT 1) INSERT INTO t SELECT * FROM x"));
+        assert!(returns_rows(
+            "WITH x AS (SELECT 1) DELETE FROM t WHERE a IN x RETURNING a"
+        ));
+        assert!(returns_rows("PRAGMA synchronous"));
     }
 
     #[test]
@@ -362,17 +359,10 @@ mod tests {
             "WITH x AS (SELECT 1) SELECT * FROM x",
             false
         ));
-    }
-
-    #[test]
-    fn writes_and_transactions_take_this_hosts_writer_turn() {
-        assert!(takes_writer_lock("BEGIN"));
-        assert!(takes_writer_lock(" begin immediate"));
-        assert!(takes_writer_lock("SAVEPOINT s"));
-        assert!(takes_writer_lock("update t SET a = 1"));
-        assert!(takes_writer_lock("DELETE FROM t"));
-        assert!(!takes_writer_lock("SELECT 1"));
-        assert!(!takes_writer_lock("COMMIT"));
+        assert!(waits_for_writer(
+            "WITH x AS (SELECT 1) INSERT INTO t SELECT * FROM x",
+            false
+        ));
     }
 
     #[test]

@@ -12,7 +12,7 @@ use serde_json::json;
 
 use common::types::Error;
 
-use crate::bindings::prescriptions::{self, PublishedKey};
+use crate::bindings::prescriptions::{self, KeyStatus, PublishedKey};
 use crate::http::{Request, Response};
 
 /// How long a client may cache the keys.
@@ -27,7 +27,7 @@ pub fn keys() -> Result<Response, Error> {
         kty: &'static str,
         crv: &'static str,
         x: &'a str,
-        status: &'a str,
+        status: &'static str,
     }
     let published = prescriptions::published_keys()?;
     let keys: Vec<Jwk> = published
@@ -37,7 +37,10 @@ pub fn keys() -> Result<Response, Error> {
             kty: "OKP",
             crv: "Ed25519",
             x: &k.x,
-            status: &k.status,
+            status: match k.status {
+                KeyStatus::Active => "active",
+                KeyStatus::Retired => "retired",
+            },
         })
         .collect();
     Ok(Response::json(200, &json!({ "keys": keys }))

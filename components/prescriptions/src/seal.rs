@@ -16,7 +16,7 @@ use sha2::{Digest, Sha256};
 use common::db::{Db, text};
 use common::types::Error;
 
-use crate::bindings::exports::receta::prescriptions::prescriptions::{PublishedKey, Seal};
+use crate::bindings::exports::receta::prescriptions::prescriptions::{KeyStatus, PublishedKey, Seal};
 
 /// The seal's algorithm, as JOSE names it.
 pub const ALG: &str = "EdDSA";
@@ -110,14 +110,14 @@ fn dev_key(db: &Db) -> Result<Option<SigningKey>, Error> {
 /// The published keys: the active one first, then the retired ones, without duplicates.
 pub fn published(db: &Db) -> Result<Vec<PublishedKey>, Error> {
     let active = signer(db)?.key.verifying_key();
-    let mut keys = vec![published_key(&active, "active")];
+    let mut keys = vec![published_key(&active, KeyStatus::Active)];
     let retired = spin_sdk::variables::get("signing_keys_retired").unwrap_or_default();
     let mut old: Vec<VerifyingKey> = retired_keys(&retired);
     if let Some(dev) = dev_key(db)? {
         old.push(dev.verifying_key());
     }
     for key in old {
-        let k = published_key(&key, "retired");
+        let k = published_key(&key, KeyStatus::Retired);
         if !keys.iter().any(|p| p.kid == k.kid) {
             keys.push(k);
         }
@@ -125,11 +125,11 @@ pub fn published(db: &Db) -> Result<Vec<PublishedKey>, Error> {
     Ok(keys)
 }
 
-fn published_key(key: &VerifyingKey, status: &str) -> PublishedKey {
+fn published_key(key: &VerifyingKey, status: KeyStatus) -> PublishedKey {
     PublishedKey {
         kid: kid_of(key),
         x: URL_SAFE_NO_PAD.encode(key.as_bytes()),
-        status: status.into(),
+        status,
     }
 }
 

@@ -192,8 +192,11 @@ impl Settings {
             )?)
             .context("RECETA_MEMORY_LIMIT_MB is too large")?
                 << 20,
-            max_instances: u32::try_from(env_number("RECETA_MAX_INSTANCES", DEFAULT_MAX_INSTANCES)?)
-                .context("RECETA_MAX_INSTANCES is too large")?,
+            max_instances: u32::try_from(env_number(
+                "RECETA_MAX_INSTANCES",
+                DEFAULT_MAX_INSTANCES,
+            )?)
+            .context("RECETA_MAX_INSTANCES is too large")?,
             max_background: u32::try_from(env_number(
                 "RECETA_MAX_BACKGROUND",
                 DEFAULT_MAX_BACKGROUND,

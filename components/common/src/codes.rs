@@ -1,11 +1,14 @@
 //! `receta:common/codes`: the closed sets the API spells as codes, generated once here (every
 //! component maps its bindings onto this module) and given their API form by hand: `page_size` is
-//! an integer, `rx_status` and `sent_status` are `[code, label]` pairs. The database stores the
+//! an integer, `rx_status` and `sent_status` are `[code, label]` pairs, `gender` and a drug's
+//! `category` their code (`Coded`). The database stores the
 //! same codes (`code`, and `parse` reading them back).
 
 use serde::ser::{Serialize, SerializeTuple, Serializer};
 
-pub use crate::code_bindings::receta::common::codes::{PageSize, RxState, SentState};
+pub use crate::code_bindings::receta::common::codes::{
+    DrugCategory, Gender, PageSize, RxState, SentState,
+};
 
 impl PageSize {
     /// The API's and the database's number: 0 Letter, 1 Half Letter.
@@ -32,22 +35,67 @@ impl Serialize for PageSize {
     }
 }
 
-/// A code with a label, shown by the API as `[code, label]`.
-pub trait Labelled: Sized + Copy + 'static {
+/// A closed set spelled by one code in the API and the database, serialized as that code.
+pub trait Coded: Sized + Copy + 'static {
     /// Every value, for `parse`.
     const ALL: &'static [Self];
     /// The code the API and the database use.
     fn code(self) -> &'static str;
-    /// The label the API shows beside it.
-    fn label(self) -> &'static str;
 
-    /// The value a stored code names.
+    /// The value a code names.
     fn parse(code: &str) -> Option<Self> {
         Self::ALL.iter().copied().find(|v| v.code() == code)
     }
 }
 
-impl Labelled for RxState {
+impl Coded for Gender {
+    const ALL: &'static [Self] = &[Gender::M, Gender::F, Gender::O, Gender::H];
+
+    fn code(self) -> &'static str {
+        match self {
+            Gender::M => "M",
+            Gender::F => "F",
+            Gender::O => "O",
+            Gender::H => "H",
+        }
+    }
+}
+
+impl Coded for DrugCategory {
+    const ALL: &'static [Self] = &[
+        DrugCategory::StandardDrug,
+        DrugCategory::BasicDrug,
+        DrugCategory::UnstructuredDrug,
+    ];
+
+    fn code(self) -> &'static str {
+        match self {
+            DrugCategory::StandardDrug => "standard_drug",
+            DrugCategory::BasicDrug => "basic_drug",
+            DrugCategory::UnstructuredDrug => "unstructured_drug",
+        }
+    }
+}
+
+impl Serialize for Gender {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.code())
+    }
+}
+
+impl Serialize for DrugCategory {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.code())
+    }
+}
+
+/// A code with a label, shown by the API as `[code, label]`.
+pub trait Labelled: Coded {
+    /// The label the API shows beside it.
+    fn label(self) -> &'static str;
+}
+
+impl Coded for RxState {
     const ALL: &'static [Self] = &[
         RxState::Available,
         RxState::PartiallyDispensed,
@@ -67,7 +115,9 @@ impl Labelled for RxState {
             RxState::Expired => "expired",
         }
     }
+}
 
+impl Labelled for RxState {
     /// Spanish, as the pharmacist and the patient read them (docs/lifecycle.md).
     fn label(self) -> &'static str {
         match self {
@@ -81,7 +131,7 @@ impl Labelled for RxState {
     }
 }
 
-impl Labelled for SentState {
+impl Coded for SentState {
     const ALL: &'static [Self] = &[SentState::Pending, SentState::NotSent, SentState::SentEmail];
 
     fn code(self) -> &'static str {
@@ -91,7 +141,9 @@ impl Labelled for SentState {
             SentState::SentEmail => "sent_email",
         }
     }
+}
 
+impl Labelled for SentState {
     fn label(self) -> &'static str {
         match self {
             SentState::Pending => "pending send",

@@ -179,7 +179,7 @@ impl Row<'_> {
     }
 
     /// A stored code of a closed set (`common::codes`); an unknown code is an error.
-    pub fn code<T: crate::codes::Labelled>(&self, column: &str) -> Result<T> {
+    pub fn code<T: crate::codes::Coded>(&self, column: &str) -> Result<T> {
         let code = self.string(column)?;
         T::parse(&code).ok_or_else(|| anyhow!("column {column}: unknown code {code:?}"))
     }

@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
+use crate::codes::Coded;
 use crate::gtin::Gtin;
 use crate::time::Date;
 use crate::types::{Error, FieldError};
@@ -355,6 +356,14 @@ impl Fields {
                 None
             }
         }
+    }
+
+    /// A choice among `choices`, codes of a closed set (`codes::Coded`), read as its value; the
+    /// errors are `choice`'s.
+    pub fn coded<T: Coded>(&mut self, field: &str, choices: &[T], allow_null: bool) -> Option<T> {
+        let codes: Vec<&str> = choices.iter().map(|v| v.code()).collect();
+        self.choice(field, &codes, allow_null)
+            .and_then(|code| T::parse(&code))
     }
 
     /// A required choice (see `choice`).

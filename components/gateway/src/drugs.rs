@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 
+use common::codes::DrugCategory;
 use common::fields::Fields;
 use common::types::{Error, FieldError};
 
@@ -15,7 +16,8 @@ use crate::http::{Request, Response};
 const NAME: Option<usize> = Some(256);
 /// Products per load, at most.
 const MAX_DRUGS: usize = 5000;
-const CATEGORIES: [&str; 2] = ["standard_drug", "basic_drug"];
+/// The categories a catalog product may have (`unstructured_drug` is free text, never a product).
+const CATEGORIES: [DrugCategory; 2] = [DrugCategory::StandardDrug, DrugCategory::BasicDrug];
 const BAD_UPC: &str = "Enter a valid GTIN: 8, 12, 13 or 14 digits with a valid check digit.";
 
 /// `POST /api/v2/drugs/` (API admin) `[{upc, name, category?, fraccion?, antibiotic?}, …]` → 200
@@ -64,8 +66,8 @@ fn parse(items: Vec<Value>) -> Result<Vec<Drug>, Error> {
         let upc = f.required_gtin("upc", BAD_UPC);
         let name = f.required_str("name", NAME).trim().to_string();
         let category = f
-            .choice("category", &CATEGORIES, true)
-            .unwrap_or_else(|| CATEGORIES[0].to_string());
+            .coded("category", &CATEGORIES, true)
+            .unwrap_or(DrugCategory::StandardDrug);
         let fraccion = f.choice("fraccion", &FRACCIONES, true);
         let antibiotic = f.optional_bool("antibiotic");
         match f.finish_with(upc) {
@@ -110,9 +112,9 @@ mod tests {
             json!({"upc": " 2000000000015 ", "name": "X", "category": "basic_drug"}),
         ])
         .unwrap();
-        assert_eq!(drugs[0].category, "standard_drug");
+        assert_eq!(drugs[0].category, DrugCategory::StandardDrug);
         assert_eq!(drugs[1].upc, "2000000000015");
-        assert_eq!(drugs[1].category, "basic_drug");
+        assert_eq!(drugs[1].category, DrugCategory::BasicDrug);
     }
 
     #[test]

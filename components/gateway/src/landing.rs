@@ -15,6 +15,7 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use common::codes::DrugCategory;
 use common::types::{Error, Principal};
 
 use crate::bindings::campaigns::{self, Campaign};
@@ -48,7 +49,7 @@ struct LandingMedication<'a> {
     instructions: &'a str,
     qty: u32,
     drug_upc: &'a str,
-    category: &'a str,
+    category: DrugCategory,
     drug: &'a str,
     cost: f64,
     bought: bool,
@@ -66,7 +67,7 @@ fn landing_medication(m: &Medication) -> LandingMedication<'_> {
         instructions: &m.instructions,
         qty: m.qty,
         drug_upc: &m.drug_upc,
-        category: &m.category,
+        category: m.category,
         drug: &m.drug,
         cost: m.cost,
         bought: m.bought,

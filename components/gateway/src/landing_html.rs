@@ -439,7 +439,7 @@ mod tests {
             instructions: instructions.into(),
             qty: 2,
             drug_upc: String::new(),
-            category: "standard_drug".into(),
+            category: common::codes::DrugCategory::StandardDrug,
             drug: String::new(),
             cost: 0.0,
             bought: false,

@@ -3,6 +3,7 @@
 
 use serde_json::Value;
 
+use common::codes::{Coded, Gender};
 use common::fields::Fields;
 use common::types::Error;
 
@@ -20,7 +21,6 @@ const LONG: Option<usize> = Some(512);
 const EMAIL_MIN: usize = 5;
 
 /// The gender letters (decisions): M male (default), F female, O other, H hombre (male).
-const GENDERS: [&str; 4] = ["M", "F", "O", "H"];
 const BAD_GENDER: &str =
     "is not a valid choice. Allowed values: M, F, O, H (or male, female, other).";
 
@@ -40,7 +40,7 @@ fn create_for(req: &Request, medic: i64) -> Result<Response, Error> {
         external_patient_file: f
             .optional_str("external_patient_file", NAME)
             .unwrap_or_default(),
-        gender: gender(&mut f, false).unwrap_or_else(|| "M".into()),
+        gender: gender(&mut f, false).unwrap_or(Gender::M),
         curp: f.optional_str("curp", SHORT).unwrap_or_default(),
         phone: f.optional_str("phone", SHORT).unwrap_or_default(),
         address: f.optional_str("address", LONG).unwrap_or_default(),
@@ -132,7 +132,7 @@ fn email(f: &mut Fields, patch: bool) -> Option<String> {
 /// `gender`: `M`, `F`, `O` or `H` (any case; stored as the capital letter sent), or `male`,
 /// `female`, `other` (any case) stored as `M`, `F`, `O`. Absent is `None` (create defaults to `M`);
 /// null is `None` on create and an error in a PATCH.
-fn gender(f: &mut Fields, patch: bool) -> Option<String> {
+fn gender(f: &mut Fields, patch: bool) -> Option<Gender> {
     let raw = f.raw("gender")?.clone();
     let parsed = match &raw {
         Value::Null if !patch => return None,
@@ -150,17 +150,14 @@ fn gender(f: &mut Fields, patch: bool) -> Option<String> {
 }
 
 /// The stored letter for a gender value, if it is one of the allowed values.
-pub fn parse_gender(s: &str) -> Option<String> {
+pub fn parse_gender(s: &str) -> Option<Gender> {
     let upper = s.trim().to_uppercase();
-    if GENDERS.contains(&upper.as_str()) {
-        return Some(upper);
-    }
-    match upper.as_str() {
-        "MALE" => Some("M".into()),
-        "FEMALE" => Some("F".into()),
-        "OTHER" => Some("O".into()),
+    Gender::parse(&upper).or(match upper.as_str() {
+        "MALE" => Some(Gender::M),
+        "FEMALE" => Some(Gender::F),
+        "OTHER" => Some(Gender::O),
         _ => None,
-    }
+    })
 }
 
 #[cfg(test)]
@@ -185,7 +182,7 @@ mod tests {
             ("Other", "O"),
             (" f ", "F"),
         ] {
-            assert_eq!(parse_gender(sent).as_deref(), Some(stored), "{sent}");
+            assert_eq!(parse_gender(sent).map(Coded::code), Some(stored), "{sent}");
         }
         for bad in ["", "X", "mujer", "hombre", "MF", "m ale"] {
             assert_eq!(parse_gender(bad), None, "{bad}");

@@ -12,7 +12,7 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
-use common::codes::SentState;
+use common::codes::{Coded, DrugCategory, SentState};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
@@ -42,7 +42,7 @@ const CLINIC: usize = 256;
 const MAX_MEDICATIONS: usize = 50;
 /// Boxes per medication, at most.
 const MAX_QTY: i64 = 9999;
-const CATEGORIES: [&str; 3] = ["standard_drug", "basic_drug", "unstructured_drug"];
+
 /// `antibiotic_repeat_reason`: at most 1023 characters.
 const REASON: Option<usize> = Some(1024);
 
@@ -447,7 +447,7 @@ fn clinic(f: &mut Fields) -> Option<String> {
 
 /// `medications`: a non-empty list (at most `MAX_MEDICATIONS`) of objects with `presentation` and
 /// `instructions` (required, non-blank), `qty` (1 to 9999, default 1), `drug_upc` (default empty),
-/// `category` (one of `CATEGORIES`), `fraccion` (one of `FRACCIONES`) and `antibiotic` (a boolean);
+/// `category` (a `DrugCategory` code), `fraccion` (one of `FRACCIONES`) and `antibiotic` (a boolean);
 /// the last two null or absent: not declared. Every problem is a message on `medications`, `Item N, field: …`.
 fn medications(f: &mut Fields) -> Vec<NewMedication> {
     object_items(f, "medications", MAX_MEDICATIONS, medication)
@@ -474,7 +474,7 @@ fn medication(map: Map<String, Value>) -> Result<NewMedication, Vec<FieldError>>
         Some(q) => q,
     };
     let drug_upc = m.optional_str("drug_upc", UPC).unwrap_or_default();
-    let category = m.choice("category", &CATEGORIES, true);
+    let category = m.coded("category", DrugCategory::ALL, true);
     let fraccion = m.choice("fraccion", &FRACCIONES, true);
     let antibiotic = m.optional_bool("antibiotic");
     m.finish_item()?;

@@ -4,7 +4,7 @@
 //! Times are ISO 8601 UTC text with microseconds (`common::time::iso8601`), like every stored
 //! timestamp: fixed width, so comparing the text compares the times.
 
-use common::codes::{Labelled, SentState};
+use common::codes::{Coded, SentState};
 use std::time::SystemTime;
 
 use serde_json::{Value, json};

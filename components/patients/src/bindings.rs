@@ -4,5 +4,8 @@ wit_bindgen::generate!({
     world: "patients-component",
     path: "../../wit",
     generate_all,
-    with: { "receta:common/types@0.1.0": common::types },
+    with: {
+        "receta:common/types@0.1.0": common::types,
+        "receta:common/codes@0.1.0": common::codes,
+    },
 });

@@ -1,6 +1,7 @@
 //! Patients in SQLite: every statement is scoped to the owning medic (`medic_id`), so another medic's
 //! patient is indistinguishable from one that does not exist.
 
+use common::codes::Coded;
 use common::db::{Db, Param, Row, int, is_unique_violation, like_contains, opt_text, text};
 use common::types::{Error, PageRequest};
 
@@ -49,7 +50,7 @@ fn from_row(r: &Row) -> anyhow::Result<Patient> {
         email: r.string("email")?,
         date_of_birth: r.string("date_of_birth")?,
         external_patient_file: r.string("external_patient_file")?,
-        gender: r.string("gender")?,
+        gender: r.code("gender")?,
         curp: r.string("curp")?,
         phone: r.string("phone")?,
         address: r.string("address")?,
@@ -74,7 +75,7 @@ pub fn create(medic: i64, input: NewPatient) -> Result<Patient, Error> {
             text(&input.email),
             text(&input.date_of_birth),
             text(&input.external_patient_file),
-            text(&input.gender),
+            text(input.gender.code()),
             text(&input.curp),
             text(&input.phone),
             text(&input.address),
@@ -125,7 +126,7 @@ pub fn update(medic: i64, key: &PatientKey, patch: PatientPatch) -> Result<Patie
         o(&patch.email),
         o(&patch.date_of_birth),
         o(&patch.external_patient_file),
-        o(&patch.gender),
+        opt_text(patch.gender.map(Coded::code)),
         o(&patch.curp),
         o(&patch.phone),
         o(&patch.address),

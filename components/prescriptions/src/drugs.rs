@@ -3,6 +3,7 @@
 //! a load or none of it), searched by anyone with a token, and read by `issue` for the category and
 //! name of a medication's UPC.
 
+use common::codes::Coded;
 use common::db::{Db, Param, Row, int, like_contains, opt_text, text};
 use common::types::{Error, PageRequest};
 
@@ -42,7 +43,7 @@ pub fn from_row(r: &Row) -> anyhow::Result<Drug> {
     Ok(Drug {
         upc: r.string("upc")?,
         name: r.string("name")?,
-        category: r.string("category")?,
+        category: r.code("category")?,
         fraccion: r.opt_string("fraccion")?,
         antibiotic: r.opt_i64("antibiotic")?.map(|n| n != 0),
     })
@@ -64,7 +65,12 @@ pub fn load(drugs: Vec<Drug>) -> Result<DrugLoad, Error> {
             }
             db.execute(
                 UPSERT,
-                &[text(&d.upc), text(&d.name), text(&d.category), text(&now)],
+                &[
+                    text(&d.upc),
+                    text(&d.name),
+                    text(d.category.code()),
+                    text(&now),
+                ],
             )?;
             if d.fraccion.is_some() || d.antibiotic.is_some() {
                 let antibiotic = d.antibiotic.map_or(Param::Null, |b| int(b.into()));

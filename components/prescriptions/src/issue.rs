@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use common::codes::{Labelled, RxState, SentState};
+use common::codes::{Coded, RxState, SentState};
 use common::db::{Db, Param, blob, boolean, int, opt_text, placeholders, text};
 use common::types::{Error, FieldError};
 
@@ -134,7 +134,7 @@ pub fn issue(req: IssueRequest) -> Result<Prescription, Error> {
                 text(&req.patient.email),
                 text(&req.patient.phone),
                 text(&req.patient.date_of_birth),
-                text(&req.patient.gender),
+                text(req.patient.gender.code()),
                 text(&req.diagnosis),
                 text(&req.extras),
                 boolean(req.show_diagnosis),
@@ -156,7 +156,7 @@ pub fn issue(req: IssueRequest) -> Result<Prescription, Error> {
                     text(&m.instructions),
                     int(m.qty.into()),
                     text(&m.drug_upc),
-                    text(&m.category),
+                    text(m.category.code()),
                     text(&m.drug),
                     text(&m.qty_label),
                 ]
@@ -219,7 +219,7 @@ pub fn issue(req: IssueRequest) -> Result<Prescription, Error> {
             email: req.patient.email.clone(),
             phone: req.patient.phone.clone(),
             date_of_birth: req.patient.date_of_birth.clone(),
-            gender: req.patient.gender.clone(),
+            gender: req.patient.gender,
         },
         diagnosis: req.diagnosis.clone(),
         medications: meds

@@ -12,7 +12,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use common::codes::{Labelled, RxState};
+use common::codes::{Coded, RxState};
 use common::db::{Db, Param, Row, int, text};
 use common::types::{Error, FieldError, Principal};
 

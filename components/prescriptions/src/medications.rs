@@ -14,11 +14,13 @@
 //! The class (`fraccion`, `antibiotic`): the formulary's where it declares one, else what was sent;
 //! absent on both sides means "not declared".
 
+use common::codes::{Coded, DrugCategory};
+
 use crate::bindings::exports::receta::prescriptions::prescriptions::{Drug, NewMedication};
 
-pub const STANDARD: &str = "standard_drug";
-pub const BASIC: &str = "basic_drug";
-pub const UNSTRUCTURED: &str = "unstructured_drug";
+const STANDARD: DrugCategory = DrugCategory::StandardDrug;
+const BASIC: DrugCategory = DrugCategory::BasicDrug;
+const UNSTRUCTURED: DrugCategory = DrugCategory::UnstructuredDrug;
 
 /// A medication with its category and formulary name settled, ready to sign and store.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,7 +29,7 @@ pub struct Resolved {
     pub instructions: String,
     pub qty: u32,
     pub drug_upc: String,
-    pub category: String,
+    pub category: DrugCategory,
     pub drug: String,
     pub qty_label: String,
     /// LGS art. 226 class; `None`: not declared.
@@ -40,23 +42,25 @@ pub struct Resolved {
 /// The error is the message for the `medications` field (without the item number).
 pub fn resolve(med: &NewMedication, formulary: Option<&Drug>) -> Result<Resolved, String> {
     let upc = med.drug_upc.trim();
-    let asked = med.category.as_deref();
+    let asked = med.category;
     let (category, drug) = match (upc.is_empty(), formulary) {
-        (true, _) => (asked.unwrap_or(STANDARD).to_string(), String::new()),
+        (true, _) => (asked.unwrap_or(STANDARD), String::new()),
         (false, Some(entry)) => match asked {
             Some(UNSTRUCTURED) => {
                 return Err(format!(
-                    "category {UNSTRUCTURED} is for free text without a drug_upc; drug_upc {upc} is in the service's drug catalog."
+                    "category {} is for free text without a drug_upc; drug_upc {upc} is in the service's drug catalog.",
+                    UNSTRUCTURED.code()
                 ));
             }
-            Some(BASIC) => (BASIC.to_string(), entry.name.clone()),
-            _ => (entry.category.clone(), entry.name.clone()),
+            Some(BASIC) => (BASIC, entry.name.clone()),
+            _ => (entry.category, entry.name.clone()),
         },
         (false, None) => match asked {
-            Some(BASIC) => (BASIC.to_string(), String::new()),
+            Some(BASIC) => (BASIC, String::new()),
             _ => {
                 return Err(format!(
-                    "drug_upc {upc} is not in the service's drug catalog; a product from your own catalog must be sent with category {BASIC}."
+                    "drug_upc {upc} is not in the service's drug catalog; a product from your own catalog must be sent with category {}.",
+                    BASIC.code()
                 ));
             }
         },
@@ -94,23 +98,23 @@ pub fn qty_label(qty: u32) -> String {
 mod tests {
     use super::*;
 
-    fn med(upc: &str, category: Option<&str>) -> NewMedication {
+    fn med(upc: &str, category: Option<DrugCategory>) -> NewMedication {
         NewMedication {
             presentation: "Amoxicilina 500 mg".into(),
             instructions: "1 cápsula cada 8 horas por 7 días".into(),
             qty: 2,
             drug_upc: upc.into(),
-            category: category.map(str::to_string),
+            category,
             fraccion: Some("VI".into()),
             antibiotic: None,
         }
     }
 
-    fn entry(category: &str) -> Drug {
+    fn entry(category: DrugCategory) -> Drug {
         Drug {
             upc: "2000000000107".into(),
             name: "Amoxicilina 500 mg, 12 cápsulas".into(),
-            category: category.into(),
+            category,
             fraccion: Some("IV".into()),
             antibiotic: Some(true),
         }
@@ -138,7 +142,7 @@ mod tests {
     fn no_upc_no_rule() {
         let r = resolve(&med("", None), None).unwrap();
         assert_eq!(
-            (r.category.as_str(), r.drug.as_str(), r.drug_upc.as_str()),
+            (r.category, r.drug.as_str(), r.drug_upc.as_str()),
             (STANDARD, "", "")
         );
         for c in [STANDARD, BASIC, UNSTRUCTURED] {
@@ -151,7 +155,7 @@ mod tests {
         let e = entry(STANDARD);
         let r = resolve(&med("2000000000107", None), Some(&e)).unwrap();
         assert_eq!(
-            (r.category.as_str(), r.drug.as_str()),
+            (r.category, r.drug.as_str()),
             (STANDARD, "Amoxicilina 500 mg, 12 cápsulas")
         );
         let basic_in_formulary = entry(BASIC);
@@ -174,12 +178,15 @@ mod tests {
     fn unknown_upc_needs_basic_drug() {
         let r = resolve(&med("7501234567890", Some(BASIC)), None).unwrap();
         assert_eq!(
-            (r.category.as_str(), r.drug.as_str(), r.drug_upc.as_str()),
+            (r.category, r.drug.as_str(), r.drug_upc.as_str()),
             (BASIC, "", "7501234567890")
         );
         for c in [None, Some(STANDARD), Some(UNSTRUCTURED)] {
             let e = resolve(&med("7501234567890", c), None).unwrap_err();
-            assert!(e.contains("7501234567890") && e.contains(BASIC), "{e}");
+            assert!(
+                e.contains("7501234567890") && e.contains(BASIC.code()),
+                "{e}"
+            );
         }
     }
 

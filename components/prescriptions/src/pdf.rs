@@ -3,6 +3,8 @@
 //! `rxpdf` from the same data the signed document holds, plus the hospital's images and the patient
 //! link (`<base-url>/rx/<signature>`) for the QR code.
 
+use common::codes::Coded;
+
 use crate::bindings::exports::receta::prescriptions::prescriptions::{IssueRequest, Seal};
 use crate::medications::Resolved;
 use crate::rules::Terms;
@@ -41,7 +43,7 @@ pub fn document(
         patient: rxpdf::PatientInfo {
             name: p.name.clone(),
             date_of_birth: p.date_of_birth.clone(),
-            gender: p.gender.clone(),
+            gender: p.gender.code().to_string(),
             curp: p.curp.clone(),
         },
         issued_on: issued_on.to_string(),

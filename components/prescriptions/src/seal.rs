@@ -16,7 +16,9 @@ use sha2::{Digest, Sha256};
 use common::db::{Db, text};
 use common::types::Error;
 
-use crate::bindings::exports::receta::prescriptions::prescriptions::{KeyStatus, PublishedKey, Seal};
+use crate::bindings::exports::receta::prescriptions::prescriptions::{
+    KeyStatus, PublishedKey, Seal,
+};
 
 /// The seal's algorithm, as JOSE names it.
 pub const ALG: &str = "EdDSA";

@@ -282,7 +282,6 @@ fn waits_for_writer(statement: &str, in_transaction: bool) -> bool {
         )
 }
 
-
 fn contains_word(text: &str, word: &str) -> bool {
     text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
         .any(|w| w.eq_ignore_ascii_case(word))
@@ -341,7 +340,9 @@ mod tests {
         assert!(!returns_rows("INSERT INTO t (returning_x) VALUES (1)"));
         assert!(!returns_rows("BEGIN IMMEDIATE"));
         assert!(!returns_rows("CREATE TABLE t (x)"));
-        assert!(!returns_rows("WITH x AS (SELECT 1) INSERT INTO t SELECT * FROM x"));
+        assert!(!returns_rows(
+            "WITH x AS (SELECT 1) INSERT INTO t SELECT * FROM x"
+        ));
         assert!(returns_rows(
             "WITH x AS (SELECT 1) DELETE FROM t WHERE a IN x RETURNING a"
         ));

@@ -156,7 +156,10 @@ mod tests {
         assert!(writes("REPLACE INTO t VALUES (1)"));
         assert!(writes("CREATE TABLE t (x)"));
         assert!(writes("PRAGMA synchronous = NORMAL"));
-        assert!(!writes("BEGIN IMMEDIATE"), "a transaction's start, not a write");
+        assert!(
+            !writes("BEGIN IMMEDIATE"),
+            "a transaction's start, not a write"
+        );
     }
 
     #[test]
@@ -182,7 +185,9 @@ mod tests {
         assert!(takes_write_lock(" begin immediate"));
         assert!(takes_write_lock("SAVEPOINT s"));
         assert!(takes_write_lock("DELETE FROM t"));
-        assert!(takes_write_lock("WITH x AS (SELECT 1) INSERT INTO t SELECT * FROM x"));
+        assert!(takes_write_lock(
+            "WITH x AS (SELECT 1) INSERT INTO t SELECT * FROM x"
+        ));
         assert!(!takes_write_lock("SELECT 1"));
         assert!(!takes_write_lock("COMMIT"));
     }
@@ -198,7 +203,10 @@ mod tests {
         assert!(a.held(), "still in the transaction");
         b.before(&writers, "INSERT INTO t VALUES (1)", true, wait)
             .await;
-        assert!(!b.held(), "not given in time: the statement goes ahead anyway");
+        assert!(
+            !b.held(),
+            "not given in time: the statement goes ahead anyway"
+        );
         b.before(&writers, "SELECT 1", true, wait).await;
         assert!(!b.held(), "a read takes no turn");
         a.after(true);

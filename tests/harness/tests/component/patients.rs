@@ -6,6 +6,7 @@ use receta_harness::worlds::patients::PatientsComponent;
 use receta_harness::worlds::patients::exports::receta::patients::patients::{
     NewPatient, Patient, PatientKey, PatientPatch,
 };
+use receta_harness::worlds::patients::receta::common::codes::Gender;
 use receta_harness::worlds::patients::receta::common::types::{Error, PageRequest};
 
 use crate::helpers::medic;
@@ -18,7 +19,7 @@ fn new_patient(name: &str) -> NewPatient {
         email: "luis@example.com".into(),
         date_of_birth: "1990-05-01".into(),
         external_patient_file: String::new(),
-        gender: "M".into(),
+        gender: Gender::M,
         curp: String::new(),
         phone: String::new(),
         address: String::new(),

@@ -8,7 +8,9 @@ use receta_harness::worlds::prescriptions::exports::receta::prescriptions::presc
     DispenseRequest, DispensedItem, Drug, HospitalSnapshot, IssueRequest, MedicSnapshot,
     NewMedication, PatientSnapshot, PharmacyRef, Prescription, StateChange,
 };
-use receta_harness::worlds::prescriptions::receta::common::codes::{PageSize, RxState, SentState};
+use receta_harness::worlds::prescriptions::receta::common::codes::{
+    DrugCategory, Gender, PageSize, RxState, SentState,
+};
 use receta_harness::worlds::prescriptions::receta::common::types::{Error, PageRequest};
 
 use crate::helpers::{Parties, parties, sha256_hex};
@@ -84,7 +86,7 @@ pub fn request(rx: &Rx, medications: Vec<NewMedication>) -> IssueRequest {
             email: "luis@example.com".into(),
             phone: String::new(),
             date_of_birth: "1990-05-01".into(),
-            gender: "M".into(),
+            gender: Gender::M,
             curp: String::new(),
         },
         clinic: None,
@@ -275,7 +277,7 @@ fn the_formulary_names_its_products_and_refuses_unknown_barcodes() -> Result<()>
     let drug = Drug {
         upc: "7501000000017".into(),
         name: "Amoxil 500 mg".into(),
-        category: "standard_drug".into(),
+        category: DrugCategory::StandardDrug,
         fraccion: Some("IV".into()),
         antibiotic: Some(true),
     };
@@ -301,7 +303,7 @@ fn the_formulary_names_its_products_and_refuses_unknown_barcodes() -> Result<()>
     let issued = issue(&rx, &request(&rx, vec![item]))?.unwrap();
     let medication = &issued.medications[0];
     assert_eq!(medication.drug, "Amoxil 500 mg");
-    assert_eq!(medication.category, "standard_drug");
+    assert!(matches!(medication.category, DrugCategory::StandardDrug));
     assert_eq!(
         medication.antibiotic,
         Some(true),

@@ -93,19 +93,20 @@ impl Fields {
         self.map.get(field)
     }
 
-    /// A required, non-blank string, strictly shorter than `under` characters when given.
-    pub fn required_str(&mut self, field: &str, under: Option<usize>) -> String {
+    /// A required, non-blank string, strictly shorter than `under` characters when given. `None`
+    /// only with the field's error recorded (as every `required_*`: `finish_with` takes it).
+    pub fn required_str(&mut self, field: &str, under: Option<usize>) -> Option<String> {
         match self.optional_str(field, under) {
-            Some(s) if !s.trim().is_empty() => s,
+            Some(s) if !s.trim().is_empty() => Some(s),
             Some(_) => {
                 self.error(field, BLANK);
-                String::new()
+                None
             }
             None => {
                 if !self.errors.contains_key(field) {
                     self.error(field, REQUIRED);
                 }
-                String::new()
+                None
             }
         }
     }
@@ -162,12 +163,12 @@ impl Fields {
     }
 
     /// A required boolean.
-    pub fn required_bool(&mut self, field: &str) -> bool {
+    pub fn required_bool(&mut self, field: &str) -> Option<bool> {
         if !self.has(field) || self.map.get(field) == Some(&Value::Null) {
             self.error(field, REQUIRED);
-            return false;
+            return None;
         }
-        self.optional_bool(field).unwrap_or(false)
+        self.optional_bool(field)
     }
 
     /// An optional integer; JSON integers and integer text.
@@ -206,21 +207,18 @@ impl Fields {
     }
 
     /// A required integer.
-    pub fn required_i64(&mut self, field: &str) -> i64 {
+    pub fn required_i64(&mut self, field: &str) -> Option<i64> {
         if matches!(self.map.get(field), None | Some(Value::Null)) {
             self.error(field, REQUIRED);
-            return 0;
+            return None;
         }
-        self.optional_i64(field).unwrap_or(0)
+        self.optional_i64(field)
     }
 
     /// A required date of birth: a calendar date `YYYY-MM-DD`, not after today. `None` only with
     /// the field's error recorded.
     pub fn required_birth_date(&mut self, field: &str) -> Option<Date> {
-        let s = self.required_str(field, None);
-        if s.is_empty() {
-            return None;
-        }
+        let s = self.required_str(field, None)?;
         self.birth_date(field, &s)
     }
 
@@ -310,10 +308,8 @@ impl Fields {
         parse: fn(&str) -> Option<T>,
         bad: &str,
     ) -> Option<T> {
-        let s = self.required_str(field, under);
-        if s.trim().is_empty() {
-            return None; // `required_str` recorded why
-        }
+        // `None`: `required_str` recorded why.
+        let s = self.required_str(field, under)?;
         self.parsed(field, &s, parse, bad)
     }
 
@@ -367,12 +363,12 @@ impl Fields {
     }
 
     /// A required choice (see `choice`).
-    pub fn required_choice(&mut self, field: &str, choices: &[&str]) -> String {
+    pub fn required_choice(&mut self, field: &str, choices: &[&str]) -> Option<String> {
         if matches!(self.map.get(field), None | Some(Value::Null)) {
             self.error(field, REQUIRED);
-            return String::new();
+            return None;
         }
-        self.choice(field, choices, false).unwrap_or_default()
+        self.choice(field, choices, false)
     }
 
     /// Whether any error was recorded.
@@ -392,6 +388,29 @@ impl Fields {
     pub fn finish_with<T>(self, value: Option<T>) -> Result<T, Error> {
         self.finish()?;
         value.ok_or_else(|| Error::Internal("a field parser gave no value and no error".into()))
+    }
+
+    /// `finish`, then `build` from the values the parsers gave (`build` uses `?` on each
+    /// `required_*` value: `None` there only when a parser recorded an error, which `finish` has
+    /// answered already; one without an error is this crate's bug, answered as `finish_with` does).
+    pub fn finish_then<T>(self, build: impl FnOnce() -> Option<T>) -> Result<T, Error> {
+        self.finish()?;
+        build().ok_or_else(|| Error::Internal("a field parser gave no value and no error".into()))
+    }
+
+    /// `finish_then` for a list item (`finish_item`); the impossible `None` is an error on the
+    /// item itself.
+    pub fn finish_item_then<T>(
+        self,
+        build: impl FnOnce() -> Option<T>,
+    ) -> Result<T, Vec<FieldError>> {
+        self.finish_item()?;
+        build().ok_or_else(|| {
+            vec![FieldError {
+                field: "item".into(),
+                messages: vec!["a field parser gave no value and no error".into()],
+            }]
+        })
     }
 
     /// `finish` for a list item: `Err` with every field error found, for a caller that merges them
@@ -632,7 +651,7 @@ mod tests {
         assert_eq!(f.choice("v", &["ADMIN", "MEMBER"], false), None);
         assert_eq!(f.choice("n", &["ADMIN"], true), None);
         assert_eq!(f.choice("absent", &["ADMIN"], false), None);
-        assert_eq!(f.required_choice("missing", &["ADMIN"]), "");
+        assert_eq!(f.required_choice("missing", &["ADMIN"]), None);
         let m = messages(f.finish());
         assert_eq!(
             m["u"],

@@ -46,23 +46,34 @@ fn to_json(c: &Campaign) -> Value {
 pub fn create(req: &Request) -> Result<Response, Error> {
     let caller = Principal::Admin;
     let mut f = req.json_fields()?;
-    let input = NewCampaign {
-        short_name: f.required_str("short_name", SHORT_NAME),
-        branches: branches(&mut f).unwrap_or_default(),
-        callback_redirect: redirect(&mut f, "callback_redirect", false)
-            .unwrap_or_else(|| LANDING_VIEW.into()),
-        main_site_redirect: redirect(&mut f, "main_site_redirect", false)
-            .unwrap_or_else(|| LANDING_VIEW.into()),
-        display_name: f.required_str("display_name", DISPLAY_NAME),
-        display_phone: f.optional_str("display_phone", PHONE).unwrap_or_default(),
-        display_contact: f
-            .optional_str("display_contact", CONTACT)
-            .unwrap_or_default(),
-        cta_link: cta_link(&mut f, false).unwrap_or_default(),
-        is_default: f.optional_bool("is_default").unwrap_or(false),
-        is_active: f.optional_bool("is_active").unwrap_or(true),
-    };
-    f.finish()?;
+    let short_name = f.required_str("short_name", SHORT_NAME);
+    let branches = branches(&mut f).unwrap_or_default();
+    let callback_redirect =
+        redirect(&mut f, "callback_redirect", false).unwrap_or_else(|| LANDING_VIEW.into());
+    let main_site_redirect =
+        redirect(&mut f, "main_site_redirect", false).unwrap_or_else(|| LANDING_VIEW.into());
+    let display_name = f.required_str("display_name", DISPLAY_NAME);
+    let display_phone = f.optional_str("display_phone", PHONE).unwrap_or_default();
+    let display_contact = f
+        .optional_str("display_contact", CONTACT)
+        .unwrap_or_default();
+    let cta_link = cta_link(&mut f, false).unwrap_or_default();
+    let is_default = f.optional_bool("is_default").unwrap_or(false);
+    let is_active = f.optional_bool("is_active").unwrap_or(true);
+    let input = f.finish_then(|| {
+        Some(NewCampaign {
+            short_name: short_name?,
+            branches,
+            callback_redirect,
+            main_site_redirect,
+            display_name: display_name?,
+            display_phone,
+            display_contact,
+            cta_link,
+            is_default,
+            is_active,
+        })
+    })?;
     let created = campaigns::create_campaign(caller, &input)?;
     Ok(Response::json(201, &to_json(&created)))
 }
@@ -208,13 +219,14 @@ fn branch(map: Map<String, Value>) -> Result<Branch, Vec<FieldError>> {
     let address = b
         .optional_str("address", BRANCH_ADDRESS)
         .unwrap_or_default();
-    b.finish_item()?;
-    Ok(Branch {
-        determinante,
-        name,
-        formato,
-        estado,
-        address,
+    b.finish_item_then(|| {
+        Some(Branch {
+            determinante: determinante?,
+            name: name?,
+            formato,
+            estado,
+            address,
+        })
     })
 }
 

@@ -64,20 +64,23 @@ fn parse(items: Vec<Value>) -> Result<Vec<Drug>, Error> {
         };
         let mut f = Fields::from_map(map);
         let upc = f.required_gtin("upc", BAD_UPC);
-        let name = f.required_str("name", NAME).trim().to_string();
+        let name = f.required_str("name", NAME);
         let category = f
             .coded("category", &CATEGORIES, true)
             .unwrap_or(DrugCategory::StandardDrug);
         let fraccion = f.choice("fraccion", &FRACCIONES, true);
         let antibiotic = f.optional_bool("antibiotic");
-        match f.finish_with(upc) {
-            Ok(upc) => drugs.push(Drug {
-                upc: upc.into(),
-                name,
+        let read = f.finish_then(|| {
+            Some(Drug {
+                upc: upc?.into(),
+                name: name?.trim().to_string(),
                 category,
                 fraccion,
                 antibiotic,
-            }),
+            })
+        });
+        match read {
+            Ok(drug) => drugs.push(drug),
             Err(Error::Invalid(errors)) => {
                 for e in errors {
                     messages.extend(

@@ -25,33 +25,50 @@ pub fn create(req: &Request, caller: Principal) -> Result<Response, Error> {
     let (mut fields, mut files) = read_form(req)?;
     let picture = upload(&mut fields, &mut files, "picture");
     let university_logo = upload(&mut fields, &mut files, "university_logo");
-    let input = NewHospital {
-        name: fields.required_str("name", TEXT),
-        patron: fields.required_str("patron", TEXT),
-        location: fields.required_str("location", ADDRESS),
-        contact: fields.required_str("contact", TEXT),
-        headline: fields.optional_str("headline", TEXT).unwrap_or_default(),
-        page_size: page_size(&mut fields).unwrap_or(PageSize::Letter),
-        info: fields.optional_bool("info").unwrap_or(false),
-        is_admin: fields.optional_bool("is_admin").unwrap_or(true),
-        send_emails: fields.optional_bool("send_emails").unwrap_or(true),
-        is_active: fields.optional_bool("is_active").unwrap_or(true),
-        zip_code: fields
-            .optional_str("zip_code", SHORT_TEXT)
-            .unwrap_or_default(),
-        location_lat: fields
-            .optional_str("location_lat", SHORT_TEXT)
-            .unwrap_or_default(),
-        location_lon: fields
-            .optional_str("location_lon", SHORT_TEXT)
-            .unwrap_or_default(),
-        google_place_id: fields
-            .optional_str("google_place_id", TEXT)
-            .unwrap_or_default(),
-        picture: picture.into_file(),
-        university_logo: university_logo.into_file(),
-    };
-    fields.finish()?;
+    let name = fields.required_str("name", TEXT);
+    let patron = fields.required_str("patron", TEXT);
+    let location = fields.required_str("location", ADDRESS);
+    let contact = fields.required_str("contact", TEXT);
+    let headline = fields.optional_str("headline", TEXT).unwrap_or_default();
+    let page_size = page_size(&mut fields).unwrap_or(PageSize::Letter);
+    let info = fields.optional_bool("info").unwrap_or(false);
+    let is_admin = fields.optional_bool("is_admin").unwrap_or(true);
+    let send_emails = fields.optional_bool("send_emails").unwrap_or(true);
+    let is_active = fields.optional_bool("is_active").unwrap_or(true);
+    let zip_code = fields
+        .optional_str("zip_code", SHORT_TEXT)
+        .unwrap_or_default();
+    let location_lat = fields
+        .optional_str("location_lat", SHORT_TEXT)
+        .unwrap_or_default();
+    let location_lon = fields
+        .optional_str("location_lon", SHORT_TEXT)
+        .unwrap_or_default();
+    let google_place_id = fields
+        .optional_str("google_place_id", TEXT)
+        .unwrap_or_default();
+    let picture = picture.into_file();
+    let university_logo = university_logo.into_file();
+    let input = fields.finish_then(|| {
+        Some(NewHospital {
+            name: name?,
+            patron: patron?,
+            location: location?,
+            contact: contact?,
+            headline,
+            page_size,
+            info,
+            is_admin,
+            send_emails,
+            is_active,
+            zip_code,
+            location_lat,
+            location_lon,
+            google_place_id,
+            picture,
+            university_logo,
+        })
+    })?;
     let hospital = catalog::create_hospital(caller, &input)?;
     Ok(Response::json(201, &with_urls(hospital, &http::base_url())))
 }

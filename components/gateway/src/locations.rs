@@ -35,7 +35,7 @@ pub fn list(caller: Principal) -> Result<Response, Error> {
 pub fn update(req: &Request, medic: i64) -> Result<Response, Error> {
     let mut fields = req.json_fields()?;
     let hospital = fields.required_i64("hospital_id");
-    fields.finish()?;
+    let hospital = fields.finish_with(hospital)?;
     catalog::set_active_hospital(Principal::Medic(medic), hospital)?;
     Ok(Response::message(200, "The active hospital was updated."))
 }

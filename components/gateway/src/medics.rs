@@ -44,7 +44,19 @@ pub fn create(req: &Request) -> Result<Response, Error> {
     let hospital = fields.optional_i64("hospital");
     let is_active = fields.optional_bool("is_active").unwrap_or(true);
     let is_admin_membership = fields.optional_bool("is_admin_membership").unwrap_or(false);
-    let (email, date_of_birth) = fields.finish_with(email.zip(date_of_birth))?;
+    let read = fields.finish_then(|| {
+        Some((
+            name?,
+            email?,
+            password?,
+            date_of_birth?,
+            cedula_prof?,
+            specialty?,
+            alma_mater?,
+            female?,
+        ))
+    })?;
+    let (name, email, password, date_of_birth, cedula_prof, specialty, alma_mater, female) = read;
 
     let minted = auth::mint_token();
     let input = catalog::NewMedic {

@@ -58,12 +58,13 @@ pub fn create(req: &Request, caller: Principal) -> Result<Response, Error> {
     let hospital = fields.required_i64("hospital");
     let medic = fields.required_i64("medic");
     let kind = fields.required_choice("type_membership", &TYPES);
-    fields.finish()?;
-    let input = NewMembership {
-        hospital,
-        medic,
-        type_membership: parse_type(&kind),
-    };
+    let input = fields.finish_then(|| {
+        Some(NewMembership {
+            hospital: hospital?,
+            medic: medic?,
+            type_membership: parse_type(&kind?),
+        })
+    })?;
     let created = catalog::create_membership(caller, input)?;
     Ok(Response::json(
         201,

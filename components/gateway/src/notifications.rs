@@ -112,7 +112,7 @@ pub fn create_webhook(req: &Request) -> Result<Response, Error> {
     // medic because the caller may.
     let caller = Principal::Admin;
     let mut f = req.json_fields()?;
-    let url = f.required_str("url", URL_UNDER).trim().to_string();
+    let url = f.required_str("url", URL_UNDER);
     let hospitals = hospitals(&mut f, caller)?;
     let medics = medics(&mut f, caller);
     let events = events(&mut f);
@@ -122,13 +122,15 @@ pub fn create_webhook(req: &Request) -> Result<Response, Error> {
             "List at least one hospital or one medic to be notified about.",
         );
     }
-    f.finish()?;
-    let created = notifications::create_webhook(&NewWebhook {
-        url,
-        hospitals,
-        medics,
-        events,
+    let input = f.finish_then(|| {
+        Some(NewWebhook {
+            url: url?.trim().to_string(),
+            hospitals,
+            medics,
+            events,
+        })
     })?;
+    let created = notifications::create_webhook(&input)?;
     Ok(Response::json(201, &webhook_json(created)))
 }
 

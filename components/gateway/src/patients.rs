@@ -33,25 +33,33 @@ pub fn create(req: &Request, medic: i64) -> Result<Response, Error> {
 fn create_for(req: &Request, medic: i64) -> Result<Response, Error> {
     let mut f = req.json_fields()?;
     let date_of_birth = f.required_birth_date("date_of_birth");
-    let input = NewPatient {
-        name: f.required_str("name", NAME),
-        email: email(&mut f, false).unwrap_or_default(),
-        date_of_birth: String::new(),
-        external_patient_file: f
-            .optional_str("external_patient_file", NAME)
-            .unwrap_or_default(),
-        gender: gender(&mut f, false).unwrap_or(Gender::M),
-        curp: f.optional_str("curp", SHORT).unwrap_or_default(),
-        phone: f.optional_str("phone", SHORT).unwrap_or_default(),
-        address: f.optional_str("address", LONG).unwrap_or_default(),
-        state: f.optional_str("state", STATE).unwrap_or_default(),
-        zip_code: f.optional_str("zip_code", SHORT).unwrap_or_default(),
-        location: f.optional_str("location", LONG).unwrap_or_default(),
-    };
-    let input = NewPatient {
-        date_of_birth: f.finish_with(date_of_birth)?.to_string(),
-        ..input
-    };
+    let name = f.required_str("name", NAME);
+    let email = email(&mut f, false).unwrap_or_default();
+    let external_patient_file = f
+        .optional_str("external_patient_file", NAME)
+        .unwrap_or_default();
+    let gender = gender(&mut f, false).unwrap_or(Gender::M);
+    let curp = f.optional_str("curp", SHORT).unwrap_or_default();
+    let phone = f.optional_str("phone", SHORT).unwrap_or_default();
+    let address = f.optional_str("address", LONG).unwrap_or_default();
+    let state = f.optional_str("state", STATE).unwrap_or_default();
+    let zip_code = f.optional_str("zip_code", SHORT).unwrap_or_default();
+    let location = f.optional_str("location", LONG).unwrap_or_default();
+    let input = f.finish_then(|| {
+        Some(NewPatient {
+            name: name?,
+            email,
+            date_of_birth: date_of_birth?.to_string(),
+            external_patient_file,
+            gender,
+            curp,
+            phone,
+            address,
+            state,
+            zip_code,
+            location,
+        })
+    })?;
     let patient = patients::create_patient(medic, &input)?;
     Ok(Response::json(201, &patient))
 }

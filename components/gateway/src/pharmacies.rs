@@ -32,7 +32,7 @@ pub fn create(req: &Request) -> Result<Response, Error> {
     let name = f.required_str("name", TEXT);
     let [legal_name, license, address, zip_code, state, contact] =
         OPTIONAL.map(|(field, under)| f.optional_str(field, under).unwrap_or_default());
-    f.finish()?;
+    let name = f.finish_with(name)?;
     let minted = auth::mint_token();
     let created = pharmacies::create_pharmacy(&NewPharmacy {
         name,

@@ -74,9 +74,9 @@ pub fn burn(req: &Request, pharmacy: i64, signature: &str) -> Result<Response, E
 fn dispense(req: &Request, signature: &str, pharmacy: &Pharmacy) -> Result<Response, Error> {
     let rx = prescriptions::get_for_pharmacy(signature)?;
     let mut f = req.json_fields()?;
-    let sales_code = f.required_str("sales_code", SALES_CODE).trim().to_string();
+    let sales_code = f.required_str("sales_code", SALES_CODE);
     let items = sold_items(&mut f);
-    f.finish()?;
+    let sales_code = f.finish_with(sales_code)?.trim().to_string();
     let webhooks = notifications::plan(rx.medic_id, rx.hospital.id, RxEvent::Dispensed)?;
     let queued = !webhooks.is_empty();
     let sold = prescriptions::dispense(&DispenseRequest {
@@ -135,8 +135,7 @@ pub fn release(req: &Request, pharmacy: i64, signature: &str) -> Result<Response
             None => {
                 let mut f = req.json_fields_or_empty()?;
                 let secret = f.required_str("secret", Some(129));
-                f.finish()?;
-                secret
+                f.finish_with(secret)?
             }
         };
         prescriptions::release(&pharmacy_ref(pharmacy), signature, &secret)?;
@@ -167,11 +166,8 @@ pub fn reject(req: &Request, pharmacy: i64, signature: &str) -> Result<Response,
         if f.optional_bool("rejected") == Some(false) {
             f.error("rejected", "Must be true: a rejection cannot be undone.");
         }
-        let reason = f
-            .required_str("reason_of_rejected", REASON)
-            .trim()
-            .to_string();
-        f.finish()?;
+        let reason = f.required_str("reason_of_rejected", REASON);
+        let reason = f.finish_with(reason)?.trim().to_string();
         let webhooks = notifications::plan(rx.medic_id, rx.hospital.id, RxEvent::Rejected)?;
         let queued = !webhooks.is_empty();
         let change = StateChange {
@@ -343,21 +339,24 @@ fn sold_items(f: &mut Fields) -> Vec<DispensedItem> {
 fn sold_item(map: Map<String, Value>) -> Result<DispensedItem, Vec<FieldError>> {
     let mut m = Fields::from_map(map);
     let id = m.required_i64("id");
-    let qty = m.required_i64("bought_qty");
-    if m.has("bought_qty") && !(1..=i64::from(u32::MAX)).contains(&qty) {
-        m.error(
-            "bought_qty",
-            "Ensure this value is greater than or equal to 1.",
-        );
-    }
-    match m.finish() {
-        Ok(()) => Ok(DispensedItem {
-            medication: id,
-            qty: qty as u32,
-        }),
-        Err(Error::Invalid(errors)) => Err(errors),
-        Err(_) => Err(Vec::new()),
-    }
+    let qty = m
+        .required_i64("bought_qty")
+        .and_then(|qty| match u32::try_from(qty) {
+            Ok(qty) if qty >= 1 => Some(qty),
+            _ => {
+                m.error(
+                    "bought_qty",
+                    "Ensure this value is greater than or equal to 1.",
+                );
+                None
+            }
+        });
+    m.finish_item_then(|| {
+        Some(DispensedItem {
+            medication: id?,
+            qty: qty?,
+        })
+    })
 }
 
 #[cfg(test)]

@@ -287,8 +287,8 @@ pub fn cancel(req: &Request, medic: i64, signature: &str) -> Result<Response, Er
         Err(other) => return Err(other),
     };
     let mut f = req.json_fields()?;
-    let reason = f.required_str("reason", Some(1024)).trim().to_string();
-    f.finish()?;
+    let reason = f.required_str("reason", Some(1024));
+    let reason = f.finish_with(reason)?.trim().to_string();
     let webhooks = notifications::plan(medic, rx.hospital.id, RxEvent::Cancelled)?;
     let queued = !webhooks.is_empty();
     let change = StateChange {
@@ -477,15 +477,16 @@ fn medication(map: Map<String, Value>) -> Result<NewMedication, Vec<FieldError>>
     let category = m.coded("category", DrugCategory::ALL, true);
     let fraccion = m.choice("fraccion", &FRACCIONES, true);
     let antibiotic = m.optional_bool("antibiotic");
-    m.finish_item()?;
-    Ok(NewMedication {
-        presentation,
-        instructions,
-        qty: qty as u32,
-        drug_upc,
-        category,
-        fraccion,
-        antibiotic,
+    m.finish_item_then(|| {
+        Some(NewMedication {
+            presentation: presentation?,
+            instructions: instructions?,
+            qty: qty as u32,
+            drug_upc,
+            category,
+            fraccion,
+            antibiotic,
+        })
     })
 }
 

@@ -171,7 +171,7 @@ pub mod tests {
                 email: "juan@example.mx".into(),
                 phone: "5512345678".into(),
                 date_of_birth: "1990-06-15".into(),
-                gender: "H".into(),
+                gender: common::codes::Gender::H,
                 curp: String::new(),
             },
             clinic: None,

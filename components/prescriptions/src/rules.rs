@@ -171,7 +171,7 @@ mod tests {
             instructions: "1 diaria".into(),
             qty: 1,
             drug_upc: String::new(),
-            category: "standard_drug".into(),
+            category: common::codes::DrugCategory::StandardDrug,
             drug: "Producto".into(),
             qty_label: "1 caja".into(),
             fraccion: fraccion.map(str::to_string),

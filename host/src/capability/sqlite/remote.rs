@@ -15,7 +15,6 @@
 //! anything inside a transaction) is given [`LOCKED_TIMEOUT`] instead. A connection dropped with a
 //! transaction open closes its stream, and the server rolls the transaction back.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};

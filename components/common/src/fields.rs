@@ -386,13 +386,12 @@ impl Fields {
     /// a parser recorded an error; if one ever returns `None` without an error, that is this
     /// crate's bug, answered as an internal error (500, logged) rather than a panic.
     pub fn finish_with<T>(self, value: Option<T>) -> Result<T, Error> {
-        self.finish()?;
-        value.ok_or_else(|| Error::Internal("a field parser gave no value and no error".into()))
+        self.finish_then(|| value)
     }
 
     /// `finish`, then `build` from the values the parsers gave (`build` uses `?` on each
     /// `required_*` value: `None` there only when a parser recorded an error, which `finish` has
-    /// answered already; one without an error is this crate's bug, answered as `finish_with` does).
+    /// answered already; one without an error is this crate's bug, answered as an internal error).
     pub fn finish_then<T>(self, build: impl FnOnce() -> Option<T>) -> Result<T, Error> {
         self.finish()?;
         build().ok_or_else(|| Error::Internal("a field parser gave no value and no error".into()))

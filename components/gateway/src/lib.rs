@@ -70,10 +70,11 @@ const METHODS: [(Method, &str); 4] = [
     (Method::Delete, "DELETE"),
 ];
 
-/// A route's handler, matched but not yet run.
-type Handler<'a> = Box<dyn FnOnce() -> Result<Response, Error> + 'a>;
-
+/// What a handler answers.
 type Outcome = Result<Response, Error>;
+
+/// A route's handler, matched but not yet run.
+type Handler<'a> = Box<dyn FnOnce() -> Outcome + 'a>;
 
 /// Who may call a route, and what its handler is handed: each checks the token (401 without a
 /// valid one, 403 with the role's one text, `http::Request`) before the handler runs. Roles are

@@ -25,6 +25,7 @@ mod patients;
 mod pharmacies;
 mod prescriptions;
 mod receipts;
+mod replicas;
 mod scale_out;
 mod skeleton;
 mod verification;

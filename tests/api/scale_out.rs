@@ -301,25 +301,30 @@ fn killing_a_node_under_load_loses_nothing_it_acknowledged() {
 }
 
 #[test]
-fn a_database_that_goes_away_is_a_prompt_500_and_the_node_resumes_when_it_is_back() {
+fn a_database_that_goes_away_is_a_prompt_503_and_the_node_resumes_when_it_is_back() {
     let dir = tempfile::tempdir().unwrap();
     let mut db = Sqld::primary(&dir.path().join("primary"));
     let app = node(&db, AppConfig::default());
     let list = || app.get("/api/v2/hospital/", Some(ADMIN_TOKEN));
     assert_eq!(list().status, 200);
 
+    // Without a replica every call needs the server: a prompt 503 with Retry-After.
     db.stop();
     let asked = Instant::now();
     let down = list();
-    assert_eq!(down.status, 500, "{}", down.text());
-    assert_eq!(down.json(), json!({"message": "Internal server error."}));
+    assert_eq!(down.status, 503, "{}", down.text());
+    assert_eq!(
+        down.json(),
+        json!({"message": "The service is unavailable: try again in 5 s."})
+    );
+    assert_eq!(down.header("retry-after"), Some("5"));
     assert!(
         asked.elapsed() < Duration::from_secs(10),
         "{:?}",
         asked.elapsed()
     );
     assert!(
-        app.log().contains("libSQL"),
+        app.log().contains("database unavailable: libSQL"),
         "the cause is logged:\n{}",
         app.log()
     );

@@ -28,7 +28,9 @@ pub fn binary() -> PathBuf {
     let shared = repo_root().join("../shared/tools/libsql-server/sqld");
     assert!(
         shared.is_file(),
-        "no libSQL server: set RECETA_SQLD, put `sqld` on PATH, or provide {}",
+        "no libSQL server (sqld): get it from Turso's libsql-server releases or its container \
+         image (ghcr.io/tursodatabase/libsql-server), then set RECETA_SQLD or put it on PATH \
+         (this team's machines have {})",
         shared.display()
     );
     shared
@@ -156,6 +158,22 @@ impl Sqld {
             format!(
                 "[sqlite_database.default]\ntype = \"libsql\"\nurl = \"{}\"\ntoken = \"\"\n",
                 self.url
+            ),
+        )
+        .expect("runtime config");
+        path.to_path_buf()
+    }
+
+    /// A runtime config pointing `default` at this server through an embedded replica in
+    /// `replica`, pulled every `sync_ms` (this host's extension).
+    pub fn replica_runtime_config(&self, path: &Path, replica: &Path, sync_ms: u64) -> PathBuf {
+        std::fs::write(
+            path,
+            format!(
+                "[sqlite_database.default]\ntype = \"libsql\"\nurl = \"{}\"\ntoken = \"\"\n\
+                 replica_path = \"{}\"\nsync_interval_ms = {sync_ms}\n",
+                self.url,
+                replica.display()
             ),
         )
         .expect("runtime config");

@@ -114,7 +114,7 @@ pub fn bench() -> Result {
         peer: &peer.rates,
         peer_rss_mib: peer.rss_mib,
     };
-    app::rows(&settings, &dir, &baselines, &mut rows, &mut notes)?;
+    let local = app::rows(&settings, &dir, &baselines, &mut rows, &mut notes)?;
     // A Spin or libSQL stage that fails (no Spin, no sqld, a server that stalls) must not lose
     // the rows measured before it: they are written with the failure in the notes, beside the
     // logs, not over docs/bench.md, and the command still fails.
@@ -122,7 +122,7 @@ pub fn bench() -> Result {
     if let Err(e) = &on_spin {
         notes.push(format!("The Spin stage did not complete: {e}"));
     }
-    let libsql = libsql::rows(&settings, &dir, &mut rows, &mut notes);
+    let libsql = libsql::rows(&settings, &dir, &local, &mut rows, &mut notes);
     if let Err(e) = &libsql {
         notes.push(format!("The libSQL stage did not complete: {e}"));
     }

@@ -29,7 +29,7 @@ pub fn sqld_binary() -> Result<PathBuf> {
     if shared.is_file() {
         return Ok(shared);
     }
-    Err("no libSQL server: set RECETA_SQLD or put `sqld` on PATH (Turso's releases or its container image)".into())
+    Err("no libSQL server (sqld): get `sqld` from Turso's libsql-server releases (github.com/tursodatabase/libsql/releases) or its container image (ghcr.io/tursodatabase/libsql-server), then set RECETA_SQLD=<path> or put it on PATH".into())
 }
 
 /// Started processes, killed when dropped.
@@ -66,6 +66,20 @@ impl Processes {
 pub fn runtime_config(url: &str) -> String {
     format!("[sqlite_database.default]\ntype = \"libsql\"\nurl = \"{url}\"\ntoken = \"\"\n")
 }
+
+/// `runtime_config` with an embedded replica in `replica` (this host's extension): reads served
+/// from that local copy, pulled from the server every `sync_ms`.
+pub fn replica_runtime_config(url: &str, replica: &Path, sync_ms: u64) -> String {
+    format!(
+        "{}replica_path = \"{}\"\nsync_interval_ms = {sync_ms}\n",
+        runtime_config(url),
+        replica.display()
+    )
+}
+
+/// How often the cluster's and the bench's replicas pull the primary's changes: the bound on how
+/// stale one node's read of another node's write can be (docs/scale-out.md).
+pub const SYNC_MS: u64 = 500;
 
 impl Drop for Processes {
     fn drop(&mut self) {
@@ -119,33 +133,31 @@ pub fn cluster(base: u16) -> Result {
     let port = |offset: u16| base + offset;
     let mut procs = Processes::default();
 
-    let grpc = format!("127.0.0.1:{}", port(50));
     let primary_url = procs.sqld(
         "libSQL primary",
         &dir.join("primary.sqld"),
         port(80),
-        &["--grpc-listen-addr", &grpc],
+        &[],
         &dir.join("primary.log"),
     )?;
-    let replica_url = procs.sqld(
-        "libSQL replica",
-        &dir.join("replica.sqld"),
-        port(81),
-        &["--primary-grpc-url", &format!("http://{grpc}")],
-        &dir.join("replica.log"),
-    )?;
 
+    // Two nodes, each with its embedded replica of the primary in its state dir.
     let mut nodes = Vec::new();
-    for (name, db, offset) in [("a", &primary_url, 0), ("b", &replica_url, 1)] {
+    for (name, offset) in [("a", 0), ("b", 1)] {
+        let state = dir.join(format!("node-{name}"));
         let config = dir.join(format!("node-{name}.toml"));
-        std::fs::write(&config, runtime_config(db))
-            .map_err(|e| format!("{}: {e}", config.display()))?;
+        let replica = state.join("replica/app.db");
+        std::fs::write(
+            &config,
+            replica_runtime_config(&primary_url, &replica, SYNC_MS),
+        )
+        .map_err(|e| format!("{}: {e}", config.display()))?;
         let listen = format!("127.0.0.1:{}", port(offset));
         let mut node = Command::new(host_binary());
         node.arg("up")
             .args(["--listen", &listen])
             .arg("--state-dir")
-            .arg(dir.join(format!("node-{name}")))
+            .arg(&state)
             .arg("--runtime-config-file")
             .arg(&config);
         for (var, value) in DEV_OUTBOUND {
@@ -159,7 +171,7 @@ pub fn cluster(base: u16) -> Result {
             &dir.join(format!("node-{name}.log")),
         )?;
         procs.0.push((format!("node {name}"), child));
-        nodes.push((name, format!("http://{listen}"), db.clone()));
+        nodes.push((name, format!("http://{listen}"), replica));
     }
     for (name, url, _) in &nodes {
         wait_http(
@@ -168,10 +180,13 @@ pub fn cluster(base: u16) -> Result {
         )?;
     }
     println!("Cluster up (logs and data in {}):", dir.display());
-    for (name, url, db) in &nodes {
-        println!("  node {name}: {url}   (database: libSQL at {db})");
+    for (name, url, replica) in &nodes {
+        println!(
+            "  node {name}: {url}   (reads from its replica {}, writes to the primary)",
+            replica.display()
+        );
     }
-    println!("  libSQL primary: {primary_url} (gRPC {grpc}), replica: {replica_url}");
+    println!("  libSQL primary: {primary_url}; replicas pulled every {SYNC_MS} ms");
     println!(
         "Put any load balancer in front of the nodes (nothing sticky). Ctrl-C stops everything."
     );

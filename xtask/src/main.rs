@@ -89,6 +89,8 @@ const LIBSQL_GROUPS: [&str; 9] = [
 
 fn test() -> Result {
     ensure_test_tools()?;
+    // Several passes need a libSQL server: say so in one line before anything runs.
+    let sqld = cluster::sqld_binary()?;
     // Unit tests of every crate natively, then the black-box suite against the real host.
     let mut unit = cargo();
     unit.args(["test", "--release", "--workspace"]);
@@ -120,7 +122,6 @@ fn test() -> Result {
         .env("RECETA_BIN", host_binary())
         .env("RECETA_COMPOSITION", "lazy-dynamic"))?;
     // The same groups once more with the app's database on a libSQL server (docs/scale-out.md).
-    let sqld = cluster::sqld_binary()?;
     run(cargo()
         .args(["test", "--release", "-p", "receta-tests", "--"])
         .args(LIBSQL_GROUPS)

@@ -56,6 +56,11 @@ pub const SKIPPED_ON_SPIN: &[(&str, &str)] = &[
         "several nodes on one libSQL server through this host's libSQL backend (writer turns, \
          migration bookkeeping, its log lines); on Spin the suite runs on the local file",
     ),
+    (
+        "replicas::",
+        "this host's embedded libSQL replicas (`replica_path`), which Spin's runtime config \
+         refuses",
+    ),
 ];
 
 /// Where Spin is: `RECETA_SPIN`, `spin` on `PATH` (plugins where Spin keeps them), or the offline

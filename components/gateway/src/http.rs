@@ -412,6 +412,11 @@ impl Response {
                 &format!("Too many requests: try again in {seconds} s."),
             )
             .with_header("retry-after", seconds.to_string()),
+            Error::Unavailable(seconds) => Response::message(
+                503,
+                &format!("The service is unavailable: try again in {seconds} s."),
+            )
+            .with_header("retry-after", seconds.to_string()),
             Error::Internal(detail) => {
                 eprintln!("internal error: {detail}");
                 Response::message(500, "Internal server error.")

@@ -85,7 +85,7 @@ pub fn rows(
     baselines: &Baselines,
     rows: &mut Vec<Row>,
     notes: &mut Vec<String>,
-) -> Result {
+) -> Result<Measured> {
     let state = dir.join("app-state");
     let seed_dir = dir.join("seed");
     let scripts_dir = dir.join("scripts");
@@ -188,7 +188,7 @@ pub fn rows(
         "EXPLAIN QUERY PLAN of the statements behind these rows, on the seeded database \
          (`receta-bench explain`):\n\n```text\n{plans}```"
     ));
-    Ok(())
+    Ok(measured)
 }
 
 const LIST_10: &str = "/api/v2/rx-endpoint/?limit=10";

@@ -190,16 +190,35 @@ pub fn proc_status_kib(pid: u32, field: &str) -> u64 {
 
 /// One `GET` on a fresh connection (`Connection: close`): status and body.
 pub fn get(base: &str, path: &str, headers: &[(&str, &str)]) -> Result<(u16, Vec<u8>)> {
+    send(base, "GET", path, headers, None)
+}
+
+/// One request on a fresh connection (`Connection: close`), a JSON body if any: status and body.
+pub fn send(
+    base: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<&str>,
+) -> Result<(u16, Vec<u8>)> {
     let authority = base.strip_prefix("http://").unwrap_or(base);
     let mut stream = TcpStream::connect(authority).map_err(|e| e.to_string())?;
     stream
         .set_read_timeout(Some(Duration::from_secs(120)))
         .map_err(|e| e.to_string())?;
-    let mut request = format!("GET {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n");
+    let mut request =
+        format!("{method} {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n");
     for (name, value) in headers {
         request.push_str(&format!("{name}: {value}\r\n"));
     }
+    if let Some(body) = body {
+        request.push_str(&format!(
+            "Content-Type: application/json\r\nContent-Length: {}\r\n",
+            body.len()
+        ));
+    }
     request.push_str("\r\n");
+    request.push_str(body.unwrap_or(""));
     stream
         .write_all(request.as_bytes())
         .map_err(|e| e.to_string())?;

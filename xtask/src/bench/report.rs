@@ -32,6 +32,8 @@ pub struct Row {
     pub ratios: Vec<(f64, String)>,
     /// This row's rate over the Django peer's same row, same connections.
     pub vs_peer: Option<f64>,
+    /// HTTP round trips to the libSQL server per request (the libSQL rows).
+    pub round_trips: Option<f64>,
     pub targets: Vec<Target>,
 }
 
@@ -80,12 +82,12 @@ pub fn ratio(r: f64) -> String {
 pub fn markdown(rows: &[Row]) -> String {
     let mut out = String::new();
     out.push_str(
-        "| scenario | conns | result | p50 | p99 | server CPU/req | server peak RSS | × peer | ratio to ceiling | target |\n",
+        "| scenario | conns | result | p50 | p99 | server CPU/req | server peak RSS | × peer | libSQL round trips/req | ratio to ceiling | target |\n",
     );
-    out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---|---|\n");
+    out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n");
     for row in rows {
         if let Some(title) = &row.section {
-            let _ = writeln!(out, "| **{title}** | | | | | | | | | |");
+            let _ = writeln!(out, "| **{title}** | | | | | | | | | | |");
             continue;
         }
         let opt = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map(f).unwrap_or_default();
@@ -103,7 +105,7 @@ pub fn markdown(rows: &[Row]) -> String {
             .join("; ");
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {ratios} | {targets} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {ratios} | {targets} |",
             row.name,
             row.conns.map(|c| c.to_string()).unwrap_or_default(),
             row.result,
@@ -112,6 +114,7 @@ pub fn markdown(rows: &[Row]) -> String {
             opt(row.cpu_us, &|us| format!("{us:.0} µs")),
             opt(row.peak_rss_mib, &|m| format!("{m:.0} MiB")),
             opt(row.vs_peer, &|r| format!("{r:.1}×")),
+            opt(row.round_trips, &|n| format!("{n:.1}")),
         );
     }
     out

@@ -103,6 +103,11 @@ const PEER_TARGET_CONNS: u32 = 2;
 pub struct Measured(HashMap<&'static str, Vec<(u32, f64)>>);
 
 impl Measured {
+    /// The rows already measured in `other`, to compare later rows with.
+    pub fn with_rows_of(other: &Measured) -> Measured {
+        Measured(other.0.clone())
+    }
+
     fn at(&self, key: &str, conns: u32) -> Option<f64> {
         at(self.0.get(key)?, conns)
     }

@@ -31,7 +31,7 @@ use crate::capability::sqlite::bindings::{Error, QueryResult, RowResult, Value};
 use crate::capability::sqlite::config::Location;
 use crate::capability::sqlite::flush::Flusher;
 use crate::capability::sqlite::semantics::{
-    BUSY_TIMEOUT, ResultBudget, starts_with_keyword, upgrade_begin,
+    BUSY_TIMEOUT, ResultBudget, more_than_one_statement, starts_with_keyword, upgrade_begin,
 };
 use crate::capability::sqlite::turn::{Turn, Writers, takes_write_lock};
 /// Idle connections kept per database.
@@ -127,8 +127,8 @@ impl Database {
             .context("cannot set busy_timeout")?;
         conn.execute_batch(CONNECTION_PRAGMAS)
             .context("cannot set connection pragmas")?;
-        conn.set_limit(rusqlite::limits::Limit::SQLITE_LIMIT_ATTACHED, 0)
-            .context("cannot deny ATTACH")?;
+        // Answers the previous limit.
+        conn.set_limit(rusqlite::limits::Limit::SQLITE_LIMIT_ATTACHED, 0);
         // Plans never depend on bound values: without this, a statement whose plan looked at a
         // parameter (any `LIMIT ?`, a `LIKE ?`) is prepared again on every execution from the
         // statement cache, which was most of the host's time on a paginated list.
@@ -318,8 +318,11 @@ fn execute(
 ) -> Result<QueryResult, Error> {
     let statement = upgrade_begin(statement).unwrap_or(statement);
     let io = |e: rusqlite::Error| Error::Io(e.to_string());
+    if more_than_one_statement(statement) {
+        return Err(Error::Io("Multiple statements provided".to_string()));
+    }
     let mut stmt = conn.prepare_cached(statement).map_err(io)?;
-    let columns: Vec<String> = stmt.column_names().map(String::from).collect();
+    let columns: Vec<String> = stmt.column_names().into_iter().map(String::from).collect();
     let params = parameters.into_iter().map(|v| match v {
         Value::Integer(i) => SqlValue::Integer(i),
         Value::Real(r) => SqlValue::Real(r),

@@ -2,7 +2,8 @@
 //! its two backends behind one `Connection`:
 //!
 //! - `local`: SQLite files through rusqlite (`type = "spin"`, and `default` unless configured);
-//! - `remote`: a libSQL server through the `libsql` crate (`type = "libsql"`).
+//! - `remote`: a libSQL server through the `libsql` crate (`type = "libsql"`), optionally through
+//!   an embedded replica (`replica_path`).
 //!
 //! With Spin's semantics whichever backend serves a label: `open` checks the component's
 //! `sqlite_databases` permission first (`access-denied`), then that the label is configured
@@ -65,11 +66,27 @@ impl Databases {
     /// Opens every label of `locations` (see [`config::locations`]).
     pub async fn open(locations: BTreeMap<String, Location>) -> Result<Self> {
         let mut by_label = HashMap::new();
+        let replicas = locations.values().any(|l| {
+            matches!(
+                l,
+                Location::Remote {
+                    replica: Some(_),
+                    ..
+                }
+            )
+        });
+        if replicas {
+            remote::init_libsql().await;
+        }
         for (label, location) in locations {
             let db = match location {
-                Location::Remote { url, token } => {
-                    Database::Remote(Arc::new(remote::Database::new(&label, &url, &token).await?))
-                }
+                Location::Remote {
+                    url,
+                    token,
+                    replica,
+                } => Database::Remote(Arc::new(
+                    remote::Database::new(&label, &url, &token, replica.as_ref()).await?,
+                )),
                 local => Database::Local(Arc::new(local::Database::new(&label, local)?)),
             };
             by_label.insert(label, Arc::new(db));

@@ -1,5 +1,9 @@
 //! The remote backend: a libSQL server (Turso, or a self-hosted `sqld`) through the official
-//! `libsql` crate in remote mode (Hrana over HTTP), as Spin's own libSQL backend does.
+//! `libsql` crate in remote mode (Hrana over HTTP), as Spin's own libSQL backend does, or, where
+//! the runtime config names a `replica_path` (this host's extension), as an embedded replica: a
+//! local copy of the database that the crate keeps in sync with the server (every
+//! `sync_interval_ms`, and up to a write's frame right after a write of this node), reads served
+//! from it, writes and everything inside a transaction sent to the server ("write delegation").
 //!
 //! The same semantics to guests as the local backend: each `open` is one server-side stream, so
 //! `BEGIN IMMEDIATE … COMMIT` over it is one transaction (a plain `BEGIN` runs as `BEGIN
@@ -10,7 +14,8 @@
 //! wedged with 8 of one node's writers waiting in it at once (every later `BEGIN IMMEDIATE`
 //! unanswered while it spun on its lock; docs/scale-out.md), and a node's writers gain nothing from
 //! queueing in the server instead. Nodes still meet in the server's lock. A server that is down,
-//! refuses the token or does not answer within [`BUSY_TIMEOUT`] gives `io` too, never a hang; a
+//! refuses the token or does not answer within [`BUSY_TIMEOUT`] gives `io` too, never a hang, with
+//! a text that starts [`UNAVAILABLE`] (guests answer 503 for it); a
 //! statement that may wait for the server's write lock or flush (a write, `BEGIN`, `COMMIT`,
 //! anything inside a transaction) is given [`LOCKED_TIMEOUT`] instead. A connection dropped with a
 //! transaction open closes its stream, and the server rolls the transaction back.
@@ -20,6 +25,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 
 use crate::capability::sqlite::bindings::{Error, QueryResult, RowResult, Value};
+use crate::capability::sqlite::config::Replica;
 use crate::capability::sqlite::semantics::{
     BUSY_TIMEOUT, ResultBudget, starts_with_keyword, upgrade_begin,
 };
@@ -35,10 +41,16 @@ use crate::capability::sqlite::turn::{Turn, Writers, writes};
 const LOCKED_TIMEOUT: Duration = Duration::from_secs(15);
 /// Longest a migration batch may take on the server.
 const BATCH_TIMEOUT: Duration = Duration::from_secs(60);
+/// Longest a replica's first pull may take at start-up.
+const FIRST_SYNC_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How an `io` error says the server could not be reached (down, refusing connections, not
+/// answering in time), as against an error of the statement itself. `common::db` recognises it.
+pub const UNAVAILABLE: &str = "database unavailable: ";
 
 /// One configured remote database: its HTTP client, shared by all its connections.
 pub struct Database {
-    label: String,
+    label: std::sync::Arc<str>,
     url: String,
     db: libsql::Database,
     /// Whose turn it is to write, among this host's connections (`turn`).
@@ -46,14 +58,47 @@ pub struct Database {
 }
 
 impl Database {
-    /// A client for `url`; nothing is sent until the first statement.
-    pub async fn new(label: &str, url: &str, token: &str) -> Result<Self> {
-        let db = libsql::Builder::new_remote(url.to_string(), token.to_string())
-            .build()
-            .await
-            .with_context(|| format!("cannot set up libSQL database {label:?} at {url}"))?;
+    /// A client for `url`; nothing is sent until the first statement. With a `replica`, its local
+    /// file is brought up to date with the server before this returns.
+    pub async fn new(
+        label: &str,
+        url: &str,
+        token: &str,
+        replica: Option<&Replica>,
+    ) -> Result<Self> {
+        let context = || format!("cannot set up libSQL database {label:?} at {url}");
+        let db = match replica {
+            None => libsql::Builder::new_remote(url.to_string(), token.to_string())
+                .build()
+                .await
+                .with_context(context)?,
+            Some(replica) => {
+                let db = open_replica(replica, url, token)
+                    .await
+                    .with_context(context)?;
+                let synced = tokio::time::timeout(FIRST_SYNC_TIMEOUT, db.sync())
+                    .await
+                    .map_err(|_| anyhow::anyhow!("the first pull took over a minute"))
+                    .and_then(|pulled| pulled.map_err(anyhow::Error::from))
+                    .with_context(|| {
+                        format!(
+                            "cannot bring the replica {} of {label:?} up to date with {url}",
+                            replica.path.display()
+                        )
+                    })?;
+                eprintln!(
+                    "sqlite: {label:?} replica {} at frame {:?} of {url} ({} frames pulled), \
+                     pulled every {} ms",
+                    replica.path.display(),
+                    synced.frame_no(),
+                    synced.frames_synced(),
+                    replica.sync_interval.as_millis()
+                );
+                db
+            }
+        };
         Ok(Self {
-            label: label.to_string(),
+            label: label.into(),
             url: url.to_string(),
             db,
             writers: Writers::default(),
@@ -66,9 +111,27 @@ impl Database {
     }
 }
 
+/// An embedded replica of `url` in `replica.path` (its directory made if missing), pulled every
+/// `replica.sync_interval`, and up to each write's frame once the write is done (a node reads its
+/// own writes at once).
+async fn open_replica(replica: &Replica, url: &str, token: &str) -> Result<libsql::Database> {
+    if let Some(dir) = replica.path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    init_libsql().await;
+    let db = libsql::Builder::new_remote_replica(&replica.path, url.to_string(), token.to_string())
+        .sync_interval(replica.sync_interval)
+        .read_your_writes(true)
+        .build()
+        .await?;
+    Ok(db)
+}
+
 /// The `connection` resource's remote form: one server-side stream.
 pub struct Connection {
     conn: libsql::Connection,
+    /// The database's label, for the log.
+    label: std::sync::Arc<str>,
     /// `changes` of the last `… RETURNING` statement (the client counts only `execute`d ones).
     changes: u64,
     writers: Writers,
@@ -85,6 +148,7 @@ impl Connection {
             .with_context(|| format!("cannot connect to libSQL database {:?}", db.label))?;
         Ok(Self {
             conn,
+            label: db.label.clone(),
             changes: 0,
             writers: db.writers.clone(),
             turn: Turn::default(),
@@ -109,6 +173,11 @@ impl Connection {
             .await;
         let result = self.execute_retried(statement, parameters).await;
         self.turn.after(self.conn.is_autocommit());
+        if let Err(Error::Io(message)) = &result
+            && message.starts_with(UNAVAILABLE)
+        {
+            eprintln!("sqlite: {:?}: {message}", self.label);
+        }
         result
     }
 
@@ -186,7 +255,7 @@ impl Connection {
             Ok(Ok(result)) => result,
             Ok(Err(e)) => Err(Error::Io(server_message(&e.to_string()))),
             Err(_) => Err(Error::Io(format!(
-                "the libSQL server did not answer within {} s",
+                "{UNAVAILABLE}the libSQL server did not answer within {} s",
                 limit.as_secs()
             ))),
         }
@@ -307,10 +376,26 @@ fn from_libsql(value: libsql::Value) -> Value {
 }
 
 /// SQLite's own text out of the client's error: `Hrana: `stream error: `Error { message: "SQLite
-/// error: UNIQUE constraint failed: t.name", code: … }``` → `UNIQUE constraint failed: t.name`,
-/// so guests match constraint violations as they do locally. Other failures (the server down,
-/// the token refused) keep their full text, prefixed with `libSQL: `.
+/// error: UNIQUE constraint failed: t.name", code: … }``` (remote) or `Remote SQlite failure:
+/// `3:2067:UNIQUE constraint failed: t.name`` (a replica's delegated write) → `UNIQUE constraint
+/// failed: t.name`, so guests match constraint violations as they do locally. A server that cannot
+/// be reached gives [`UNAVAILABLE`] and the client's text; other failures (the token refused) keep
+/// their full text, prefixed with `libSQL: `.
 fn server_message(text: &str) -> String {
+    if let Some((_, rest)) = text.split_once("Remote SQlite failure: `") {
+        let message = rest.trim_end_matches('`');
+        // `<extended code>:<code>:<message>` in this client; the message alone if not.
+        let mut parts = message.splitn(3, ':');
+        return match (parts.next(), parts.next(), parts.next()) {
+            (Some(a), Some(b), Some(m)) if [a, b].iter().all(|n| n.parse::<i64>().is_ok()) => {
+                m.to_string()
+            }
+            _ => message.to_string(),
+        };
+    }
+    if is_unreachable(text) {
+        return format!("{UNAVAILABLE}libSQL: {text}");
+    }
     let inner = if let Some((_, rest)) = text.split_once("message: \"") {
         rest.split_once("\", code:").map(|(m, _)| m)
     } else if let Some((_, rest)) = text.split_once("api error: `") {
@@ -325,6 +410,35 @@ fn server_message(text: &str) -> String {
             .replace("\\\"", "\""),
         None => format!("libSQL: {text}"),
     }
+}
+
+/// Whether the client's error says the server was not reached (or not in time), rather than that
+/// it refused the statement.
+fn is_unreachable(text: &str) -> bool {
+    [
+        "status: Unavailable",
+        "status: DeadlineExceeded",
+        "tcp connect error",
+        "error trying to connect",
+        "connection closed before message completed",
+        "Connection reset",
+    ]
+    .iter()
+    .any(|needle| text.contains(needle))
+}
+
+/// Lets the `libsql` crate set up SQLite first. Its first local database (an embedded replica's)
+/// puts SQLite in serialized mode and stops the process if SQLite was initialized before, which
+/// rusqlite's first connection does; so an in-memory libSQL database is opened before any other
+/// (`Databases::open` calls this first when a replica is configured). Idempotent.
+pub async fn init_libsql() {
+    static DONE: tokio::sync::OnceCell<()> = tokio::sync::OnceCell::const_new();
+    DONE.get_or_init(|| async {
+        if let Err(e) = libsql::Builder::new_local(":memory:").build().await {
+            eprintln!("sqlite: libSQL's set-up failed: {e}");
+        }
+    })
+    .await;
 }
 
 #[cfg(test)]
@@ -393,7 +507,14 @@ mod tests {
         );
         assert_eq!(
             server_message("Hrana: `http error: `tcp connect error: Connection refused``"),
-            "libSQL: Hrana: `http error: `tcp connect error: Connection refused``"
+            "database unavailable: libSQL: Hrana: `http error: `tcp connect error: Connection refused``"
         );
+        assert_eq!(
+            server_message("Remote SQlite failure: `3:2067:UNIQUE constraint failed: u.v`"),
+            "UNIQUE constraint failed: u.v"
+        );
+        let down = "Write delegation: `status: Unavailable, message: \"error trying to connect: \
+                    tcp connect error: Connection refused (os error 111)\", details: []`";
+        assert!(server_message(down).starts_with(UNAVAILABLE));
     }
 }

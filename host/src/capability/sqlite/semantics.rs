@@ -47,6 +47,63 @@ pub fn upgrade_begin(statement: &str) -> Option<&'static str> {
     .then_some("BEGIN IMMEDIATE")
 }
 
+/// Whether `statement` holds a second statement after its first `;` (anything but whitespace and
+/// comments), which `execute` refuses as Spin's rusqlite does ("Multiple statements provided")
+/// instead of running only the first. Quotes (`'…'`, `"…"`, `` `…` ``, `[…]`) and comments are
+/// skipped; a `CREATE TRIGGER`, whose body holds `;`s, is left to SQLite.
+pub fn more_than_one_statement(statement: &str) -> bool {
+    if !statement.contains(';') || starts_with_create_trigger(statement) {
+        return false;
+    }
+    let bytes = statement.as_bytes();
+    let mut i = 0;
+    let mut ended = false;
+    while i < bytes.len() {
+        let c = bytes[i];
+        let closing = match c {
+            b'\'' | b'"' | b'`' => Some(c),
+            b'[' => Some(b']'),
+            _ => None,
+        };
+        if let Some(close) = closing {
+            if ended {
+                return true;
+            }
+            i += 1;
+            while i < bytes.len() && bytes[i] != close {
+                i += 1;
+            }
+            i += 1;
+        } else if bytes[i..].starts_with(b"--") {
+            while i < bytes.len() && bytes[i] != b'\n' {
+                i += 1;
+            }
+        } else if bytes[i..].starts_with(b"/*") {
+            i += 2;
+            while i < bytes.len() && !bytes[i..].starts_with(b"*/") {
+                i += 1;
+            }
+            i += 2;
+        } else if c == b';' {
+            ended = true;
+            i += 1;
+        } else {
+            if ended && !c.is_ascii_whitespace() {
+                return true;
+            }
+            i += 1;
+        }
+    }
+    false
+}
+
+fn starts_with_create_trigger(statement: &str) -> bool {
+    let mut words = statement
+        .split_ascii_whitespace()
+        .map(str::to_ascii_uppercase);
+    words.next().as_deref() == Some("CREATE") && words.take(2).any(|w| w == "TRIGGER")
+}
+
 /// A buffered result's size, counted row by row against [`MAX_RESULT_BYTES`] (16 bytes a value,
 /// plus a text's or blob's length), the same way on both backends.
 #[derive(Default)]
@@ -79,6 +136,24 @@ impl ResultBudget {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_second_statement_is_seen_past_quotes_and_comments() {
+        assert!(more_than_one_statement("SELECT 1; SELECT 2"));
+        assert!(more_than_one_statement("SELECT 1;SELECT 2;"));
+        assert!(!more_than_one_statement("SELECT 1"));
+        assert!(!more_than_one_statement("SELECT 1;  "));
+        assert!(!more_than_one_statement(
+            "SELECT 1; -- done\n /* really */ "
+        ));
+        assert!(!more_than_one_statement(
+            "SELECT ';x' AS \"a;b\", [c;d] FROM t"
+        ));
+        assert!(!more_than_one_statement(
+            "CREATE TRIGGER t AFTER INSERT ON a BEGIN SELECT 1; END"
+        ));
+        assert!(more_than_one_statement("SELECT 1; 'x'"));
+    }
 
     #[test]
     fn begin_is_immediate() {

@@ -180,3 +180,22 @@ fn with_the_primary_away_reads_go_on_writes_answer_503_and_the_node_resumes_with
     );
     assert_eq!(read_back.status, 200, "{}", read_back.text());
 }
+
+#[test]
+fn a_replica_node_reuses_its_sessions_on_the_primary_through_many_writes() {
+    // Each connection of a replica is a session on the primary for the writes it sends, and sqld
+    // serves at most 128 at once: a node that opened a new one per request ran out of them within
+    // a few hundred writes ("Timed out while opening database connection", a 500).
+    let dir = tempfile::tempdir().unwrap();
+    let primary = Sqld::primary(&dir.path().join("primary"));
+    let app = replica_node(&primary, AppConfig::default());
+    let medic = app.create_medic("muchas@example.mx");
+    for i in 0..300 {
+        let body = crate::patients::patient_body(&format!("Paciente {i}"));
+        let resp = app.post("/api/v2/patient/", medic.token(), &body);
+        assert_eq!(resp.status, 201, "patient {i}: {}", resp.text());
+    }
+    // The last one, read back through the replica (the list is oldest first).
+    let last = app.get("/api/v2/patient/?limit=1&offset=299", medic.token());
+    assert_eq!(last.json()[0]["name"], json!("Paciente 299"), "{}", last.text());
+}

@@ -191,6 +191,24 @@ pub fn spin_only() -> Result {
     Ok(())
 }
 
+/// `cargo xtask bench libsql`: the libSQL stage alone (remote and embedded-replica rows with their
+/// round trips; no local rows to compare with), printed, in `$CARGO_TARGET_DIR/bench/libsql-only`.
+pub fn libsql_only() -> Result {
+    let settings = Settings::from_env()?;
+    ensure_wrk()?;
+    let dir = target_dir().join("bench").join("libsql-only");
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    crate::project::build()?;
+    run(cargo().args(["build", "--release", "-p", "receta-bench"]))?;
+    let (mut rows, mut notes) = (Vec::new(), Vec::new());
+    libsql::rows(&settings, &dir, &Default::default(), &mut rows, &mut notes)?;
+    println!("{}\n{}", report::markdown(&rows), notes.join("\n\n"));
+    Ok(())
+}
+
 fn wasm(name: &str) -> PathBuf {
     root()
         .join("target")

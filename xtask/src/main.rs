@@ -6,8 +6,9 @@
 //! - `cycles`           no module of any crate imports one that imports it back (`cycles.rs`)
 //! - `build`            build the components (wasm32-wasip2) and the host, release mode
 //! - `bench`            build, then measure the host and the app, write `docs/bench.md` (`bench.rs`);
-//!   `bench peer` measures the Django peer alone, `bench spin` the peer and the app on real Spin
-//! - `cluster [PORT]`   build, then a libSQL primary + replica and two nodes on them (`cluster.rs`)
+//!   `bench peer` measures the Django peer alone, `bench spin` the peer and the app on real Spin,
+//!   `bench libsql` the libSQL stage alone
+//! - `cluster [PORT]`   build, then a libSQL primary and two nodes with embedded replicas (`cluster.rs`)
 //! - `fuzz [EXAMPLES]`  build, then schemathesis against the real host for every operation (`fuzz.rs`)
 
 mod bench;
@@ -38,6 +39,7 @@ fn main() -> ExitCode {
         }
         Some("bench") if args.get(1).is_some_and(|a| a == "peer") => bench::peer_only(),
         Some("bench") if args.get(1).is_some_and(|a| a == "spin") => bench::spin_only(),
+        Some("bench") if args.get(1).is_some_and(|a| a == "libsql") => bench::libsql_only(),
         Some("bench") => bench::bench(),
         Some("fuzz") => {
             let examples = args

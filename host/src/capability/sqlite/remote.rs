@@ -20,6 +20,7 @@
 //! anything inside a transaction) is given [`LOCKED_TIMEOUT`] instead. A connection dropped with a
 //! transaction open closes its stream, and the server rolls the transaction back.
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -50,12 +51,23 @@ pub const UNAVAILABLE: &str = "database unavailable: ";
 
 /// One configured remote database: its HTTP client, shared by all its connections.
 pub struct Database {
-    label: std::sync::Arc<str>,
+    label: Arc<str>,
     url: String,
     db: libsql::Database,
     /// Whose turn it is to write, among this host's connections (`turn`).
     writers: Writers,
+    /// An embedded replica's idle connections, lent to later `open`s. Each connection of a replica
+    /// is its own session on the primary for the writes it sends, and the server keeps a session
+    /// until it expires (at most 128 at once by default): a new one per `open` ran sqld out of them
+    /// under load ("Timed out while opening database connection").
+    idle: Option<Pool>,
 }
+
+/// Idle connections of one replica.
+type Pool = Arc<Mutex<Vec<libsql::Connection>>>;
+
+/// The most idle connections a replica keeps (more are closed when given back).
+const MAX_IDLE: usize = 32;
 
 impl Database {
     /// A client for `url`; nothing is sent until the first statement. With a `replica`, its local
@@ -102,6 +114,7 @@ impl Database {
             url: url.to_string(),
             db,
             writers: Writers::default(),
+            idle: replica.map(|_| Pool::default()),
         })
     }
 
@@ -131,27 +144,74 @@ async fn open_replica(replica: &Replica, url: &str, token: &str) -> Result<libsq
 pub struct Connection {
     conn: libsql::Connection,
     /// The database's label, for the log.
-    label: std::sync::Arc<str>,
+    label: Arc<str>,
     /// `changes` of the last `… RETURNING` statement (the client counts only `execute`d ones).
     changes: u64,
     writers: Writers,
     /// Held while this connection writes.
     turn: Turn,
+    /// Where the connection goes back when dropped (an embedded replica's).
+    pool: Option<Pool>,
+    /// Whether a statement ran since `open` (a lent connection's `last_insert_rowid` is its
+    /// previous user's until then).
+    used: bool,
+}
+
+impl Drop for Connection {
+    /// A replica's connection goes back to its pool; one left inside a transaction first rolls it
+    /// back (holding this node's writer turn until then), so the next `open` starts clean.
+    fn drop(&mut self) {
+        let Some(pool) = self.pool.take() else {
+            return;
+        };
+        let conn = self.conn.clone();
+        let give_back = move |conn: libsql::Connection| {
+            let mut idle = pool.lock().unwrap_or_else(|e| e.into_inner());
+            if idle.len() < MAX_IDLE {
+                idle.push(conn);
+            }
+        };
+        if conn.is_autocommit() {
+            give_back(conn);
+            return;
+        }
+        let turn = std::mem::take(&mut self.turn);
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let rolled_back =
+                    tokio::time::timeout(BUSY_TIMEOUT, conn.execute("ROLLBACK", ())).await;
+                drop(turn);
+                if matches!(rolled_back, Ok(Ok(_))) && conn.is_autocommit() {
+                    give_back(conn);
+                }
+            });
+        }
+    }
 }
 
 impl Connection {
-    /// A new stream of `db` (opened on the server at its first statement).
+    /// A new stream of `db` (opened on the server at its first statement), or an idle connection
+    /// of its replica.
     pub fn open(db: &Database) -> Result<Self> {
-        let conn = db
-            .db
-            .connect()
-            .with_context(|| format!("cannot connect to libSQL database {:?}", db.label))?;
+        let reused = db
+            .idle
+            .as_ref()
+            .and_then(|idle| idle.lock().unwrap_or_else(|e| e.into_inner()).pop());
+        let conn = match reused {
+            Some(conn) => conn,
+            None => db
+                .db
+                .connect()
+                .with_context(|| format!("cannot connect to libSQL database {:?}", db.label))?,
+        };
         Ok(Self {
             conn,
             label: db.label.clone(),
             changes: 0,
             writers: db.writers.clone(),
             turn: Turn::default(),
+            pool: db.idle.clone(),
+            used: false,
         })
     }
 
@@ -167,6 +227,7 @@ impl Connection {
     ) -> Result<QueryResult, Error> {
         // A turn not given in time lets the statement go to the server anyway, whose own waiting
         // then applies, as for another node's writer.
+        self.used = true;
         let autocommit = self.conn.is_autocommit();
         self.turn
             .before(&self.writers, statement, autocommit, LOCKED_TIMEOUT)
@@ -263,6 +324,7 @@ impl Connection {
 
     /// Runs several statements (migrations, `--sqlite`) in one request to the server.
     pub async fn execute_batch(&mut self, sql: &str) -> Result<()> {
+        self.used = true;
         match tokio::time::timeout(BATCH_TIMEOUT, self.conn.execute_batch(sql)).await {
             Ok(Ok(_)) => Ok(()),
             Ok(Err(e)) => anyhow::bail!("{}", server_message(&e.to_string())),
@@ -275,7 +337,11 @@ impl Connection {
 
     /// The server's `last_insert_rowid` of this stream's last statement.
     pub fn last_insert_rowid(&self) -> i64 {
-        self.conn.last_insert_rowid()
+        if self.used {
+            self.conn.last_insert_rowid()
+        } else {
+            0
+        }
     }
 
     /// The server's `changes` of this stream's last writing statement.

@@ -197,5 +197,10 @@ fn a_replica_node_reuses_its_sessions_on_the_primary_through_many_writes() {
     }
     // The last one, read back through the replica (the list is oldest first).
     let last = app.get("/api/v2/patient/?limit=1&offset=299", medic.token());
-    assert_eq!(last.json()[0]["name"], json!("Paciente 299"), "{}", last.text());
+    assert_eq!(
+        last.json()[0]["name"],
+        json!("Paciente 299"),
+        "{}",
+        last.text()
+    );
 }

@@ -54,6 +54,8 @@ const STATEMENT_CACHE: usize = 128;
 pub struct Database {
     label: String,
     location: Location,
+    /// Opened read-only (an embedded replica's file, which only its `libsql` replicator writes).
+    read_only: bool,
     idle: Mutex<Vec<rusqlite::Connection>>,
     /// Whose turn it is to write (`turn`).
     writers: Writers,
@@ -79,6 +81,7 @@ impl Database {
         let mut db = Self {
             label: label.to_string(),
             location,
+            read_only: false,
             idle: Mutex::new(Vec::new()),
             writers: Writers::default(),
             _keepalive: None,
@@ -103,8 +106,36 @@ impl Database {
         Ok(db)
     }
 
+    /// A read-only view of the database file at `path`, which another writer keeps (an embedded
+    /// replica's file, `remote`): pooled connections with the same settings, no WAL switch, no
+    /// flusher. Every statement that writes fails with SQLite's "attempt to write a readonly
+    /// database".
+    pub fn reader(label: &str, path: &std::path::Path) -> Self {
+        Self {
+            label: label.to_string(),
+            location: Location::File(path.to_path_buf()),
+            read_only: true,
+            idle: Mutex::new(Vec::new()),
+            writers: Writers::default(),
+            _keepalive: None,
+            _flusher: None,
+        }
+    }
+
     fn connect(&self) -> Result<rusqlite::Connection> {
         let conn = match &self.location {
+            Location::File(path) if self.read_only => rusqlite::Connection::open_with_flags(
+                path,
+                rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY
+                    | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            )
+            .with_context(|| {
+                format!(
+                    "cannot read database {:?} at {}",
+                    self.label,
+                    path.display()
+                )
+            })?,
             Location::File(path) => rusqlite::Connection::open(path).with_context(|| {
                 format!(
                     "cannot open database {:?} at {}",

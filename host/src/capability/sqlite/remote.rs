@@ -249,17 +249,18 @@ impl Connection {
         // then applies, as for another node's writer.
         self.used = true;
         let autocommit = self.conn.is_autocommit();
-        if autocommit && is_read(statement) {
-            if let Some(reader) = &self.reader {
-                if self.reading.is_none() {
-                    match local::Connection::open(reader.clone()) {
-                        Ok(conn) => self.reading = Some(conn),
-                        Err(e) => return Err(Error::Io(format!("{e:#}"))),
-                    }
+        if autocommit
+            && is_read(statement)
+            && let Some(reader) = &self.reader
+        {
+            if self.reading.is_none() {
+                match local::Connection::open(reader.clone()) {
+                    Ok(conn) => self.reading = Some(conn),
+                    Err(e) => return Err(Error::Io(format!("{e:#}"))),
                 }
-                if let Some(reading) = &mut self.reading {
-                    return reading.execute(statement, parameters).await;
-                }
+            }
+            if let Some(reading) = &mut self.reading {
+                return reading.execute(statement, parameters).await;
             }
         }
         self.turn

@@ -2,8 +2,9 @@
 //! `libsql` crate in remote mode (Hrana over HTTP), as Spin's own libSQL backend does, or, where
 //! the runtime config names a `replica_path` (this host's extension), as an embedded replica: a
 //! local copy of the database that the crate keeps in sync with the server (every
-//! `sync_interval_ms`, and up to a write's frame right after a write of this node), reads served
-//! from it, writes and everything inside a transaction sent to the server ("write delegation").
+//! `sync_interval_ms`, and by this host right after each write of this node, `pull_own_write`),
+//! reads outside a transaction served from it (by the local backend, `local::Database::reader`),
+//! writes and everything inside a transaction sent to the server ("write delegation").
 //!
 //! The same semantics to guests as the local backend: each `open` is one server-side stream, so
 //! `BEGIN IMMEDIATE … COMMIT` over it is one transaction (a plain `BEGIN` runs as `BEGIN
@@ -143,8 +144,8 @@ async fn open_replica(replica: &Replica, url: &str, token: &str) -> Result<libsq
     init_libsql().await;
     let db = libsql::Builder::new_remote_replica(&replica.path, url.to_string(), token.to_string())
         .sync_interval(replica.sync_interval)
-        // This host pulls after each of its writes itself (`Connection::pull_own_write`): the
-        // crate's own pull fails the write that succeeded when the pull fails.
+        // This host pulls after each of its writes itself (`pull_own_write`): the crate's own
+        // pull fails the write that succeeded when the pull fails.
         .read_your_writes(false)
         .build()
         .await?;

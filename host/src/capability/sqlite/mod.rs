@@ -18,6 +18,7 @@ pub mod flush;
 mod local;
 pub mod migrations;
 mod remote;
+mod replica;
 mod semantics;
 mod turn;
 
@@ -76,7 +77,7 @@ impl Databases {
             )
         });
         if replicas {
-            remote::init_libsql().await;
+            replica::init_libsql().await;
         }
         for (label, location) in locations {
             let db = match location {

@@ -21,18 +21,18 @@
 //! anything inside a transaction) is given [`LOCKED_TIMEOUT`] instead. A connection dropped with a
 //! transaction open closes its stream, and the server rolls the transaction back.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
 
 use crate::capability::sqlite::bindings::{Error, QueryResult, RowResult, Value};
 use crate::capability::sqlite::config::Replica;
-use crate::capability::sqlite::local;
 use crate::capability::sqlite::semantics::{
     BUSY_TIMEOUT, ResultBudget, starts_with_keyword, upgrade_begin,
 };
 use crate::capability::sqlite::turn::{Turn, Writers, writes};
+use crate::capability::sqlite::{local, replica};
 
 /// How long a statement outside a transaction is tried again while the server says "database is
 /// locked", and how long a statement that may wait for the server's write lock or flush waits for
@@ -44,11 +44,6 @@ use crate::capability::sqlite::turn::{Turn, Writers, writes};
 const LOCKED_TIMEOUT: Duration = Duration::from_secs(15);
 /// Longest a migration batch may take on the server.
 const BATCH_TIMEOUT: Duration = Duration::from_secs(60);
-/// How long a replica keeps trying to pull a write of its own before leaving it to the periodic
-/// pull.
-const OWN_WRITE_PULL: Duration = Duration::from_secs(1);
-/// Longest a replica's first pull may take at start-up.
-const FIRST_SYNC_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// How an `io` error says the server could not be reached (down, refusing connections, not
 /// answering in time), as against an error of the statement itself. `common::db` recognises it.
@@ -70,14 +65,8 @@ pub struct Database {
     /// is its own session on the primary for the writes it sends, and the server keeps a session
     /// until it expires (at most 128 at once by default): a new one per `open` ran sqld out of them
     /// under load ("Timed out while opening database connection").
-    idle: Option<Pool>,
+    idle: Option<replica::Pool>,
 }
-
-/// Idle connections of one replica.
-type Pool = Arc<Mutex<Vec<libsql::Connection>>>;
-
-/// The most idle connections a replica keeps (more are closed when given back).
-const MAX_IDLE: usize = 32;
 
 impl Database {
     /// A client for `url`; nothing is sent until the first statement. With a `replica`, its local
@@ -94,37 +83,16 @@ impl Database {
                 .build()
                 .await
                 .with_context(context)?,
-            Some(replica) => {
-                let db = open_replica(replica, url, token)
-                    .await
-                    .with_context(context)?;
-                let synced = tokio::time::timeout(FIRST_SYNC_TIMEOUT, db.sync())
-                    .await
-                    .map_err(|_| anyhow::anyhow!("the first pull took over a minute"))
-                    .and_then(|pulled| pulled.map_err(anyhow::Error::from))
-                    .with_context(|| {
-                        format!(
-                            "cannot bring the replica {} of {label:?} up to date with {url}",
-                            replica.path.display()
-                        )
-                    })?;
-                eprintln!(
-                    "sqlite: {label:?} replica {} at frame {:?} of {url} ({} frames pulled), \
-                     pulled every {} ms",
-                    replica.path.display(),
-                    synced.frame_no(),
-                    synced.frames_synced(),
-                    replica.sync_interval.as_millis()
-                );
-                db
-            }
+            Some(replica) => replica::open(label, replica, url, token)
+                .await
+                .with_context(context)?,
         };
         Ok(Self {
             label: label.into(),
             url: url.to_string(),
             db: Arc::new(db),
             writers: Writers::default(),
-            idle: replica.map(|_| Pool::default()),
+            idle: replica.map(|_| replica::Pool::default()),
             reader: replica.map(|r| Arc::new(local::Database::reader(label, &r.path))),
         })
     }
@@ -133,23 +101,6 @@ impl Database {
     pub fn url(&self) -> &str {
         &self.url
     }
-}
-
-/// An embedded replica of `url` in `replica.path` (its directory made if missing), pulled every
-/// `replica.sync_interval` (and after each of the node's writes, by `Connection`).
-async fn open_replica(replica: &Replica, url: &str, token: &str) -> Result<libsql::Database> {
-    if let Some(dir) = replica.path.parent() {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    }
-    init_libsql().await;
-    let db = libsql::Builder::new_remote_replica(&replica.path, url.to_string(), token.to_string())
-        .sync_interval(replica.sync_interval)
-        // This host pulls after each of its writes itself (`pull_own_write`): the crate's own
-        // pull fails the write that succeeded when the pull fails.
-        .read_your_writes(false)
-        .build()
-        .await?;
-    Ok(db)
 }
 
 /// The `connection` resource's remote form: one server-side stream.
@@ -163,7 +114,7 @@ pub struct Connection {
     /// Held while this connection writes.
     turn: Turn,
     /// Where the connection goes back when dropped (an embedded replica's).
-    pool: Option<Pool>,
+    pool: Option<replica::Pool>,
     /// Whether a statement ran since `open` (a lent connection's `last_insert_rowid` is its
     /// previous user's until then).
     used: bool,
@@ -183,14 +134,8 @@ impl Drop for Connection {
             return;
         };
         let conn = self.conn.clone();
-        let give_back = move |conn: libsql::Connection| {
-            let mut idle = pool.lock().unwrap_or_else(|e| e.into_inner());
-            if idle.len() < MAX_IDLE {
-                idle.push(conn);
-            }
-        };
         if conn.is_autocommit() {
-            give_back(conn);
+            replica::give_back(&pool, conn);
             return;
         }
         let turn = std::mem::take(&mut self.turn);
@@ -200,7 +145,7 @@ impl Drop for Connection {
                     tokio::time::timeout(BUSY_TIMEOUT, conn.execute("ROLLBACK", ())).await;
                 drop(turn);
                 if matches!(rolled_back, Ok(Ok(_))) && conn.is_autocommit() {
-                    give_back(conn);
+                    replica::give_back(&pool, conn);
                 }
             });
         }
@@ -251,7 +196,7 @@ impl Connection {
         self.used = true;
         let autocommit = self.conn.is_autocommit();
         if autocommit
-            && is_read(statement)
+            && replica::is_read(statement)
             && let Some(reader) = &self.reader
         {
             if self.reading.is_none() {
@@ -279,7 +224,7 @@ impl Connection {
                     && (writes(statement)
                         || starts_with_keyword(statement, &["COMMIT", "END"])) =>
             {
-                pull_own_write(self.replica.clone(), self.label.clone()).await;
+                replica::pull_own_write(self.replica.clone(), self.label.clone()).await;
             }
             _ => {}
         }
@@ -371,7 +316,7 @@ impl Connection {
         self.used = true;
         match tokio::time::timeout(BATCH_TIMEOUT, self.conn.execute_batch(sql)).await {
             Ok(Ok(_)) => {
-                pull_own_write(self.replica.clone(), self.label.clone()).await;
+                replica::pull_own_write(self.replica.clone(), self.label.clone()).await;
                 Ok(())
             }
             Ok(Err(e)) => anyhow::bail!("{}", server_message(&e.to_string())),
@@ -450,38 +395,6 @@ fn returns_rows(statement: &str) -> bool {
     } else {
         starts_with_keyword(statement, &["SELECT", "WITH", "VALUES"])
     }
-}
-
-/// After a write of a replica's connection reached the primary, pulls the replica up to it, so this
-/// node reads its own write at once. The write stands whatever the pull gives: a pull that
-/// fails (sqld answers "snapshot not found" for the seconds it compacts its log) is tried
-/// again for up to [`OWN_WRITE_PULL`], then left to the periodic pull, and logged.
-async fn pull_own_write(replica: Option<Arc<libsql::Database>>, label: Arc<str>) {
-    let Some(replica) = replica else {
-        return;
-    };
-    let started = std::time::Instant::now();
-    loop {
-        let failure = match tokio::time::timeout(BUSY_TIMEOUT, replica.sync()).await {
-            Ok(Ok(_)) => return,
-            Ok(Err(e)) => e.to_string(),
-            Err(_) => "no answer".to_string(),
-        };
-        if started.elapsed() >= OWN_WRITE_PULL {
-            eprintln!(
-                "sqlite: {label:?}: this node's write is on the primary but its replica could \
-                 not pull it ({failure}); its reads catch up at the next pull"
-            );
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-/// Whether `statement` only reads (a query that is no write, [`writes`]): what a replica's file
-/// answers directly outside a transaction.
-fn is_read(statement: &str) -> bool {
-    starts_with_keyword(statement, &["SELECT", "WITH", "VALUES"]) && !writes(statement)
 }
 
 /// Whether `statement` may wait for the server's write lock or its flush: a write, a transaction's
@@ -572,20 +485,6 @@ fn is_unreachable(text: &str) -> bool {
     .any(|needle| text.contains(needle))
 }
 
-/// Lets the `libsql` crate set up SQLite first. Its first local database (an embedded replica's)
-/// puts SQLite in serialized mode and stops the process if SQLite was initialized before, which
-/// rusqlite's first connection does; so an in-memory libSQL database is opened before any other
-/// (`Databases::open` calls this first when a replica is configured). Idempotent.
-pub async fn init_libsql() {
-    static DONE: tokio::sync::OnceCell<()> = tokio::sync::OnceCell::const_new();
-    DONE.get_or_init(|| async {
-        if let Err(e) = libsql::Builder::new_local(":memory:").build().await {
-            eprintln!("sqlite: libSQL's set-up failed: {e}");
-        }
-    })
-    .await;
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -605,18 +504,6 @@ mod tests {
             "WITH x AS (SELECT 1) DELETE FROM t WHERE a IN x RETURNING a"
         ));
         assert!(returns_rows("PRAGMA synchronous"));
-    }
-
-    #[test]
-    fn only_queries_are_read_from_a_replica_file() {
-        assert!(is_read("SELECT 1"));
-        assert!(is_read(" with x AS (SELECT 1) SELECT * FROM x"));
-        assert!(!is_read(
-            "WITH x AS (SELECT 1) INSERT INTO t SELECT * FROM x"
-        ));
-        assert!(!is_read("INSERT INTO t VALUES (1)"));
-        assert!(!is_read("PRAGMA synchronous = NORMAL"));
-        assert!(!is_read("BEGIN IMMEDIATE"));
     }
 
     #[test]

@@ -1,0 +1,141 @@
+//! An embedded replica of a libSQL database (`replica_path`, this host's extension; docs/scale-out.md,
+//! "Nodes with embedded replicas"): its set-up and first pull, the pool of its connections, the pull
+//! after each of the node's writes, and which statements its file answers. `remote` uses it.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+
+use crate::capability::sqlite::config::Replica;
+use crate::capability::sqlite::semantics::{BUSY_TIMEOUT, starts_with_keyword};
+use crate::capability::sqlite::turn::writes;
+
+/// How long a replica keeps trying to pull a write of its own before leaving it to the periodic
+/// pull.
+const OWN_WRITE_PULL: Duration = Duration::from_secs(1);
+/// Longest a replica's first pull may take at start-up.
+const FIRST_SYNC_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Idle connections of one replica.
+pub type Pool = Arc<Mutex<Vec<libsql::Connection>>>;
+
+/// The most idle connections a replica keeps (more are closed when given back).
+const MAX_IDLE: usize = 32;
+
+/// Gives `conn` (in autocommit mode) back to `pool`, unless the pool is full.
+pub fn give_back(pool: &Pool, conn: libsql::Connection) {
+    let mut idle = pool.lock().unwrap_or_else(|e| e.into_inner());
+    if idle.len() < MAX_IDLE {
+        idle.push(conn);
+    }
+}
+
+/// The replica of `url` in `replica.path`, brought up to date with the server (a minute at most).
+pub async fn open(
+    label: &str,
+    replica: &Replica,
+    url: &str,
+    token: &str,
+) -> Result<libsql::Database> {
+    let db = build(replica, url, token).await?;
+    let synced = tokio::time::timeout(FIRST_SYNC_TIMEOUT, db.sync())
+        .await
+        .map_err(|_| anyhow::anyhow!("the first pull took over a minute"))
+        .and_then(|pulled| pulled.map_err(anyhow::Error::from))
+        .with_context(|| {
+            format!(
+                "cannot bring the replica {} of {label:?} up to date with {url}",
+                replica.path.display()
+            )
+        })?;
+    eprintln!(
+        "sqlite: {label:?} replica {} at frame {:?} of {url} ({} frames pulled), \
+         pulled every {} ms",
+        replica.path.display(),
+        synced.frame_no(),
+        synced.frames_synced(),
+        replica.sync_interval.as_millis()
+    );
+    Ok(db)
+}
+
+/// The embedded replica of `url` in `replica.path` (its directory made if missing), pulled every
+/// `replica.sync_interval` (and after each of the node's writes, [`pull_own_write`]).
+async fn build(replica: &Replica, url: &str, token: &str) -> Result<libsql::Database> {
+    if let Some(dir) = replica.path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    init_libsql().await;
+    let db = libsql::Builder::new_remote_replica(&replica.path, url.to_string(), token.to_string())
+        .sync_interval(replica.sync_interval)
+        // This host pulls after each of its writes itself (`pull_own_write`): the crate's own
+        // pull fails the write that succeeded when the pull fails.
+        .read_your_writes(false)
+        .build()
+        .await?;
+    Ok(db)
+}
+
+/// After a write of a replica's connection reached the primary, pulls the replica up to it, so this
+/// node reads its own write at once. The write stands whatever the pull gives: a pull that
+/// fails (sqld answers "snapshot not found" for the seconds it compacts its log) is tried
+/// again for up to [`OWN_WRITE_PULL`], then left to the periodic pull, and logged.
+pub async fn pull_own_write(replica: Option<Arc<libsql::Database>>, label: Arc<str>) {
+    let Some(replica) = replica else {
+        return;
+    };
+    let started = std::time::Instant::now();
+    loop {
+        let failure = match tokio::time::timeout(BUSY_TIMEOUT, replica.sync()).await {
+            Ok(Ok(_)) => return,
+            Ok(Err(e)) => e.to_string(),
+            Err(_) => "no answer".to_string(),
+        };
+        if started.elapsed() >= OWN_WRITE_PULL {
+            eprintln!(
+                "sqlite: {label:?}: this node's write is on the primary but its replica could \
+                 not pull it ({failure}); its reads catch up at the next pull"
+            );
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Whether `statement` only reads (a query that is no write, [`writes`]): what a replica's file
+/// answers directly outside a transaction.
+pub fn is_read(statement: &str) -> bool {
+    starts_with_keyword(statement, &["SELECT", "WITH", "VALUES"]) && !writes(statement)
+}
+
+/// Lets the `libsql` crate set up SQLite first. Its first local database (an embedded replica's)
+/// puts SQLite in serialized mode and stops the process if SQLite was initialized before, which
+/// rusqlite's first connection does; so an in-memory libSQL database is opened before any other
+/// (`Databases::open` calls this first when a replica is configured). Idempotent.
+pub async fn init_libsql() {
+    static DONE: tokio::sync::OnceCell<()> = tokio::sync::OnceCell::const_new();
+    DONE.get_or_init(|| async {
+        if let Err(e) = libsql::Builder::new_local(":memory:").build().await {
+            eprintln!("sqlite: libSQL's set-up failed: {e}");
+        }
+    })
+    .await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_queries_are_read_from_a_replica_file() {
+        assert!(is_read("SELECT 1"));
+        assert!(is_read(" with x AS (SELECT 1) SELECT * FROM x"));
+        assert!(!is_read(
+            "WITH x AS (SELECT 1) INSERT INTO t SELECT * FROM x"
+        ));
+        assert!(!is_read("INSERT INTO t VALUES (1)"));
+        assert!(!is_read("PRAGMA synchronous = NORMAL"));
+        assert!(!is_read("BEGIN IMMEDIATE"));
+    }
+}

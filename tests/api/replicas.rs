@@ -11,6 +11,7 @@ use serde_json::json;
 use crate::helpers::{ADMIN_TOKEN, AppConfig, TestApp, start};
 use crate::outbound::{Listener, Practice, eventually};
 use crate::pharmacies::{burn, lookup, med_ids, prescribe, register, signature};
+use crate::scale_out::issue_with_dispense_hook;
 use crate::sqld::Sqld;
 
 /// The replicas' sync interval in these tests; another node's write must show within it (plus a
@@ -64,14 +65,8 @@ fn two_replica_nodes_read_their_own_writes_at_once_and_each_others_within_the_in
     }
 
     // Written through A and read back through A at once: no waiting, no retry.
-    let practice = Practice::new(&a, "replica-a@example.mx", "Clínica Réplica");
-    let hook = json!({"url": receiver.url("/hook"), "hospitals": [practice.hospital],
-                      "events": ["prescription.dispensed"]});
-    assert_eq!(
-        a.post("/api/v2/webhooks/", Some(ADMIN_TOKEN), &hook).status,
-        201
-    );
-    let rx = prescribe(&a, &practice);
+    let (practice, rx) =
+        issue_with_dispense_hook(&a, &receiver, "replica-a@example.mx", "Clínica Réplica");
     let sig = signature(&rx);
     let own = a.get(
         &format!("/api/v2/rx-endpoint/{sig}/"),

@@ -66,6 +66,26 @@ fn migration_files() -> Vec<String> {
     names
 }
 
+/// A new practice on `node`, a webhook to `receiver` for its dispenses, and a prescription issued
+/// there: the practice and the create's answer.
+pub fn issue_with_dispense_hook(
+    node: &TestApp,
+    receiver: &Listener,
+    email: &str,
+    hospital: &str,
+) -> (Practice, Value) {
+    let practice = Practice::new(node, email, hospital);
+    let hook = json!({"url": receiver.url("/hook"), "hospitals": [practice.hospital],
+                      "events": ["prescription.dispensed"]});
+    assert_eq!(
+        node.post("/api/v2/webhooks/", Some(ADMIN_TOKEN), &hook)
+            .status,
+        201
+    );
+    let rx = prescribe(node, &practice);
+    (practice, rx)
+}
+
 fn cluster(dir: &Path) -> (Sqld, Sqld) {
     let primary = Sqld::primary(&dir.join("primary"));
     let replica = Sqld::replica(&dir.join("replica"), &primary);
@@ -94,14 +114,8 @@ fn a_prescription_issued_on_one_node_is_read_dispensed_and_delivered_through_ano
     );
 
     // Issued through A (on the primary); a webhook subscription for the dispense, also via A.
-    let practice = Practice::new(&a, "nodo-a@example.mx", "Clínica Nodo A");
-    let hook = json!({"url": receiver.url("/hook"), "hospitals": [practice.hospital],
-                      "events": ["prescription.dispensed"]});
-    assert_eq!(
-        a.post("/api/v2/webhooks/", Some(ADMIN_TOKEN), &hook).status,
-        201
-    );
-    let rx = prescribe(&a, &practice);
+    let (practice, rx) =
+        issue_with_dispense_hook(&a, &receiver, "nodo-a@example.mx", "Clínica Nodo A");
     let sig = signature(&rx);
 
     // Read through B (on the replica): visible once replicated.

@@ -85,11 +85,7 @@ pub fn bench() -> Result {
     crate::project::build()?;
     run(cargo().args(["build", "--release", "-p", "receta-bench"]))?;
 
-    let dir = target_dir().join("bench").join("latest");
-    if dir.exists() {
-        std::fs::remove_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    }
-    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let dir = fresh_dir("latest")?;
     eprintln!("xtask bench: working in {}", dir.display());
     let load_before = loadavg();
     let started = std::time::Instant::now();
@@ -153,11 +149,7 @@ pub fn bench() -> Result {
 pub fn peer_only() -> Result {
     let settings = Settings::from_env()?;
     ensure_wrk()?;
-    let dir = target_dir().join("bench").join("peer");
-    if dir.exists() {
-        std::fs::remove_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    }
-    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let dir = fresh_dir("peer")?;
     let (mut rows, mut notes) = (Vec::new(), Vec::new());
     peer::rows(&settings, &dir, &mut rows, &mut notes)?;
     println!("{}\n{}", report::markdown(&rows), notes.join("\n\n"));
@@ -196,17 +188,23 @@ pub fn spin_only() -> Result {
 pub fn libsql_only() -> Result {
     let settings = Settings::from_env()?;
     ensure_wrk()?;
-    let dir = target_dir().join("bench").join("libsql-only");
-    if dir.exists() {
-        std::fs::remove_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    }
-    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let dir = fresh_dir("libsql-only")?;
     crate::project::build()?;
     run(cargo().args(["build", "--release", "-p", "receta-bench"]))?;
     let (mut rows, mut notes) = (Vec::new(), Vec::new());
     libsql::rows(&settings, &dir, &Default::default(), &mut rows, &mut notes)?;
     println!("{}\n{}", report::markdown(&rows), notes.join("\n\n"));
     Ok(())
+}
+
+/// `$CARGO_TARGET_DIR/bench/<name>`, emptied.
+fn fresh_dir(name: &str) -> Result<PathBuf> {
+    let dir = target_dir().join("bench").join(name);
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    Ok(dir)
 }
 
 fn wasm(name: &str) -> PathBuf {

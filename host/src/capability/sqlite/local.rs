@@ -78,15 +78,7 @@ impl Database {
                 )
             })?;
         }
-        let mut db = Self {
-            label: label.to_string(),
-            location,
-            read_only: false,
-            idle: Mutex::new(Vec::new()),
-            writers: Writers::default(),
-            _keepalive: None,
-            _flusher: None,
-        };
+        let mut db = Self::unopened(label, location, false);
         // WAL is a property of the database file: set it once, up front.
         let conn = db.connect()?;
         if let Location::File(path) = db.location.clone() {
@@ -111,10 +103,15 @@ impl Database {
     /// flusher. Every statement that writes fails with SQLite's "attempt to write a readonly
     /// database".
     pub fn reader(label: &str, path: &std::path::Path) -> Self {
+        Self::unopened(label, Location::File(path.to_path_buf()), true)
+    }
+
+    /// `location` with no connection open yet, nothing kept alive and no flusher.
+    fn unopened(label: &str, location: Location, read_only: bool) -> Self {
         Self {
             label: label.to_string(),
-            location: Location::File(path.to_path_buf()),
-            read_only: true,
+            location,
+            read_only,
             idle: Mutex::new(Vec::new()),
             writers: Writers::default(),
             _keepalive: None,

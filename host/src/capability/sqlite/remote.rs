@@ -56,16 +56,8 @@ pub struct Database {
     db: Arc<libsql::Database>,
     /// Whose turn it is to write, among this host's connections (`turn`).
     writers: Writers,
-    /// An embedded replica's file, read directly: a read outside a transaction runs there with
-    /// this host's local backend (statements prepared once per connection), not through the
-    /// crate's connection, which parses and prepares every statement again to choose where it
-    /// runs (~3,600 against ~6,000 details a second on a local file, by hand).
-    reader: Option<Arc<local::Database>>,
-    /// An embedded replica's idle connections, lent to later `open`s. Each connection of a replica
-    /// is its own session on the primary for the writes it sends, and the server keeps a session
-    /// until it expires (at most 128 at once by default): a new one per `open` ran sqld out of them
-    /// under load ("Timed out while opening database connection").
-    idle: Option<replica::Pool>,
+    /// With an embedded replica: its connection pool and its file's reader.
+    replica: Option<replica::Parts>,
 }
 
 impl Database {
@@ -92,8 +84,7 @@ impl Database {
             url: url.to_string(),
             db: Arc::new(db),
             writers: Writers::default(),
-            idle: replica.map(|_| replica::Pool::default()),
-            reader: replica.map(|r| Arc::new(local::Database::reader(label, &r.path))),
+            replica: replica.map(|r| replica::Parts::new(label, r)),
         })
     }
 
@@ -101,28 +92,28 @@ impl Database {
     pub fn url(&self) -> &str {
         &self.url
     }
+
+    /// After a write of one of its connections reached the server: a replica's pull up to it.
+    async fn pull_own_write(&self) {
+        if self.replica.is_some() {
+            replica::pull_own_write(&self.db, &self.label).await;
+        }
+    }
 }
 
 /// The `connection` resource's remote form: one server-side stream.
 pub struct Connection {
     conn: libsql::Connection,
-    /// The database's label, for the log.
-    label: Arc<str>,
+    /// Its database (label, writers, replica).
+    db: Arc<Database>,
     /// `changes` of the last `… RETURNING` statement (the client counts only `execute`d ones).
     changes: u64,
-    writers: Writers,
     /// Held while this connection writes.
     turn: Turn,
-    /// Where the connection goes back when dropped (an embedded replica's).
-    pool: Option<replica::Pool>,
-    /// Whether a statement ran since `open` (a lent connection's `last_insert_rowid` is its
-    /// previous user's until then).
+    /// Whether a statement ran on `conn` since `open` (a lent connection's `last_insert_rowid` is
+    /// its previous user's until then).
     used: bool,
-    /// The replica to pull after this connection's writes (an embedded replica's connection).
-    replica: Option<Arc<libsql::Database>>,
-    /// The replica's file, where reads outside a transaction run (opened at the first).
-    reader: Option<Arc<local::Database>>,
-    /// The connection to it, once opened.
+    /// A replica's file, where its reads outside a transaction run, once opened.
     reading: Option<local::Connection>,
 }
 
@@ -130,7 +121,7 @@ impl Drop for Connection {
     /// A replica's connection goes back to its pool; one left inside a transaction first rolls it
     /// back (holding this node's writer turn until then), so the next `open` starts clean.
     fn drop(&mut self) {
-        let Some(pool) = self.pool.take() else {
+        let Some(pool) = self.db.replica.as_ref().map(|r| r.pool.clone()) else {
             return;
         };
         let conn = self.conn.clone();
@@ -155,11 +146,8 @@ impl Drop for Connection {
 impl Connection {
     /// A new stream of `db` (opened on the server at its first statement), or an idle connection
     /// of its replica.
-    pub fn open(db: &Database) -> Result<Self> {
-        let reused = db
-            .idle
-            .as_ref()
-            .and_then(|idle| idle.lock().unwrap_or_else(|e| e.into_inner()).pop());
+    pub fn open(db: &Arc<Database>) -> Result<Self> {
+        let reused = db.replica.as_ref().and_then(|r| r.lend());
         let conn = match reused {
             Some(conn) => conn,
             None => db
@@ -169,14 +157,10 @@ impl Connection {
         };
         Ok(Self {
             conn,
-            label: db.label.clone(),
+            db: db.clone(),
             changes: 0,
-            writers: db.writers.clone(),
             turn: Turn::default(),
-            pool: db.idle.clone(),
             used: false,
-            replica: db.idle.as_ref().map(|_| db.db.clone()),
-            reader: db.reader.clone(),
             reading: None,
         })
     }
@@ -193,14 +177,13 @@ impl Connection {
     ) -> Result<QueryResult, Error> {
         // A turn not given in time lets the statement go to the server anyway, whose own waiting
         // then applies, as for another node's writer.
-        self.used = true;
         let autocommit = self.conn.is_autocommit();
         if autocommit
             && replica::is_read(statement)
-            && let Some(reader) = &self.reader
+            && let Some(replica) = &self.db.replica
         {
             if self.reading.is_none() {
-                match local::Connection::open(reader.clone()) {
+                match local::Connection::open(replica.reader.clone()) {
                     Ok(conn) => self.reading = Some(conn),
                     Err(e) => return Err(Error::Io(format!("{e:#}"))),
                 }
@@ -209,14 +192,15 @@ impl Connection {
                 return reading.execute(statement, parameters).await;
             }
         }
+        self.used = true;
         self.turn
-            .before(&self.writers, statement, autocommit, LOCKED_TIMEOUT)
+            .before(&self.db.writers, statement, autocommit, LOCKED_TIMEOUT)
             .await;
         let result = self.execute_retried(statement, parameters).await;
         self.turn.after(self.conn.is_autocommit());
         match &result {
             Err(Error::Io(message)) if message.starts_with(UNAVAILABLE) => {
-                eprintln!("sqlite: {:?}: {message}", self.label);
+                eprintln!("sqlite: {:?}: {message}", self.db.label);
             }
             // A write outside a transaction, or a transaction's end, reached the primary.
             Ok(_)
@@ -224,7 +208,7 @@ impl Connection {
                     && (writes(statement)
                         || starts_with_keyword(statement, &["COMMIT", "END"])) =>
             {
-                replica::pull_own_write(self.replica.clone(), self.label.clone()).await;
+                self.db.clone().pull_own_write().await;
             }
             _ => {}
         }
@@ -316,7 +300,7 @@ impl Connection {
         self.used = true;
         match tokio::time::timeout(BATCH_TIMEOUT, self.conn.execute_batch(sql)).await {
             Ok(Ok(_)) => {
-                replica::pull_own_write(self.replica.clone(), self.label.clone()).await;
+                self.db.clone().pull_own_write().await;
                 Ok(())
             }
             Ok(Err(e)) => anyhow::bail!("{}", server_message(&e.to_string())),
@@ -393,7 +377,7 @@ fn returns_rows(statement: &str) -> bool {
     } else if writes(statement) {
         contains_word(statement, "RETURNING")
     } else {
-        starts_with_keyword(statement, &["SELECT", "WITH", "VALUES"])
+        replica::is_read(statement)
     }
 }
 

@@ -13,7 +13,10 @@ use wit_parser::{Resolve, Type, TypeDefKind, TypeOwner, WorldItem};
 const WORLD: &str = "receta:erx/gateway";
 
 fn main() {
-    let wit = Path::new(env!("CARGO_MANIFEST_DIR")).join("../wit");
+    // Read when the script runs, not when it was compiled: a target directory shared between
+    // checkouts must not parse another checkout's wit/.
+    let manifest = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    let wit = Path::new(&manifest).join("../wit");
     println!("cargo:rerun-if-changed={}", wit.display());
     let mut resolve = Resolve::default();
     let (package, _) = resolve.push_dir(&wit).expect("the app's wit/ parses");

@@ -209,10 +209,10 @@ fn rejections_and_cancellations_are_listed_with_who_made_them() {
 }
 
 /// The rows a read writes (a pharmacy's call-log and access-log rows, a medic's or the admin's
-/// read) are on their way to the disk before the answer: a lookup's in the key-value store's
-/// queue, a medic's read a log-grade commit. Killing the host right after the answers loses none
-/// of them (docs/lifecycle.md, "What a crash can lose"), and none is written twice when the worker
-/// and a reader drain the queue at once after the restart.
+/// read) are on their way to the disk before the answer, in the key-value store's queues. Killing
+/// the host right after the answers loses none of them (docs/lifecycle.md, "What a crash can
+/// lose"), and none is written twice when the worker and a reader drain the queues at once after
+/// the restart.
 #[test]
 fn the_rows_reads_write_survive_a_kill_of_the_host_after_their_answers() {
     let app = spawn_app();
@@ -246,10 +246,10 @@ fn calls(app: &TestApp) -> i64 {
     count(app, "SELECT COUNT(*) FROM pharmacy_calls")
 }
 
-/// Nobody reads the logs: the outbox worker (every 5 s) still writes the lookups' queued rows into
-/// the tables, so an operator's own queries see them within seconds.
+/// Nobody reads the logs: the outbox worker (every 5 s) still writes the lookups' and the medic's
+/// reads' queued rows into the tables, so an operator's own queries see them within seconds.
 #[test]
-fn the_outbox_worker_writes_the_queued_lookups_into_the_logs() {
+fn the_outbox_worker_writes_the_queued_lookups_and_reads_into_the_logs() {
     let app = spawn_app();
     let p = Practice::new(&app, "cola@example.mx", "Clínica Cola");
     let sig = signature(&prescribe(&app, &p));
@@ -257,9 +257,17 @@ fn the_outbox_worker_writes_the_queued_lookups_into_the_logs() {
     for _ in 0..3 {
         let path = format!("/api/v2/pharmacy/rx/{sig}");
         assert_eq!(app.get(&path, Some(&ph.token)).status, 200);
+        let detail = format!("/api/v2/rx-endpoint/{sig}/");
+        assert_eq!(app.get(&detail, p.medic.token()).status, 200);
     }
+    let reads = |app: &TestApp| {
+        count(
+            app,
+            "SELECT COUNT(*) FROM access_log WHERE action = 'read' AND actor = 'medic'",
+        )
+    };
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while calls(&app) < 3 && std::time::Instant::now() < deadline {
+    while (calls(&app) < 3 || reads(&app) < 1) && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
     assert_eq!(calls(&app), 3, "{}", app.log());
@@ -270,5 +278,10 @@ fn the_outbox_worker_writes_the_queued_lookups_into_the_logs() {
     assert!(
         (1..=2).contains(&entries),
         "one entry per pharmacy and minute: {entries}"
+    );
+    let reads = reads(&app);
+    assert!(
+        (1..=2).contains(&reads),
+        "one entry per medic and minute: {reads}"
     );
 }

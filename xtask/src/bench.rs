@@ -521,7 +521,7 @@ fn sizes(rows: &mut Vec<Row>) -> Result {
         .map_err(|e| format!("outbox_worker.wasm: {e}"))?
         .len();
     rows.push(Row {
-        name: "`outbox_worker.wasm` (the cron trigger, composed with `notifications`)".into(),
+        name: "`outbox_worker.wasm` (the cron trigger, composed with `notifications`, `pharmacies` and `prescriptions`)".into(),
         result: format!("{} KiB", thousands(worker as f64 / 1024.0)),
         ..Row::default()
     });

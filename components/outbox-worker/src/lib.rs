@@ -5,11 +5,12 @@
 //! catches up after a restart.
 //!
 //! Each firing also forgets the rate-limit counters of past minutes (`common::counters`) and writes
-//! the pharmacy lookups' queued call-log rows into the logs (`pharmacies.drain-calls`), so the
-//! tables catch up within seconds even when nobody reads them.
+//! the pharmacy lookups' queued call-log rows and the medics' queued reads into the logs
+//! (`pharmacies.drain-calls`, `prescriptions.drain-reads`), so the tables catch up within seconds
+//! even when nobody reads them.
 //!
 //! It owns its permissions (database, key-value store, outbound hosts, variables) in `spin.toml`;
-//! the notifications and pharmacies components, its dependencies, inherit them.
+//! the notifications, pharmacies and prescriptions components, its dependencies, inherit them.
 
 use std::time::{Duration, Instant};
 
@@ -18,6 +19,7 @@ mod bindings;
 use bindings::fermyon::spin_cron::cron_types::{Error, Metadata};
 use bindings::receta::notifications::notifications;
 use bindings::receta::pharmacies::pharmacies;
+use bindings::receta::prescriptions::prescriptions;
 
 /// Rows per `deliver-due` call.
 pub const BATCH: u32 = 50;
@@ -35,6 +37,9 @@ impl bindings::Guest for Worker {
         forget_old_counters();
         if let Err(e) = pharmacies::drain_calls() {
             eprintln!("receta: outbox worker: writing the queued pharmacy calls: {e:?}");
+        }
+        if let Err(e) = prescriptions::drain_reads() {
+            eprintln!("receta: outbox worker: writing the queued reads: {e:?}");
         }
         loop {
             let run = notifications::deliver_due(BATCH, None)

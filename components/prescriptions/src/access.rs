@@ -2,15 +2,15 @@
 //! prescription, shown on its page (`/rx/<signature>`) and in the landing JSON (docs/lifecycle.md,
 //! "Who looked"). NOM-024-SSA3 asks a health record system for such a log.
 //!
-//! A change (claim, release, sale, rejection, cancellation) writes its row in its own transaction; the
-//! medic's or the admin's read by signature writes one row in its own statement, once the read has
-//! succeeded, and at most one per actor and minute (the page shows minutes). A pharmacy's lookup is
-//! written by the pharmacies component in the commit of its call-log row (`pharmacies.record-call`),
-//! so a lookup still costs one commit. The patient's own page is never logged.
+//! A change (claim, release, sale, rejection, cancellation) writes its row in its own transaction.
+//! Reads are queued in the key-value store and written in batches, at most one per actor and
+//! minute (the page shows minutes): the medic's or the admin's read by signature by `reads`, a
+//! pharmacy's lookup by the pharmacies component (`pharmacies.record-call`, `drain-calls`). The
+//! patient's own page is never logged.
 
 use common::db::{Db, Param, Row, int, text};
 use common::time::{MEXICO_CITY_OFFSET_SECS, parse_iso8601};
-use common::types::{Error, Principal};
+use common::types::Error;
 
 use crate::bindings::exports::receta::prescriptions::prescriptions::{AccessEntry, PharmacyRef};
 
@@ -23,22 +23,6 @@ const RECORD: &str = "INSERT INTO access_log \
     (prescription_id, action, actor, pharmacy_id, actor_name, actor_license, created_at) \
     SELECT id, ?2, ?3, ?4, ?5, ?6, ?7 FROM prescriptions WHERE signature = ?1";
 
-/// `?1` signature, `?2` action, `?3` actor, `?4` pharmacy id, `?5` the minute's start: whether
-/// this actor's read is already logged this minute. A plain read: most repeated reads stop here,
-/// without taking the write lock.
-const SEEN_THIS_MINUTE: &str = "SELECT 1 AS seen FROM access_log a \
-    JOIN prescriptions p ON p.id = a.prescription_id WHERE p.signature = ?1 AND a.action = ?2 \
-    AND a.actor = ?3 AND a.pharmacy_id IS ?4 AND a.created_at >= ?5 LIMIT 1";
-
-/// `RECORD` for a read, unless the same actor's read of it is already logged this minute (`?8`, the
-/// minute's start): the page shows minutes, so a second entry would read the same, and a read
-/// that adds nothing writes nothing (no commit to wait for).
-const RECORD_READ: &str = "INSERT INTO access_log \
-    (prescription_id, action, actor, pharmacy_id, actor_name, actor_license, created_at) \
-    SELECT p.id, ?2, ?3, ?4, ?5, ?6, ?7 FROM prescriptions p WHERE p.signature = ?1 \
-    AND NOT EXISTS (SELECT 1 FROM access_log a WHERE a.prescription_id = p.id AND a.action = ?2 \
-      AND a.actor = ?3 AND a.pharmacy_id IS ?4 AND a.created_at >= ?8)";
-
 /// `?1` prescription, `?2` how many: the newest entries by time (a pharmacy lookup's entry is
 /// written when its queued row is drained, after entries of later calls); a medic is named from
 /// the signed document (only the issuing medic acts on a prescription).
@@ -48,7 +32,8 @@ const LIST: &str = "SELECT a.action, a.actor, a.actor_license, a.created_at, \
     FROM access_log a LEFT JOIN prescription_documents d ON d.prescription_id = a.prescription_id \
     WHERE a.prescription_id = ?1 ORDER BY a.created_at DESC, a.id DESC LIMIT ?2";
 
-/// What was done (a pharmacy's `lookup` is written by the pharmacies component).
+/// What a change did (reads are written by `reads`, a pharmacy's `lookup` by the pharmacies
+/// component).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Action {
     Claim,
@@ -56,7 +41,6 @@ pub enum Action {
     Dispense,
     Reject,
     Cancel,
-    Read,
 }
 
 impl Action {
@@ -67,7 +51,6 @@ impl Action {
             Action::Dispense => "dispense",
             Action::Reject => "reject",
             Action::Cancel => "cancel",
-            Action::Read => "read",
         }
     }
 
@@ -85,21 +68,11 @@ impl Action {
     }
 }
 
-/// Who did it.
+/// Who did it (the admin only reads: `reads`).
 pub enum Actor<'a> {
     Pharmacy(&'a PharmacyRef),
     /// The issuing medic.
     Medic,
-    Admin,
-}
-
-impl<'a> From<&Principal> for Actor<'a> {
-    fn from(p: &Principal) -> Actor<'a> {
-        match p {
-            Principal::Admin => Actor::Admin,
-            Principal::Medic(_) => Actor::Medic,
-        }
-    }
 }
 
 /// Adds a change's entry for the prescription `signature` names (inside the change's transaction).
@@ -114,30 +87,11 @@ pub fn record(
     Ok(())
 }
 
-/// Adds the read's entry of `caller` (the issuing medic or the admin), now, unless its read is
-/// already logged this minute: a plain SELECT first, so a repeated read takes no write lock.
-pub fn record_read(db: &Db, signature: &str, caller: &Principal) -> Result<(), Error> {
-    let now = common::time::now_iso8601();
-    let mut params = params(signature, Action::Read, &caller.into(), &now);
-    let minute = text(&common::time::minute_start(&now));
-    let seen = [&params[..4], std::slice::from_ref(&minute)].concat();
-    if db
-        .query_opt(SEEN_THIS_MINUTE, &seen, |r| r.i64("seen"))?
-        .is_some()
-    {
-        return Ok(());
-    }
-    params.push(minute);
-    db.execute_log_grade(RECORD_READ, &params)?;
-    Ok(())
-}
-
-/// `?1` … `?7` of `RECORD` (and of `RECORD_READ`).
+/// `?1` … `?7` of `RECORD`.
 fn params(signature: &str, action: Action, actor: &Actor, now: &str) -> Vec<Param> {
     let (kind, pharmacy, name, license) = match actor {
         Actor::Pharmacy(p) => ("pharmacy", int(p.id), p.name.as_str(), p.license.as_str()),
         Actor::Medic => ("medic", Param::Null, "", ""),
-        Actor::Admin => ("admin", Param::Null, "", ""),
     };
     vec![
         text(signature),

@@ -11,6 +11,7 @@ use common::types::{Error, Principal};
 use crate::access;
 use crate::bindings::exports::receta::prescriptions::prescriptions::LandingRx;
 use crate::document::is_signature;
+use crate::reads;
 use crate::read::{medication_from_row, medications_sql, seal_from_row, shown_state};
 
 /// `?1` signature; `?2` the medic, or NULL for the API admin and for the public page. The medic's and
@@ -77,7 +78,11 @@ pub fn view(caller: Option<Principal>, signature: &str) -> Result<LandingRx, Err
         .collect();
     rx.sales = crate::sales::of(&db, id)?;
     if let Some(caller) = &caller {
-        access::record_read(&db, signature, caller)?;
+        reads::record(&db, signature, caller)?;
+    }
+    // The queued reads first, so the log shows every read answered so far (this one included).
+    if let Err(e) = reads::drain(&db) {
+        eprintln!("receta: prescriptions: writing the queued reads: {e:?}");
     }
     rx.access_log = access::list(&db, id)?;
     Ok(rx)

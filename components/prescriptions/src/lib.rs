@@ -13,7 +13,8 @@
 //! - `drugs`: the formulary (the API's drug catalog)
 //! - `rules`: the Mexican rules (classes that may be issued, repeats, validity; pure)
 //! - `sales`: the seal of each sale; `register`: a pharmacy's antibiotic register
-//! - `receipts`: the sealed receipt of each sale; `access`: the patient's access log (who looked)
+//! - `receipts`: the sealed receipt of each sale; `access`: the patient's access log (who looked);
+//!   `reads`: the medic's and the admin's reads on their way to it (queued in the key-value store)
 
 mod access;
 mod claims;
@@ -26,6 +27,7 @@ mod medications;
 mod outbox;
 mod pdf;
 mod read;
+mod reads;
 mod receipts;
 mod register;
 mod rules;
@@ -153,6 +155,10 @@ impl Guest for Prescriptions {
 
     fn get_landing_pdf(signature: String) -> Result<Vec<u8>, Error> {
         landing::pdf(&signature)
+    }
+
+    fn drain_reads() -> Result<u32, Error> {
+        reads::drain(&common::db::Db::open()?)
     }
 }
 

@@ -24,6 +24,7 @@ use crate::bindings::exports::receta::prescriptions::prescriptions::{
 use crate::claims;
 use crate::outbox;
 use crate::read;
+use crate::reads;
 use crate::receipts::{self, Line, Sale};
 use crate::rules;
 pub use crate::state::RX_NOT_FOUND;
@@ -414,7 +415,7 @@ pub fn list(caller: &Principal, signature: &str) -> Result<Vec<LifecycleEvent>, 
             e.items.push(item);
         }
     }
-    access::record_read(&db, signature, caller)?;
+    reads::record(&db, signature, caller)?;
     Ok(events)
 }
 

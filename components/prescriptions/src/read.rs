@@ -1,18 +1,18 @@
 //! Reading prescriptions. Lists and details by id are scoped to the medic (`medic_id = ?`); details by
 //! signature, the PDF and the document to the issuing medic or the API admin. Anything else is
 //! `not-found`, so a prescription's existence never leaks. A medic's or the admin's read by
-//! signature goes into the prescription's access log (`access`); a pharmacy's lookup is logged with
+//! signature goes into the prescription's access log (through `reads`); a pharmacy's lookup is logged with
 //! its call-log row (the pharmacies component), not here.
 
 use common::db::{Db, Param, Row, int, like_contains, opt_text, placeholders, text};
 use common::types::{Error, PageRequest, Principal};
 
-use crate::access;
 use crate::bindings::exports::receta::prescriptions::prescriptions::{
     Medication, MedicationPage, Prescription, PrescriptionPage, RxHospital, RxPatient, RxStatus,
     Seal,
 };
 use crate::document::{is_signature, signature_of};
+use crate::reads;
 use crate::rules;
 use common::codes::RxState;
 
@@ -283,11 +283,11 @@ pub fn by_id(medic: i64, id: i64) -> Result<Prescription, Error> {
     one(&db, found)
 }
 
-/// The medic's or the admin's read by signature, logged (`access`).
+/// The medic's or the admin's read by signature, logged (`reads`).
 pub fn by_signature(caller: &Principal, signature: &str) -> Result<Prescription, Error> {
     let db = Db::open()?;
     let rx = checked(&db, signature, caller_param(caller))?;
-    access::record_read(&db, signature, caller)?;
+    reads::record(&db, signature, caller)?;
     Ok(rx)
 }
 
@@ -359,7 +359,7 @@ pub fn pdf(caller: &Principal, signature: &str) -> Result<Vec<u8>, Error> {
             r.blob("pdf")
         })?
         .ok_or_else(Error::not_found)?;
-    access::record_read(&db, signature, caller)?;
+    reads::record(&db, signature, caller)?;
     Ok(pdf)
 }
 
@@ -378,7 +378,7 @@ pub fn document(caller: &Principal, signature: &str) -> Result<String, Error> {
     if signature_of(&canonical) != signature {
         return Err(Error::Conflict(ALTERED.into()));
     }
-    access::record_read(&db, signature, caller)?;
+    reads::record(&db, signature, caller)?;
     Ok(canonical)
 }
 

@@ -11,8 +11,8 @@ use common::types::{Error, Principal};
 use crate::access;
 use crate::bindings::exports::receta::prescriptions::prescriptions::LandingRx;
 use crate::document::is_signature;
-use crate::reads;
 use crate::read::{medication_from_row, medications_sql, seal_from_row, shown_state};
+use crate::reads;
 
 /// `?1` signature; `?2` the medic, or NULL for the API admin and for the public page. The medic's and
 /// the hospital's names come from the signed document (the snapshot taken at issue); `raw_size` is

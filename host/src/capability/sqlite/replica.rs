@@ -87,7 +87,9 @@ pub async fn open(
             );
         }
         if !told {
-            eprintln!("sqlite: {label:?}: the replica's first pull failed, trying again: {failure}");
+            eprintln!(
+                "sqlite: {label:?}: the replica's first pull failed, trying again: {failure}"
+            );
             told = true;
         }
         tokio::time::sleep(Duration::from_millis(200)).await;

@@ -11,7 +11,7 @@ use receta_harness::worlds::prescriptions::exports::receta::prescriptions::presc
 use receta_harness::worlds::prescriptions::receta::common::codes::{
     DrugCategory, Gender, PageSize, RxState, SentState,
 };
-use receta_harness::worlds::prescriptions::receta::common::types::{Error, PageRequest};
+use receta_harness::worlds::prescriptions::receta::common::types::{Error, PageRequest, Principal};
 
 use crate::helpers::{Parties, parties, sha256_hex};
 
@@ -474,5 +474,50 @@ fn an_expired_prescription_reads_expired_and_does_not_sell() -> Result<()> {
             .await
     })??;
     assert_eq!(read.status.rx_status, RxState::Expired);
+    Ok(())
+}
+
+/// A medic's or the admin's reads by signature queue one access-log entry per actor and minute in
+/// the key-value store; `drain-reads` writes the queue into `access_log` once, however often it runs.
+#[test]
+fn reads_are_queued_once_per_actor_and_minute_and_drained_once() -> Result<()> {
+    let rx = Rx::new()?;
+    let issued = issue(
+        &rx,
+        &request(&rx, vec![medication("Paracetamol 500 mg", 1)]),
+    )?
+    .unwrap();
+    let read = |who: &Principal| {
+        rx.call(async |c, s| {
+            c.receta_prescriptions_prescriptions()
+                .call_get_by_signature(s, *who, &issued.signature)
+                .await
+        })
+    };
+    for _ in 0..3 {
+        assert_eq!(read(&Principal::Medic(rx.parties.medic))??.id, issued.id);
+    }
+    read(&Principal::Admin)??;
+    let logged = |actor: &str| -> Result<i64> {
+        Ok(rx.db()?.query_row(
+            "SELECT COUNT(*) FROM access_log WHERE action = 'read' AND actor = ?1",
+            [actor],
+            |r| r.get(0),
+        )?)
+    };
+    assert_eq!(logged("medic")?, 0, "queued, not committed");
+    let drain = || {
+        rx.call(async |c, s| {
+            c.receta_prescriptions_prescriptions()
+                .call_drain_reads(s)
+                .await
+        })
+    };
+    // Two entries (the medic's, the admin's), or three if a minute started between the reads.
+    let drained = drain()??;
+    assert!((2..=3).contains(&drained), "{drained}");
+    assert_eq!(logged("medic")? + logged("admin")?, i64::from(drained));
+    assert_eq!(logged("admin")?, 1);
+    assert_eq!(drain()??, 0, "the queue is empty once drained");
     Ok(())
 }

@@ -8,8 +8,6 @@
 use anyhow::{Result, anyhow};
 use spin_sdk::wit::wasi::keyvalue::{atomics, store};
 
-/// The store the counters live in.
-pub const STORE: &str = "default";
 /// The public verify's (and the receipt check's) calls per client address.
 pub const VERIFY: &str = "verify/";
 
@@ -42,9 +40,7 @@ pub struct Counters(store::Bucket);
 
 impl Counters {
     pub fn open() -> Result<Self> {
-        store::open(STORE)
-            .map(Counters)
-            .map_err(|e| anyhow!("opening the key-value store {STORE:?}: {e:?}"))
+        crate::kv::open().map(Counters)
     }
 
     /// Adds `delta` to the counter under `key`; its new count.

@@ -14,6 +14,8 @@ pub mod gtin;
 pub mod hex;
 pub mod html;
 pub mod image;
+#[cfg(feature = "spin")]
+pub mod kv;
 pub mod multipart;
 pub mod page;
 pub mod text;

@@ -20,11 +20,8 @@
 
 use anyhow::{Context, Result, anyhow};
 use serde::{Deserialize, Serialize};
-use spin_sdk::wit::wasi::keyvalue::{batch, store};
+use spin_sdk::wit::wasi::keyvalue::batch;
 
-// The queue lives in the counters' store (listed in the gateway's and the outbox worker's
-// `key_value_stores`; the pharmacies component inherits them).
-use common::counters::STORE;
 use common::db::{Db, text};
 use common::types::Error;
 
@@ -114,10 +111,6 @@ fn seen(rows: &[Queued]) -> Vec<Seen<'_>> {
         .collect()
 }
 
-fn open() -> Result<store::Bucket> {
-    store::open(STORE).map_err(|e| anyhow!("opening the key-value store {STORE:?}: {e:?}"))
-}
-
 /// The key of a row queued at `at` (a fresh random suffix: two lookups in one microsecond are
 /// two rows).
 fn key(at: &str) -> String {
@@ -128,7 +121,7 @@ fn key(at: &str) -> String {
 pub fn push(row: &Queued) -> Result<()> {
     let value = serde_json::to_vec(row).context("encoding a queued call")?;
     let key = key(&row.created_at);
-    open()?
+    common::kv::open()?
         .set(&key, &value)
         .map_err(|e| anyhow!("queueing the call under {key:?}: {e:?}"))
 }
@@ -136,18 +129,11 @@ pub fn push(row: &Queued) -> Result<()> {
 /// Writes every queued row into the logs, a transaction of three statements per `BATCH`; how many
 /// it wrote (rows another drain wrote first are not counted).
 pub fn drain(db: &Db) -> Result<u32, Error> {
-    let bucket = open()?;
-    let mut keys: Vec<String> = bucket
-        .list_keys(None)
-        .map_err(|e| anyhow!("listing the key-value store: {e:?}"))?
-        .keys
-        .into_iter()
-        .filter(|k| k.starts_with(PREFIX))
-        .collect();
+    let bucket = common::kv::open()?;
+    let keys = common::kv::keys(&bucket, PREFIX)?;
     if keys.is_empty() {
         return Ok(0);
     }
-    keys.sort();
     let mut written = 0;
     for keys in keys.chunks(BATCH) {
         // A key another drain wrote and deleted meanwhile is `none`.

@@ -16,11 +16,8 @@
 
 use anyhow::{Context, Result, anyhow};
 use serde_json::json;
-use spin_sdk::wit::wasi::keyvalue::{batch, store};
+use spin_sdk::wit::wasi::keyvalue::batch;
 
-// The counters' store (listed in the gateway's and the outbox worker's `key_value_stores`; this
-// component inherits them).
-use common::counters::STORE;
 use common::db::{Db, text};
 use common::types::{Error, Principal};
 
@@ -70,10 +67,6 @@ fn entry(key: &str, at: &[u8]) -> Option<serde_json::Value> {
     Some(json!({"signature": signature, "actor": actor, "at": at, "minute": minute, "next": next}))
 }
 
-fn open() -> Result<store::Bucket> {
-    store::open(STORE).map_err(|e| anyhow!("opening the key-value store {STORE:?}: {e:?}"))
-}
-
 /// Logs `caller`'s read of `signature` now (the read has succeeded), unless that read is already
 /// logged or queued this minute.
 pub fn record(db: &Db, signature: &str, caller: &Principal) -> Result<(), Error> {
@@ -88,7 +81,7 @@ pub fn record(db: &Db, signature: &str, caller: &Principal) -> Result<(), Error>
         return Ok(());
     }
     let key = key(&minute, actor, signature);
-    let bucket = open()?;
+    let bucket = common::kv::open()?;
     let queued = bucket
         .exists(&key)
         .map_err(|e| anyhow!("looking up {key:?}: {e:?}"))?;
@@ -102,15 +95,8 @@ pub fn record(db: &Db, signature: &str, caller: &Principal) -> Result<(), Error>
 
 /// Writes every queued entry into the access log; how many were queued.
 pub fn drain(db: &Db) -> Result<u32, Error> {
-    let bucket = open()?;
-    let mut keys: Vec<String> = bucket
-        .list_keys(None)
-        .map_err(|e| anyhow!("listing the key-value store: {e:?}"))?
-        .keys
-        .into_iter()
-        .filter(|k| k.starts_with(PREFIX))
-        .collect();
-    keys.sort();
+    let bucket = common::kv::open()?;
+    let keys = common::kv::keys(&bucket, PREFIX)?;
     let mut drained = 0;
     for keys in keys.chunks(BATCH) {
         // A key another drain wrote and deleted meanwhile is `none`.

@@ -208,7 +208,7 @@ impl Connection {
                     && (writes(statement)
                         || starts_with_keyword(statement, &["COMMIT", "END"])) =>
             {
-                self.db.clone().pull_own_write().await;
+                self.db.pull_own_write().await;
             }
             _ => {}
         }
@@ -300,7 +300,7 @@ impl Connection {
         self.used = true;
         match tokio::time::timeout(BATCH_TIMEOUT, self.conn.execute_batch(sql)).await {
             Ok(Ok(_)) => {
-                self.db.clone().pull_own_write().await;
+                self.db.pull_own_write().await;
                 Ok(())
             }
             Ok(Err(e)) => anyhow::bail!("{}", server_message(&e.to_string())),

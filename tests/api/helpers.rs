@@ -1,7 +1,8 @@
 //! `spawn_app()`: the real host, the real components, a fresh state dir, an ephemeral port.
 //!
 //! With `RECETA_TEST_DATABASE=libsql` (the suite's second pass in `cargo xtask test`), the app's
-//! database is a fresh libSQL server (`sqld`) instead of the SQLite file in the state dir.
+//! database is a fresh libSQL server (`sqld`) instead of the SQLite file in the state dir; with
+//! `libsql-replica`, the node keeps an embedded replica of it in the state dir.
 //!
 //! The host binary and the component files are built by `cargo xtask test` before this binary runs
 //! (it sets `RECETA_BIN`); run on its own, the binary is looked up next to this test executable.
@@ -148,9 +149,17 @@ pub fn start(config: AppConfig, state_dir: tempfile::TempDir) -> TestApp {
     start_listening(config, state_dir, "127.0.0.1:0")
 }
 
-/// Whether this run puts the app's database on libSQL (`RECETA_TEST_DATABASE=libsql`).
+/// Whether this run puts the app's database on libSQL (`RECETA_TEST_DATABASE=libsql`, or
+/// `libsql-replica` for nodes with an embedded replica).
 pub fn on_libsql() -> bool {
-    std::env::var("RECETA_TEST_DATABASE").is_ok_and(|v| v == "libsql")
+    std::env::var("RECETA_TEST_DATABASE").is_ok_and(|v| v == "libsql" || v == "libsql-replica")
+}
+
+/// Whether this run's node keeps an embedded replica of the libSQL database
+/// (`RECETA_TEST_DATABASE=libsql-replica`): reads from its local copy, transactions held back and
+/// sent to the server in one request.
+fn with_replica() -> bool {
+    std::env::var("RECETA_TEST_DATABASE").is_ok_and(|v| v == "libsql-replica")
 }
 
 /// Real Spin, when the suite runs on it (`RECETA_TEST_RUNTIME=spin`, the pass `cargo xtask test`
@@ -210,7 +219,13 @@ pub fn start_listening(config: AppConfig, state_dir: tempfile::TempDir, listen: 
             Some(i) => parked.remove(i).1,
             None => Sqld::primary(&state_dir.path().join("sqld")),
         };
-        runtime_config = Some(server.runtime_config(&state_dir.path().join("runtime-config.toml")));
+        let path = state_dir.path().join("runtime-config.toml");
+        runtime_config = Some(if with_replica() {
+            let replica = state_dir.path().join("replica").join("default.db");
+            server.replica_runtime_config(&path, &replica, 200)
+        } else {
+            server.runtime_config(&path)
+        });
         sqld = Some(server);
     }
     let (bin, args, env) = match spin() {

@@ -75,7 +75,13 @@ pub fn prescribe(app: &TestApp, p: &Practice) -> Value {
         ],
     });
     let resp = app.post("/api/v2/rx-endpoint/", p.medic.token(), &body);
-    assert_eq!(resp.status, 200, "creating a prescription: {}", resp.text());
+    assert_eq!(
+        resp.status,
+        200,
+        "creating a prescription: {}\n{}",
+        resp.text(),
+        app.log()
+    );
     resp.json()
 }
 

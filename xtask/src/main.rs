@@ -95,7 +95,9 @@ fn test() -> Result {
     let sqld = cluster::sqld_binary()?;
     // Unit tests of every crate natively, then the black-box suite against the real host.
     let mut unit = cargo();
-    unit.args(["test", "--release", "--workspace"]);
+    // The host's tests of its libSQL replicas talk to a real server.
+    unit.args(["test", "--release", "--workspace"])
+        .env("RECETA_SQLD", &sqld);
     for name in NOT_NATIVE {
         unit.args(["--exclude", name]);
     }
@@ -128,8 +130,16 @@ fn test() -> Result {
         .args(["test", "--release", "-p", "receta-tests", "--"])
         .args(LIBSQL_GROUPS)
         .env("RECETA_BIN", host_binary())
-        .env("RECETA_SQLD", sqld)
+        .env("RECETA_SQLD", &sqld)
         .env("RECETA_TEST_DATABASE", "libsql"))?;
+    // And on a node with an embedded replica of it: reads from the node's copy, transactions held
+    // back and sent in few requests (`host/src/capability/sqlite/deferred.rs`).
+    run(cargo()
+        .args(["test", "--release", "-p", "receta-tests", "--"])
+        .args(LIBSQL_GROUPS)
+        .env("RECETA_BIN", host_binary())
+        .env("RECETA_SQLD", &sqld)
+        .env("RECETA_TEST_DATABASE", "libsql-replica"))?;
     // The whole suite once more on real Spin, with the app built by `spin build` (`spin.rs`).
     spin::suite()?;
     fuzz::ci_pass()

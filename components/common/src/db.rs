@@ -12,6 +12,9 @@ pub use spin_sdk::sqlite3::Value as Param;
 /// The database every component uses (Spin's `default`, `.spin/sqlite_db.db` locally).
 pub const DATABASE: &str = "default";
 
+/// See [`Db::execute_batched`]; the host's `capability/sqlite/deferred.rs` looks for it.
+const BATCHED: &str = "/* receta:batched */";
+
 /// See [`Db::execute_log_grade`].
 const LOG_GRADE: &str = "PRAGMA synchronous = NORMAL";
 /// Back to durable commits after a log-grade one (the default of both hosts).
@@ -118,6 +121,16 @@ impl Db {
         let result = self.execute(sql, params);
         let _ = self.conn.execute(DURABLE, &[]);
         result
+    }
+
+    /// Runs a write inside a transaction whose failure the caller does not handle on its own: its
+    /// error may be told as late as the transaction's `COMMIT` (which then fails and rolls the
+    /// transaction back). On this host's libSQL replicas such writes are sent to the primary
+    /// together, one request for several (docs/scale-out.md, "Round trips"); elsewhere the mark
+    /// (a trailing comment) changes nothing and the write runs at once. Not for a write whose
+    /// constraint violation the caller maps to an answer.
+    pub fn execute_batched(&self, sql: &str, params: &[Value]) -> Result<QueryResult> {
+        self.execute(&format!("{sql} {BATCHED}"), params)
     }
 
     /// The rowid of the last INSERT on this connection.

@@ -38,8 +38,8 @@ const INSERT_PRESCRIPTION: &str = "INSERT INTO prescriptions \
 
 /// All of a prescription's `count` medications in one statement (the gateway allows at most 50:
 /// 450 parameters, far under SQLite's limit). The rows get consecutive ids in `VALUES` order (the
-/// statement holds the write lock; each new id is one more than the largest), so the last
-/// inserted rowid gives them all, and the statement returns no rows: on libSQL a statement with
+/// statement holds the write lock; each new id is one more than the largest), so the last of them
+/// gives them all (read after `insert_classes_sql`), and the statement returns no rows: on libSQL a statement with
 /// rows is a cursor request, and twice in ~13,000 bench creates sqld answered "interrupted" to the
 /// statement sent right after an `INSERT … RETURNING` cursor in the same transaction.
 fn insert_medications_sql(count: usize) -> String {
@@ -54,9 +54,12 @@ fn insert_medications_sql(count: usize) -> String {
 const INSERT_DOCUMENT: &str =
     "INSERT INTO prescription_documents (prescription_id, canonical, pdf) VALUES (?, ?, ?)";
 
-/// The class of `count` medications, one row each (`medication_id`, `fraccion`, `antibiotic`).
+/// The class of a prescription's `count` medications, one row each (`?1` the prescription; then per
+/// medication its `position`, `fraccion`, `antibiotic`). A class's key is its medication's id, so
+/// the last inserted rowid after this statement is the last medication's.
 fn insert_classes_sql(count: usize) -> String {
-    let rows = vec!["(?, ?, ?)"; count].join(", ");
+    let row = "((SELECT id FROM medications WHERE prescription_id = ?1 AND position = ?), ?, ?)";
+    let rows = vec![row; count].join(", ");
     format!("INSERT INTO medication_classes (medication_id, fraccion, antibiotic) VALUES {rows}")
 }
 
@@ -118,7 +121,9 @@ pub fn issue(req: IssueRequest) -> Result<Prescription, Error> {
     };
 
     let (id, medication_ids) = db.transaction(|db| -> Result<(i64, Vec<i64>), Error> {
-        db.execute(
+        // Every write is batched (`Db::execute_batched`): on a libSQL replica the whole
+        // transaction is three requests to the primary (this insert, the rest, `COMMIT`).
+        db.execute_batched(
             INSERT_PRESCRIPTION,
             &[
                 text(&signed.signature),
@@ -162,24 +167,8 @@ pub fn issue(req: IssueRequest) -> Result<Prescription, Error> {
                 ]
             })
             .collect();
-        db.execute(&insert_medications_sql(meds.len()), &params)?;
-        let last = db.last_insert_rowid();
-        let ids: Vec<i64> = (0..meds.len() as i64)
-            .map(|i| last - meds.len() as i64 + 1 + i)
-            .collect();
-        let classes: Vec<Param> = meds
-            .iter()
-            .zip(&ids)
-            .flat_map(|(m, mid)| {
-                [
-                    int(*mid),
-                    opt_text(m.fraccion.as_deref()),
-                    m.antibiotic.map_or(Param::Null, |b| int(b.into())),
-                ]
-            })
-            .collect();
-        db.execute(&insert_classes_sql(meds.len()), &classes)?;
-        db.execute(
+        db.execute_batched(&insert_medications_sql(meds.len()), &params)?;
+        db.execute_batched(
             INSERT_TERMS,
             &[
                 int(id),
@@ -190,15 +179,31 @@ pub fn issue(req: IssueRequest) -> Result<Prescription, Error> {
                 text(&terms.antibiotic_repeat_reason),
             ],
         )?;
-        db.execute(
+        db.execute_batched(
             INSERT_DOCUMENT,
             &[int(id), text(&signed.canonical), blob(&pdf)],
         )?;
-        db.execute(INSERT_SEAL, &[int(id), text(&seal.kid), text(&seal.sig)])?;
+        db.execute_batched(INSERT_SEAL, &[int(id), text(&seal.kid), text(&seal.sig)])?;
         if let Some(to) = &email {
             outbox::queue_email(db, id, &signed.signature, to, &issued_at)?;
         }
         outbox::queue_webhooks(db, id, &signed.signature, &req.webhooks, &issued_at)?;
+        // Last, so that the last inserted rowid is the last medication's: the medications' ids
+        // are consecutive (one statement, holding the write lock).
+        let classes: Vec<Param> = std::iter::once(int(id))
+            .chain(meds.iter().enumerate().flat_map(|(position, m)| {
+                [
+                    int(position as i64),
+                    opt_text(m.fraccion.as_deref()),
+                    m.antibiotic.map_or(Param::Null, |b| int(b.into())),
+                ]
+            }))
+            .collect();
+        db.execute_batched(&insert_classes_sql(meds.len()), &classes)?;
+        let last = db.last_insert_rowid();
+        let ids: Vec<i64> = (0..meds.len() as i64)
+            .map(|i| last - meds.len() as i64 + 1 + i)
+            .collect();
         Ok((id, ids))
     })?;
 

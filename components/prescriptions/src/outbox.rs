@@ -47,7 +47,7 @@ fn insert(
     payload: &str,
     now: &str,
 ) -> Result<(), Error> {
-    db.execute(
+    db.execute_batched(
         INSERT_OUTBOX,
         &[
             text(kind),

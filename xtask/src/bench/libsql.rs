@@ -142,7 +142,8 @@ pub fn rows(
          Remote: the host's `type = \"libsql\"` backend as Spin's, every statement one HTTP round \
          trip (Hrana). Embedded replica (`replica_path`, this host's extension): reads from a local \
          copy pulled every {SYNC_MS} ms and up to each of the node's own writes; writes and \
-         transactions sent to the primary, one round trip per statement. Round trips per request: \
+         transactions sent to the primary, a transaction's batched writes held back and sent \
+         together (docs/scale-out.md, \"Round trips\"). Round trips per request: \
          `sqld`'s user HTTP responses (its `/metrics`) over {COUNTED} requests sent one at a time \
          after the row, the replica's periodic pulls included. On libSQL: {}",
         seeding.join(" ")

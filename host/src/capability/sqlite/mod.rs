@@ -3,7 +3,8 @@
 //!
 //! - `local`: SQLite files through rusqlite (`type = "spin"`, and `default` unless configured);
 //! - `remote`: a libSQL server through the `libsql` crate (`type = "libsql"`), optionally through
-//!   an embedded replica (`replica_path`).
+//!   an embedded replica (`replica_path`), whose transactions `deferred` holds back until they
+//!   must reach the server (`literal` writes a kept statement's parameters into it).
 //!
 //! With Spin's semantics whichever backend serves a label: `open` checks the component's
 //! `sqlite_databases` permission first (`access-denied`), then that the label is configured
@@ -14,11 +15,15 @@
 
 mod bindings;
 pub mod config;
+mod deferred;
 pub mod flush;
+mod literal;
 mod local;
 pub mod migrations;
 mod remote;
 mod replica;
+#[cfg(test)]
+mod replica_tests;
 mod semantics;
 mod turn;
 
@@ -130,17 +135,17 @@ impl Connection {
         }
     }
 
-    fn last_insert_rowid(&self) -> i64 {
+    async fn last_insert_rowid(&mut self) -> i64 {
         match self {
             Connection::Local(c) => c.last_insert_rowid(),
-            Connection::Remote(c) => c.last_insert_rowid(),
+            Connection::Remote(c) => c.last_insert_rowid().await,
         }
     }
 
-    fn changes(&self) -> u64 {
+    async fn changes(&mut self) -> u64 {
         match self {
             Connection::Local(c) => c.changes(),
-            Connection::Remote(c) => c.changes(),
+            Connection::Remote(c) => c.changes().await,
         }
     }
 
@@ -226,13 +231,17 @@ impl sqlite::HostConnection for SqliteState {
         &mut self,
         connection: Resource<sqlite::Connection>,
     ) -> wasmtime::Result<i64> {
-        Ok(self
-            .connection(&connection)
-            .map_or(0, |c| c.last_insert_rowid()))
+        Ok(match self.connection(&connection) {
+            Some(c) => c.last_insert_rowid().await,
+            None => 0,
+        })
     }
 
     async fn changes(&mut self, connection: Resource<sqlite::Connection>) -> wasmtime::Result<u64> {
-        Ok(self.connection(&connection).map_or(0, |c| c.changes()))
+        Ok(match self.connection(&connection) {
+            Some(c) => c.changes().await,
+            None => 0,
+        })
     }
 
     async fn drop(&mut self, connection: Resource<sqlite::Connection>) -> wasmtime::Result<()> {

@@ -28,6 +28,7 @@ use anyhow::{Context, Result};
 
 use crate::capability::sqlite::bindings::{Error, QueryResult, RowResult, Value};
 use crate::capability::sqlite::config::Replica;
+use crate::capability::sqlite::deferred::{Deferred, Step};
 use crate::capability::sqlite::semantics::{
     BUSY_TIMEOUT, ResultBudget, starts_with_keyword, upgrade_begin,
 };
@@ -115,6 +116,11 @@ pub struct Connection {
     used: bool,
     /// A replica's file, where its reads outside a transaction run, once opened.
     reading: Option<local::Connection>,
+    /// A replica connection's transaction, held back until it must reach the server (`deferred`).
+    deferred: Option<Deferred>,
+    /// A held-back transaction's `COMMIT` failed, which ended it: the guest's `ROLLBACK` after it
+    /// is answered here.
+    ended: bool,
 }
 
 impl Drop for Connection {
@@ -162,7 +168,14 @@ impl Connection {
             turn: Turn::default(),
             used: false,
             reading: None,
+            deferred: None,
+            ended: false,
         })
+    }
+
+    /// Whether the guest sees this connection outside a transaction.
+    fn autocommit(&self) -> bool {
+        self.deferred.is_none() && self.conn.is_autocommit()
     }
 
     /// Runs one statement and buffers its whole result. A server that answers "database is
@@ -175,9 +188,20 @@ impl Connection {
         statement: &str,
         parameters: Vec<Value>,
     ) -> Result<QueryResult, Error> {
+        if std::mem::take(&mut self.ended) && self.autocommit() && Deferred::is_rollback(statement)
+        {
+            return Ok(no_rows());
+        }
+        // Inside a held-back transaction: answered here, or sent as below, inside the
+        // transaction now open on the server.
+        if self.deferred.is_some()
+            && let Some(answer) = self.deferred_step(statement, &parameters).await
+        {
+            return self.logged(answer);
+        }
         // A turn not given in time lets the statement go to the server anyway, whose own waiting
         // then applies, as for another node's writer.
-        let autocommit = self.conn.is_autocommit();
+        let autocommit = self.autocommit();
         if autocommit
             && replica::is_read(statement)
             && let Some(replica) = &self.db.replica
@@ -189,19 +213,35 @@ impl Connection {
                 }
             }
             if let Some(reading) = &mut self.reading {
-                return reading.execute(statement, parameters).await;
+                let mut result = reading.execute(statement, parameters).await?;
+                for column in &mut result.columns {
+                    if !statement.contains(column.as_str()) {
+                        *column = as_written(statement, column);
+                    }
+                }
+                return Ok(result);
             }
+        }
+        if autocommit && self.db.replica.is_some() && Deferred::opens(statement) {
+            self.used = true;
+            self.turn
+                .before(&self.db.writers, statement, true, LOCKED_TIMEOUT)
+                .await;
+            self.deferred = Some(Deferred::default());
+            return Ok(no_rows());
         }
         self.used = true;
         self.turn
             .before(&self.db.writers, statement, autocommit, LOCKED_TIMEOUT)
             .await;
         let result = self.execute_retried(statement, parameters).await;
+        if self.conn.is_autocommit() {
+            // A held-back transaction the server ended (a conflict clause's `ROLLBACK`) is over.
+            self.deferred = None;
+        }
         self.turn.after(self.conn.is_autocommit());
+        let result = self.logged(result);
         match &result {
-            Err(Error::Io(message)) if message.starts_with(UNAVAILABLE) => {
-                eprintln!("sqlite: {:?}: {message}", self.db.label);
-            }
             // A write outside a transaction, or a transaction's end, reached the primary.
             Ok(_)
                 if self.conn.is_autocommit()
@@ -213,6 +253,81 @@ impl Connection {
             _ => {}
         }
         result
+    }
+
+    /// `result`, its server being unreachable logged.
+    fn logged(&self, result: Result<QueryResult, Error>) -> Result<QueryResult, Error> {
+        if let Err(Error::Io(message)) = &result
+            && message.starts_with(UNAVAILABLE)
+        {
+            eprintln!("sqlite: {:?}: {message}", self.db.label);
+        }
+        result
+    }
+
+    /// A statement inside a held-back transaction: its answer, or `None` when it is to be sent
+    /// (the transaction then open on the server, with what was kept).
+    async fn deferred_step(
+        &mut self,
+        statement: &str,
+        parameters: &[Value],
+    ) -> Option<Result<QueryResult, Error>> {
+        let tx = self.deferred.as_mut()?;
+        let deadline = std::time::Instant::now() + LOCKED_TIMEOUT;
+        match tx.step(statement, parameters, returns_rows(statement)) {
+            Step::Kept => Some(Ok(no_rows())),
+            Step::Rollback => {
+                let begun = tx.begun();
+                self.deferred = None;
+                let result = if begun {
+                    self.execute_once(statement, Vec::new()).await
+                } else {
+                    Ok(no_rows())
+                };
+                self.turn.after(self.conn.is_autocommit());
+                Some(result)
+            }
+            Step::Commit => {
+                let mut tx = self.deferred.take()?;
+                let committed = within(LOCKED_TIMEOUT, tx.commit(&self.conn, deadline)).await;
+                self.turn.after(self.conn.is_autocommit());
+                match committed {
+                    Ok(()) => {
+                        self.changes = self.conn.changes();
+                        self.db.pull_own_write().await;
+                        Some(Ok(no_rows()))
+                    }
+                    Err(e) => {
+                        self.ended = true;
+                        Some(Err(e))
+                    }
+                }
+            }
+            Step::Send => {
+                if let Err(e) = self.flush(deadline).await {
+                    return Some(Err(e));
+                }
+                None
+            }
+        }
+    }
+
+    /// Sends what a held-back transaction kept (opening it on the server first), so that the
+    /// next answer sees it.
+    async fn flush(&mut self, deadline: std::time::Instant) -> Result<(), Error> {
+        let Some(tx) = self.deferred.as_mut() else {
+            return Ok(());
+        };
+        let flushed = within(LOCKED_TIMEOUT, tx.flush(&self.conn, deadline)).await;
+        if flushed.is_ok() {
+            self.changes = self.conn.changes();
+        }
+        if self.conn.is_autocommit() && tx.begun() {
+            // The server ended the transaction (a conflict clause's `ROLLBACK`).
+            self.deferred = None;
+            self.turn.after(true);
+        }
+        flushed
     }
 
     async fn execute_retried(
@@ -311,8 +426,12 @@ impl Connection {
         }
     }
 
-    /// The server's `last_insert_rowid` of this stream's last statement.
-    pub fn last_insert_rowid(&self) -> i64 {
+    /// The server's `last_insert_rowid` of this stream's last statement (a held-back transaction's
+    /// kept statements sent first; an error of theirs is told at the next statement).
+    pub async fn last_insert_rowid(&mut self) -> i64 {
+        if self.deferred.as_ref().is_some_and(Deferred::has_kept) {
+            let _ = self.flush(std::time::Instant::now() + LOCKED_TIMEOUT).await;
+        }
         if self.used {
             self.conn.last_insert_rowid()
         } else {
@@ -320,15 +439,42 @@ impl Connection {
         }
     }
 
-    /// The server's `changes` of this stream's last writing statement.
-    pub fn changes(&self) -> u64 {
+    /// The server's `changes` of this stream's last writing statement (as `last_insert_rowid`).
+    pub async fn changes(&mut self) -> u64 {
+        if self.deferred.as_ref().is_some_and(Deferred::has_kept) {
+            let _ = self.flush(std::time::Instant::now() + LOCKED_TIMEOUT).await;
+        }
         self.changes
+    }
+}
+
+/// The result of a statement that returns no rows.
+fn no_rows() -> QueryResult {
+    QueryResult {
+        columns: Vec::new(),
+        rows: Vec::new(),
+    }
+}
+
+/// `work` given `limit` to finish; its error, or the server's silence, as the guest's `io` error.
+async fn within(
+    limit: Duration,
+    work: impl std::future::Future<Output = Result<(), String>>,
+) -> Result<(), Error> {
+    match tokio::time::timeout(limit, work).await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(Error::Io(server_message(&e))),
+        Err(_) => Err(Error::Io(format!(
+            "{UNAVAILABLE}the libSQL server did not answer within {} s",
+            limit.as_secs()
+        ))),
     }
 }
 
 /// A result column's name as SQLite would give it for `statement`. The server parses a statement
 /// and runs it re-rendered: a column written `action` (a keyword) comes back `ACTION`, `COUNT(*)`
-/// comes back `COUNT (*)`. When the statement holds the name with other case or spacing, its own
+/// comes back `COUNT (*)`; and a replica's file holds the schema as the server ran it, so a
+/// column read there is named as its re-rendered `CREATE TABLE` spells it (`ACTION`). When the statement holds the name with other case or spacing, its own
 /// spelling is the name, as it is on a local database.
 fn as_written(statement: &str, name: &str) -> String {
     if name.is_empty() || statement.contains(name) {

@@ -21,6 +21,16 @@ pub fn starts_with_keyword(statement: &str, keywords: &[&str]) -> bool {
     keywords.iter().any(|k| first.eq_ignore_ascii_case(k))
 }
 
+/// The words of a short statement (`BEGIN …`, `COMMIT`, …) in upper case, without a trailing `;`.
+pub fn upper_words(statement: &str) -> Vec<String> {
+    statement
+        .trim()
+        .trim_end_matches(';')
+        .split_whitespace()
+        .map(str::to_ascii_uppercase)
+        .collect()
+}
+
 /// `BEGIN`, `BEGIN DEFERRED`, `BEGIN TRANSACTION`, ... → `BEGIN IMMEDIATE`, so that a transaction
 /// takes the write lock up front and waits for it instead of failing with "database is locked"
 /// when two requests write concurrently. Guests meant to also run on Spin should write
@@ -30,12 +40,7 @@ pub fn upgrade_begin(statement: &str) -> Option<&'static str> {
     if !starts_with_keyword(statement, &["BEGIN"]) {
         return None;
     }
-    let words: Vec<String> = statement
-        .trim()
-        .trim_end_matches(';')
-        .split_whitespace()
-        .map(str::to_ascii_uppercase)
-        .collect();
+    let words = upper_words(statement);
     let words: Vec<&str> = words.iter().map(String::as_str).collect();
     matches!(
         words.as_slice(),

@@ -1,0 +1,196 @@
+//! A replica connection's held-back transactions (`deferred`) against a real `sqld`: what commits,
+//! what never does, and where an error is told. `cargo xtask test` gives these tests the server
+//! (`RECETA_SQLD`); run without one they say so and pass without checking anything.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::capability::sqlite::bindings::{Error, Value};
+use crate::capability::sqlite::config::Replica;
+use crate::capability::sqlite::deferred::BATCHED;
+use crate::capability::sqlite::remote::{Connection, Database};
+
+/// An `sqld` on a free port in a temporary directory, killed when dropped.
+struct Sqld {
+    child: Child,
+    url: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Sqld {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn sqld() -> Option<Sqld> {
+    let Some(binary) = std::env::var_os("RECETA_SQLD").map(PathBuf::from) else {
+        eprintln!(
+            "RECETA_SQLD is not set: no libSQL server to test against (cargo xtask test sets it)"
+        );
+        return None;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let port = receta_test_host::free_port();
+    let child = Command::new(binary)
+        .arg("--db-path")
+        .arg(dir.path().join("data.sqld"))
+        .args([
+            "--http-listen-addr",
+            &format!("127.0.0.1:{port}"),
+            "--no-welcome",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("sqld starts");
+    let started = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(started.elapsed() < Duration::from_secs(20), "sqld not up");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Some(Sqld {
+        child,
+        url: format!("http://127.0.0.1:{port}"),
+        _dir: dir,
+    })
+}
+
+async fn replica_of(server: &Sqld, dir: &Path) -> Arc<Database> {
+    let replica = Replica {
+        path: dir.join("replica.db"),
+        sync_interval: Duration::from_secs(60),
+    };
+    Arc::new(
+        Database::new("default", &server.url, "", Some(&replica))
+            .await
+            .expect("replica"),
+    )
+}
+
+fn batched(sql: &str) -> String {
+    format!("{sql} {BATCHED}")
+}
+
+async fn run(
+    conn: &mut Connection,
+    sql: &str,
+    values: Vec<Value>,
+) -> Result<Vec<Vec<Value>>, Error> {
+    let result = conn.execute(sql, values).await?;
+    Ok(result.rows.into_iter().map(|r| r.values).collect())
+}
+
+/// The table's `v`s in order (`Value` has no `PartialEq`: compared as text).
+async fn names(conn: &mut Connection) -> Vec<String> {
+    let rows = run(conn, "SELECT v FROM t ORDER BY id", Vec::new())
+        .await
+        .expect("select");
+    rows.into_iter()
+        .map(|row| match row.first() {
+            Some(Value::Text(v)) => v.clone(),
+            other => panic!("{other:?}"),
+        })
+        .collect()
+}
+
+fn text(s: &str) -> Value {
+    Value::Text(s.to_string())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn batched_writes_commit_together_and_a_failed_one_never_commits() {
+    let Some(server) = sqld() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let db = replica_of(&server, dir.path()).await;
+    let mut conn = Connection::open(&db).unwrap();
+    run(
+        &mut conn,
+        "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT UNIQUE NOT NULL, b BLOB)",
+        Vec::new(),
+    )
+    .await
+    .unwrap();
+    let insert = batched("INSERT INTO t (v, b) VALUES (?, ?)");
+
+    // Kept writes only: one transactional batch at COMMIT, values as they were bound.
+    run(&mut conn, "BEGIN IMMEDIATE", Vec::new()).await.unwrap();
+    let blob = Value::Blob(vec![0, 0x27, 0xff]);
+    run(&mut conn, &insert, vec![text("it's"), blob.clone()])
+        .await
+        .unwrap();
+    run(&mut conn, &insert, vec![text("b"), Value::Null])
+        .await
+        .unwrap();
+    run(&mut conn, "COMMIT", Vec::new()).await.unwrap();
+    assert_eq!(conn.last_insert_rowid().await, 2);
+    let rows = run(&mut conn, "SELECT v, b FROM t ORDER BY id", Vec::new())
+        .await
+        .unwrap();
+    assert_eq!(
+        format!("{rows:?}"),
+        format!(
+            "{:?}",
+            [vec![text("it's"), blob], vec![text("b"), Value::Null]]
+        )
+    );
+
+    // A kept write that fails: told at COMMIT, which rolls everything back.
+    run(&mut conn, "BEGIN IMMEDIATE", Vec::new()).await.unwrap();
+    run(&mut conn, &insert, vec![text("c"), Value::Null])
+        .await
+        .unwrap();
+    run(&mut conn, &insert, vec![text("b"), Value::Null])
+        .await
+        .unwrap();
+    let failed = run(&mut conn, "COMMIT", Vec::new()).await;
+    assert!(
+        matches!(&failed, Err(Error::Io(m)) if m == "UNIQUE constraint failed: t.v"),
+        "{failed:?}"
+    );
+    run(&mut conn, "ROLLBACK", Vec::new()).await.unwrap();
+    assert_eq!(names(&mut conn).await, ["it's", "b"]);
+
+    // Sent halfway (`last_insert_rowid` needs the server), then a kept write fails: still no
+    // commit, and the error is told by the next call that reaches the server.
+    run(&mut conn, "BEGIN", Vec::new()).await.unwrap();
+    run(&mut conn, &insert, vec![text("d"), Value::Null])
+        .await
+        .unwrap();
+    assert_eq!(conn.last_insert_rowid().await, 3);
+    run(&mut conn, &insert, vec![text("b"), Value::Null])
+        .await
+        .unwrap();
+    let told = run(&mut conn, "SELECT COUNT(*) FROM t", Vec::new()).await;
+    assert!(matches!(told, Err(Error::Io(_))), "{told:?}");
+    run(&mut conn, &insert, vec![text("e"), Value::Null])
+        .await
+        .unwrap();
+    assert!(run(&mut conn, "COMMIT", Vec::new()).await.is_err());
+    run(&mut conn, "ROLLBACK", Vec::new()).await.unwrap();
+    assert_eq!(names(&mut conn).await, ["it's", "b"]);
+
+    // An unmarked write is sent at once and tells its own error, as SQLite does.
+    run(&mut conn, "BEGIN IMMEDIATE", Vec::new()).await.unwrap();
+    let own = run(&mut conn, "INSERT INTO t (v) VALUES (?)", vec![text("b")]).await;
+    assert!(
+        matches!(&own, Err(Error::Io(m)) if m == "UNIQUE constraint failed: t.v"),
+        "{own:?}"
+    );
+    run(&mut conn, "INSERT INTO t (v) VALUES (?)", vec![text("f")])
+        .await
+        .unwrap();
+    run(&mut conn, "COMMIT", Vec::new()).await.unwrap();
+    assert_eq!(names(&mut conn).await, ["it's", "b", "f"]);
+
+    // A transaction rolled back before anything was sent costs the server nothing.
+    run(&mut conn, "BEGIN IMMEDIATE", Vec::new()).await.unwrap();
+    run(&mut conn, &insert, vec![text("g"), Value::Null])
+        .await
+        .unwrap();
+    run(&mut conn, "ROLLBACK", Vec::new()).await.unwrap();
+    assert_eq!(names(&mut conn).await.len(), 3);
+}

@@ -105,13 +105,23 @@ fn write_literal(out: &mut String, value: &Value) -> Option<()> {
         Value::Text(t) if t.contains('\0') => return None,
         Value::Text(t) => {
             out.push('\'');
-            out.push_str(&t.replace('\'', "''"));
+            for (i, part) in t.split('\'').enumerate() {
+                if i > 0 {
+                    out.push_str("''");
+                }
+                out.push_str(part);
+            }
             out.push('\'');
         }
         Value::Blob(b) => {
+            // By table, not `write!`: a PDF's ~30 KB went through the formatter byte by byte (6%
+            // of a replica node's CPU per create, `perf`).
+            const HEX: &[u8; 16] = b"0123456789ABCDEF";
+            out.reserve(b.len() * 2 + 3);
             out.push_str("X'");
             for byte in b {
-                write!(out, "{byte:02X}").ok()?;
+                out.push(char::from(HEX[usize::from(byte >> 4)]));
+                out.push(char::from(HEX[usize::from(byte & 0xf)]));
             }
             out.push('\'');
         }

@@ -1,6 +1,8 @@
 //! A replica connection's held-back transactions (`deferred`) against a real `sqld`: what commits,
 //! what never does, and where an error is told. `cargo xtask test` gives these tests the server
-//! (`RECETA_SQLD`); run without one they say so and pass without checking anything.
+//! (`RECETA_SQLD`); run without one they say so and pass without checking anything. Each runs in a
+//! child process of its own: the `libsql` crate must set SQLite up before anything else in the
+//! process opens a database (`replica::init_libsql`), and this binary's other tests use rusqlite.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -101,8 +103,34 @@ fn text(s: &str) -> Value {
     Value::Text(s.to_string())
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn batched_writes_commit_together_and_a_failed_one_never_commits() {
+/// Runs the test `name` alone in a child process and checks it passed; `false` in that child,
+/// which runs the test's body.
+fn ran_in_own_process(name: &str) -> bool {
+    const CHILD: &str = "RECETA_REPLICA_TEST_CHILD";
+    if std::env::var_os(CHILD).is_some() {
+        return false;
+    }
+    let full = format!("capability::sqlite::replica_tests::{name}");
+    let status = Command::new(std::env::current_exe().expect("test binary"))
+        .args([&full, "--exact", "--nocapture", "--test-threads=1"])
+        .env(CHILD, "1")
+        .status()
+        .expect("the test's own process");
+    assert!(status.success(), "{full} failed in its own process");
+    true
+}
+
+#[test]
+fn batched_writes_commit_together_and_a_failed_one_never_commits() {
+    if ran_in_own_process("batched_writes_commit_together_and_a_failed_one_never_commits") {
+        return;
+    }
+    tokio::runtime::Runtime::new()
+        .expect("runtime")
+        .block_on(batched_writes_commit_together_and_a_failed_one_never_commits_body());
+}
+
+async fn batched_writes_commit_together_and_a_failed_one_never_commits_body() {
     let Some(server) = sqld() else { return };
     let dir = tempfile::tempdir().unwrap();
     let db = replica_of(&server, dir.path()).await;

@@ -57,20 +57,6 @@ pub enum Step {
 }
 
 impl Deferred {
-    /// Whether `statement` opens a transaction this module may hold back (`BEGIN`, `BEGIN
-    /// IMMEDIATE`, `BEGIN DEFERRED`, with or without `TRANSACTION`).
-    pub fn opens(statement: &str) -> bool {
-        let words = upper_words(statement);
-        let words: Vec<&str> = words.iter().map(String::as_str).collect();
-        matches!(
-            words.as_slice(),
-            ["BEGIN"]
-                | ["BEGIN", "TRANSACTION"]
-                | ["BEGIN", "IMMEDIATE" | "DEFERRED"]
-                | ["BEGIN", "IMMEDIATE" | "DEFERRED", "TRANSACTION"]
-        )
-    }
-
     /// Whether `statement` is a plain `ROLLBACK` (not `ROLLBACK TO` a savepoint).
     pub fn is_rollback(statement: &str) -> bool {
         let words = upper_words(statement);
@@ -255,14 +241,5 @@ mod tests {
             Step::Commit
         ));
         assert!(matches!(tx.step("rollback", &[], false), Step::Rollback));
-    }
-
-    #[test]
-    fn only_plain_transactions_are_held_back() {
-        assert!(Deferred::opens("BEGIN"));
-        assert!(Deferred::opens("begin immediate;"));
-        assert!(Deferred::opens("BEGIN DEFERRED TRANSACTION"));
-        assert!(!Deferred::opens("BEGIN EXCLUSIVE"));
-        assert!(!Deferred::opens("SAVEPOINT s"));
     }
 }

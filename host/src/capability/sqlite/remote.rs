@@ -30,7 +30,7 @@ use crate::capability::sqlite::bindings::{Error, QueryResult, RowResult, Value};
 use crate::capability::sqlite::config::Replica;
 use crate::capability::sqlite::deferred::{Deferred, Step};
 use crate::capability::sqlite::semantics::{
-    BUSY_TIMEOUT, ResultBudget, starts_with_keyword, upgrade_begin,
+    BUSY_TIMEOUT, ResultBudget, opens_plain_transaction, starts_with_keyword, upgrade_begin,
 };
 use crate::capability::sqlite::turn::{Turn, Writers, writes};
 use crate::capability::sqlite::{local, replica};
@@ -222,7 +222,7 @@ impl Connection {
                 return Ok(result);
             }
         }
-        if autocommit && self.db.replica.is_some() && Deferred::opens(statement) {
+        if autocommit && self.db.replica.is_some() && opens_plain_transaction(statement) {
             self.used = true;
             self.turn
                 .before(&self.db.writers, statement, true, LOCKED_TIMEOUT)

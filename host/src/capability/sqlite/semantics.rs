@@ -36,20 +36,36 @@ pub fn upper_words(statement: &str) -> Vec<String> {
 /// when two requests write concurrently. Guests meant to also run on Spin should write
 /// `BEGIN IMMEDIATE` themselves.
 pub fn upgrade_begin(statement: &str) -> Option<&'static str> {
+    matches!(begin_mode(statement), Some(Mode::Default | Mode::Deferred))
+        .then_some("BEGIN IMMEDIATE")
+}
+
+/// Whether `statement` opens a plain transaction: `BEGIN`, with `DEFERRED` or `IMMEDIATE` or
+/// neither, with or without `TRANSACTION` (not `BEGIN EXCLUSIVE`).
+pub fn opens_plain_transaction(statement: &str) -> bool {
+    begin_mode(statement).is_some()
+}
+
+/// The mode a plain `BEGIN` names.
+enum Mode {
+    Default,
+    Deferred,
+    Immediate,
+}
+
+fn begin_mode(statement: &str) -> Option<Mode> {
     // Every statement passes here: most are not a BEGIN, and are let through without allocating.
     if !starts_with_keyword(statement, &["BEGIN"]) {
         return None;
     }
     let words = upper_words(statement);
     let words: Vec<&str> = words.iter().map(String::as_str).collect();
-    matches!(
-        words.as_slice(),
-        ["BEGIN"]
-            | ["BEGIN", "TRANSACTION"]
-            | ["BEGIN", "DEFERRED"]
-            | ["BEGIN", "DEFERRED", "TRANSACTION"]
-    )
-    .then_some("BEGIN IMMEDIATE")
+    match words.as_slice() {
+        ["BEGIN"] | ["BEGIN", "TRANSACTION"] => Some(Mode::Default),
+        ["BEGIN", "DEFERRED"] | ["BEGIN", "DEFERRED", "TRANSACTION"] => Some(Mode::Deferred),
+        ["BEGIN", "IMMEDIATE"] | ["BEGIN", "IMMEDIATE", "TRANSACTION"] => Some(Mode::Immediate),
+        _ => None,
+    }
 }
 
 /// Whether `statement` holds a second statement after its first `;` (anything but whitespace and
@@ -169,5 +185,14 @@ mod tests {
         assert_eq!(upgrade_begin("SELECT 1"), None);
         assert_eq!(upgrade_begin("beginning"), None);
         assert_eq!(upgrade_begin("é"), None);
+    }
+
+    #[test]
+    fn only_plain_transactions_are_held_back() {
+        assert!(opens_plain_transaction("BEGIN"));
+        assert!(opens_plain_transaction("begin immediate;"));
+        assert!(opens_plain_transaction("BEGIN DEFERRED TRANSACTION"));
+        assert!(!opens_plain_transaction("BEGIN EXCLUSIVE"));
+        assert!(!opens_plain_transaction("SAVEPOINT s"));
     }
 }

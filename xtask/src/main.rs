@@ -125,21 +125,17 @@ fn test() -> Result {
         .args(["prescriptions::", "pharmacies::", "hospitals::"])
         .env("RECETA_BIN", host_binary())
         .env("RECETA_COMPOSITION", "lazy-dynamic"))?;
-    // The same groups once more with the app's database on a libSQL server (docs/scale-out.md).
-    run(cargo()
-        .args(["test", "--release", "-p", "receta-tests", "--"])
-        .args(LIBSQL_GROUPS)
-        .env("RECETA_BIN", host_binary())
-        .env("RECETA_SQLD", &sqld)
-        .env("RECETA_TEST_DATABASE", "libsql"))?;
-    // And on a node with an embedded replica of it: reads from the node's copy, transactions held
+    // The same groups once more with the app's database on a libSQL server (docs/scale-out.md),
+    // then on a node with an embedded replica of it: reads from the node's copy, transactions held
     // back and sent in few requests (`host/src/capability/sqlite/deferred.rs`).
-    run(cargo()
-        .args(["test", "--release", "-p", "receta-tests", "--"])
-        .args(LIBSQL_GROUPS)
-        .env("RECETA_BIN", host_binary())
-        .env("RECETA_SQLD", &sqld)
-        .env("RECETA_TEST_DATABASE", "libsql-replica"))?;
+    for database in ["libsql", "libsql-replica"] {
+        run(cargo()
+            .args(["test", "--release", "-p", "receta-tests", "--"])
+            .args(LIBSQL_GROUPS)
+            .env("RECETA_BIN", host_binary())
+            .env("RECETA_SQLD", &sqld)
+            .env("RECETA_TEST_DATABASE", database))?;
+    }
     // The whole suite once more on real Spin, with the app built by `spin build` (`spin.rs`).
     spin::suite()?;
     fuzz::ci_pass()

@@ -56,25 +56,32 @@ pub enum Step {
     Send,
 }
 
+/// Whether a statement's upper-cased words are a plain `ROLLBACK` (not `ROLLBACK TO` a savepoint).
+fn is_rollback_words(words: &[String]) -> bool {
+    match words {
+        [verb] => verb == "ROLLBACK",
+        [verb, what] => verb == "ROLLBACK" && what == "TRANSACTION",
+        _ => false,
+    }
+}
+
 impl Deferred {
     /// Whether `statement` is a plain `ROLLBACK` (not `ROLLBACK TO` a savepoint).
     pub fn is_rollback(statement: &str) -> bool {
-        let words = upper_words(statement);
-        let words: Vec<&str> = words.iter().map(String::as_str).collect();
-        matches!(words.as_slice(), ["ROLLBACK"] | ["ROLLBACK", "TRANSACTION"])
+        is_rollback_words(&upper_words(statement))
     }
 
     /// Sorts `statement`: a batched write that returns no rows is kept (its parameters written in).
     pub fn step(&mut self, statement: &str, parameters: &[Value], returns_rows: bool) -> Step {
         let words = upper_words(statement);
-        let words: Vec<&str> = words.iter().map(String::as_str).collect();
+        let verbs: Vec<&str> = words.iter().map(String::as_str).collect();
         if matches!(
-            words.as_slice(),
+            verbs.as_slice(),
             ["COMMIT" | "END"] | ["COMMIT" | "END", "TRANSACTION"]
         ) {
             return Step::Commit;
         }
-        if Self::is_rollback(statement) {
+        if is_rollback_words(&words) {
             return Step::Rollback;
         }
         if returns_rows

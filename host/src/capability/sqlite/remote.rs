@@ -429,9 +429,7 @@ impl Connection {
     /// The server's `last_insert_rowid` of this stream's last statement (a held-back transaction's
     /// kept statements sent first; an error of theirs is told at the next statement).
     pub async fn last_insert_rowid(&mut self) -> i64 {
-        if self.deferred.as_ref().is_some_and(Deferred::has_kept) {
-            let _ = self.flush(std::time::Instant::now() + LOCKED_TIMEOUT).await;
-        }
+        self.send_kept().await;
         if self.used {
             self.conn.last_insert_rowid()
         } else {
@@ -441,10 +439,16 @@ impl Connection {
 
     /// The server's `changes` of this stream's last writing statement (as `last_insert_rowid`).
     pub async fn changes(&mut self) -> u64 {
+        self.send_kept().await;
+        self.changes
+    }
+
+    /// Before answering from the server's state: a held-back transaction's kept statements sent
+    /// (an error of theirs is kept for the next statement, which tells it).
+    async fn send_kept(&mut self) {
         if self.deferred.as_ref().is_some_and(Deferred::has_kept) {
             let _ = self.flush(std::time::Instant::now() + LOCKED_TIMEOUT).await;
         }
-        self.changes
     }
 }
 

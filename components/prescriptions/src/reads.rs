@@ -102,10 +102,14 @@ pub fn drain(db: &Db) -> Result<u32, Error> {
         // A key another drain wrote and deleted meanwhile is `none`.
         let found = batch::get_many(&bucket, keys)
             .map_err(|e| anyhow!("reading {} queued reads: {e:?}", keys.len()))?;
-        let entries: Vec<_> = found
-            .iter()
-            .filter_map(|(k, v)| entry(k, v.as_deref()?))
-            .collect();
+        let mut entries = Vec::with_capacity(found.len());
+        for (key, at) in &found {
+            let Some(at) = at.as_deref() else { continue };
+            match entry(key, at) {
+                Some(read) => entries.push(read),
+                None => eprintln!("receta: prescriptions: dropping unreadable queued read {key:?}"),
+            }
+        }
         if !entries.is_empty() {
             let json = serde_json::to_string(&entries).context("encoding the reads")?;
             db.execute(WRITE, &[text(&json)])?;

@@ -26,6 +26,7 @@ mod replica;
 mod replica_tests;
 mod semantics;
 mod turn;
+mod wire;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;

@@ -1,0 +1,236 @@
+//! How this host's statements, values and errors cross to a libSQL server and back (`remote`):
+//! which statements give rows or may wait for the server's writer, a result column's name as the
+//! statement writes it, the values in the client's type, and SQLite's own text out of the client's
+//! errors.
+
+use crate::capability::sqlite::bindings::Value;
+use crate::capability::sqlite::replica;
+use crate::capability::sqlite::semantics::starts_with_keyword;
+use crate::capability::sqlite::turn::writes;
+
+/// How an `io` error says the server could not be reached (down, refusing connections, not
+/// answering in time), as against an error of the statement itself. `common::db` recognises it.
+pub const UNAVAILABLE: &str = "database unavailable: ";
+
+/// A result column's name as SQLite would give it for `statement`. The server parses a statement
+/// and runs it re-rendered: a column written `action` (a keyword) comes back `ACTION`, `COUNT(*)`
+/// comes back `COUNT (*)`; and a replica's file holds the schema as the server ran it, so a
+/// column read there is named as its re-rendered `CREATE TABLE` spells it (`ACTION`). When the
+/// statement holds the name with other case or spacing, its own spelling is the name, as it is on
+/// a local database.
+pub fn as_written(statement: &str, name: &str) -> String {
+    if name.is_empty() || statement.contains(name) {
+        return name.to_string();
+    }
+    let key: Vec<char> = name
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .flat_map(char::to_lowercase)
+        .collect();
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    for (start, first) in statement.char_indices() {
+        if first.to_lowercase().next() != key.first().copied() {
+            continue;
+        }
+        let mut matched = 0;
+        let mut end = start;
+        for (i, c) in statement[start..].char_indices() {
+            if matched == key.len() {
+                break;
+            }
+            if c.is_whitespace() {
+                continue;
+            }
+            if c.to_lowercase().next() != Some(key[matched]) {
+                break;
+            }
+            matched += 1;
+            end = start + i + c.len_utf8();
+        }
+        let before = statement[..start].chars().next_back();
+        let after = statement[end..].chars().next();
+        let key_is_word = word(key.first().copied());
+        if matched == key.len() && !(key_is_word && (word(before) || word(after))) {
+            return statement[start..end].to_string();
+        }
+    }
+    name.to_string()
+}
+
+/// Whether `statement` gives rows back: a `PRAGMA` or `EXPLAIN`, a write ([`writes`], a `WITH …`
+/// clause's included) with `RETURNING`, or a query (`SELECT`, `VALUES`, `WITH … SELECT`).
+pub fn returns_rows(statement: &str) -> bool {
+    if starts_with_keyword(statement, &["PRAGMA", "EXPLAIN"]) {
+        true
+    } else if writes(statement) {
+        contains_word(statement, "RETURNING")
+    } else {
+        replica::is_read(statement)
+    }
+}
+
+/// Whether `statement` may wait for the server's write lock or its flush: a write, a transaction's
+/// start or end, or anything inside a transaction.
+pub fn waits_for_writer(statement: &str, in_transaction: bool) -> bool {
+    in_transaction
+        || writes(statement)
+        || starts_with_keyword(
+            statement,
+            &["BEGIN", "COMMIT", "END", "ROLLBACK", "SAVEPOINT", "RELEASE"],
+        )
+}
+
+fn contains_word(text: &str, word: &str) -> bool {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .any(|w| w.eq_ignore_ascii_case(word))
+}
+
+pub fn to_libsql(value: Value) -> libsql::Value {
+    match value {
+        Value::Integer(i) => libsql::Value::Integer(i),
+        Value::Real(r) => libsql::Value::Real(r),
+        Value::Text(t) => libsql::Value::Text(t),
+        Value::Blob(b) => libsql::Value::Blob(b),
+        Value::Null => libsql::Value::Null,
+    }
+}
+
+pub fn from_libsql(value: libsql::Value) -> Value {
+    match value {
+        libsql::Value::Null => Value::Null,
+        libsql::Value::Integer(i) => Value::Integer(i),
+        libsql::Value::Real(r) => Value::Real(r),
+        libsql::Value::Text(t) => Value::Text(t),
+        libsql::Value::Blob(b) => Value::Blob(b),
+    }
+}
+
+/// SQLite's own text out of the client's error: `Hrana: `stream error: `Error { message: "SQLite
+/// error: UNIQUE constraint failed: t.name", code: … }``` (remote) or `Remote SQlite failure:
+/// `3:2067:UNIQUE constraint failed: t.name`` (a replica's delegated write) → `UNIQUE constraint
+/// failed: t.name`, so guests match constraint violations as they do locally. A server that cannot
+/// be reached gives [`UNAVAILABLE`] and the client's text; other failures (the token refused) keep
+/// their full text, prefixed with `libSQL: `.
+pub fn server_message(text: &str) -> String {
+    if let Some((_, rest)) = text.split_once("Remote SQlite failure: `") {
+        let message = rest.trim_end_matches('`');
+        // `<extended code>:<code>:<message>` in this client; the message alone if not.
+        let mut parts = message.splitn(3, ':');
+        return match (parts.next(), parts.next(), parts.next()) {
+            (Some(a), Some(b), Some(m)) if [a, b].iter().all(|n| n.parse::<i64>().is_ok()) => {
+                m.to_string()
+            }
+            _ => message.to_string(),
+        };
+    }
+    if is_unreachable(text) {
+        return format!("{UNAVAILABLE}libSQL: {text}");
+    }
+    let inner = if let Some((_, rest)) = text.split_once("message: \"") {
+        rest.split_once("\", code:").map(|(m, _)| m)
+    } else if let Some((_, rest)) = text.split_once("api error: `") {
+        Some(rest.trim_end_matches('`'))
+    } else {
+        None
+    };
+    match inner {
+        Some(message) => message
+            .strip_prefix("SQLite error: ")
+            .unwrap_or(message)
+            .replace("\\\"", "\""),
+        None => format!("libSQL: {text}"),
+    }
+}
+
+/// Whether the client's error says the server was not reached (or not in time), rather than that
+/// it refused the statement.
+fn is_unreachable(text: &str) -> bool {
+    [
+        "status: Unavailable",
+        "status: DeadlineExceeded",
+        "tcp connect error",
+        "error trying to connect",
+        "connection closed before message completed",
+        "Connection reset",
+    ]
+    .iter()
+    .any(|needle| text.contains(needle))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_come_from_queries_and_returning_writes() {
+        assert!(returns_rows(" select 1"));
+        assert!(returns_rows("WITH x AS (SELECT 1) SELECT * FROM x"));
+        assert!(returns_rows("UPDATE outbox SET a = 1 WHERE b RETURNING id"));
+        assert!(!returns_rows("INSERT INTO t (returning_x) VALUES (1)"));
+        assert!(!returns_rows("BEGIN IMMEDIATE"));
+        assert!(!returns_rows("CREATE TABLE t (x)"));
+        assert!(!returns_rows(
+            "WITH x AS (SELECT 1) INSERT INTO t SELECT * FROM x"
+        ));
+        assert!(returns_rows(
+            "WITH x AS (SELECT 1) DELETE FROM t WHERE a IN x RETURNING a"
+        ));
+        assert!(returns_rows("PRAGMA synchronous"));
+    }
+
+    #[test]
+    fn writes_and_transactions_wait_longer_than_reads() {
+        assert!(waits_for_writer("BEGIN IMMEDIATE", false));
+        assert!(waits_for_writer("commit", false));
+        assert!(waits_for_writer("INSERT INTO t VALUES (1)", false));
+        assert!(waits_for_writer("SELECT 1", true));
+        assert!(!waits_for_writer("SELECT 1", false));
+        assert!(!waits_for_writer(
+            "WITH x AS (SELECT 1) SELECT * FROM x",
+            false
+        ));
+        assert!(waits_for_writer(
+            "WITH x AS (SELECT 1) INSERT INTO t SELECT * FROM x",
+            false
+        ));
+    }
+
+    #[test]
+    fn column_names_as_the_statement_writes_them() {
+        let sql = "SELECT pharmacy_id, action, COUNT(*), x AS Total FROM t";
+        assert_eq!(as_written(sql, "ACTION"), "action");
+        assert_eq!(as_written(sql, "COUNT (*)"), "COUNT(*)");
+        assert_eq!(as_written(sql, "pharmacy_id"), "pharmacy_id");
+        assert_eq!(as_written(sql, "TOTAL"), "Total");
+        // Not inside another word: `ACTION` is not the `action` of `transaction_id`.
+        assert_eq!(
+            as_written("SELECT transaction_id FROM t", "ACTION"),
+            "ACTION"
+        );
+    }
+
+    #[test]
+    fn server_errors_read_like_sqlite_errors() {
+        assert_eq!(
+            server_message(
+                "Hrana: `stream error: `Error { message: \"SQLite error: UNIQUE constraint failed: t.name\", code: \"SQLITE_CONSTRAINT\" }``"
+            ),
+            "UNIQUE constraint failed: t.name"
+        );
+        assert_eq!(
+            server_message("Hrana: `api error: `SQLite error: no such table: nope``"),
+            "no such table: nope"
+        );
+        assert_eq!(
+            server_message("Hrana: `http error: `tcp connect error: Connection refused``"),
+            "database unavailable: libSQL: Hrana: `http error: `tcp connect error: Connection refused``"
+        );
+        assert_eq!(
+            server_message("Remote SQlite failure: `3:2067:UNIQUE constraint failed: u.v`"),
+            "UNIQUE constraint failed: u.v"
+        );
+        let down = "Write delegation: `status: Unavailable, message: \"error trying to connect: \
+                    tcp connect error: Connection refused (os error 111)\", details: []`";
+        assert!(server_message(down).starts_with(UNAVAILABLE));
+    }
+}

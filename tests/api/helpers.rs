@@ -33,6 +33,22 @@ pub struct TestApp {
     is_the_api: bool,
 }
 
+impl Drop for TestApp {
+    /// A failing test shows what the server said (the test harness prints a failed test's captured
+    /// output): the end of its log, read before the state dir that holds it is removed.
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let log = self.log();
+            let lines: Vec<&str> = log.lines().collect();
+            let tail = lines[lines.len().saturating_sub(LOG_TAIL)..].join("\n");
+            eprintln!("---- the last {LOG_TAIL} lines of the server's log ----\n{tail}");
+        }
+    }
+}
+
+/// Lines of the server's log a failing test prints.
+const LOG_TAIL: usize = 80;
+
 /// What to start: which manifest, and extra environment (e.g. `SPIN_VARIABLE_*`).
 pub struct AppConfig {
     pub manifest: PathBuf,

@@ -109,11 +109,11 @@ fn a_prescription_issued_on_one_node_is_read_dispensed_and_delivered_through_ano
     // Each migration is applied by one node or the other (under the write lock, one at a time,
     // so two nodes starting together may share the work), and logged once.
     let logs = format!("{}{}", a.log(), b.log());
-    let mut logged: Vec<String> = logs
+    let mut logged: Vec<&str> = logs
         .lines()
         .filter(|line| line.starts_with("receta: applied "))
-        .filter_map(|line| line.rsplit_once(": ").map(|(_, names)| names.to_string()))
-        .flat_map(|names| names.split(", ").map(String::from).collect::<Vec<_>>())
+        .filter_map(|line| line.rsplit_once(": "))
+        .flat_map(|(_, names)| names.split(", "))
         .collect();
     logged.sort();
     assert_eq!(

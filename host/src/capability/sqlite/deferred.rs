@@ -57,26 +57,23 @@ pub enum Step {
 }
 
 /// Whether a statement's upper-cased words are a plain `ROLLBACK` (not `ROLLBACK TO` a savepoint).
-fn is_rollback_words(words: &[String]) -> bool {
-    match words {
-        [verb] => verb == "ROLLBACK",
-        [verb, what] => verb == "ROLLBACK" && what == "TRANSACTION",
-        _ => false,
-    }
+fn is_rollback_words(words: &[&str]) -> bool {
+    matches!(words, ["ROLLBACK"] | ["ROLLBACK", "TRANSACTION"])
 }
 
 impl Deferred {
     /// Whether `statement` is a plain `ROLLBACK` (not `ROLLBACK TO` a savepoint).
     pub fn is_rollback(statement: &str) -> bool {
-        is_rollback_words(&upper_words(statement))
+        let words = upper_words(statement);
+        is_rollback_words(&words.iter().map(String::as_str).collect::<Vec<_>>())
     }
 
     /// Sorts `statement`: a batched write that returns no rows is kept (its parameters written in).
     pub fn step(&mut self, statement: &str, parameters: &[Value], returns_rows: bool) -> Step {
         let words = upper_words(statement);
-        let verbs: Vec<&str> = words.iter().map(String::as_str).collect();
+        let words: Vec<&str> = words.iter().map(String::as_str).collect();
         if matches!(
-            verbs.as_slice(),
+            words.as_slice(),
             ["COMMIT" | "END"] | ["COMMIT" | "END", "TRANSACTION"]
         ) {
             return Step::Commit;

@@ -81,7 +81,14 @@ pub fn ensure_wasm_target() -> Result {
     run(Command::new("rustup").args(["target", "add", WASM_TARGET]))
 }
 
+/// The components and the host, release mode (`cargo xtask build`).
 pub fn build() -> Result {
+    build_components()?;
+    build_host()
+}
+
+/// The components (wasm32-wasip2), copied where spin.toml names them.
+pub fn build_components() -> Result {
     ensure_wasm_target()?;
     let mut wasm = cargo();
     wasm.args(["build", "--release", "--target", WASM_TARGET]);
@@ -101,7 +108,11 @@ pub fn build() -> Result {
                 .map_err(|e| format!("copying {file}: {e}"))?;
         }
     }
-    // The host, and `receta-verify` (the offline seal check: the app's tool, not the host's).
+    Ok(())
+}
+
+/// The host, and `receta-verify` (the offline seal check: the app's tool, not the host's).
+pub fn build_host() -> Result {
     run(cargo().args([
         "build",
         "--release",

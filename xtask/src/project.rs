@@ -112,7 +112,7 @@ pub fn build_components() -> Result {
 }
 
 /// The host, and `receta-verify` (the offline seal check: the app's tool, not the host's).
-pub fn build_host() -> Result {
+fn build_host() -> Result {
     run(cargo().args([
         "build",
         "--release",

@@ -1112,6 +1112,7 @@ fn the_list_is_the_medics_own_paginated_and_searchable() {
         .get("/api/v2/rx-endpoint/?limit=2&offset=2", s.medic.token())
         .json();
     assert_eq!(last["results"].as_array().unwrap().len(), 1);
+    assert_eq!(last["count"], 3);
     assert_eq!(last["next"], Value::Null);
     assert!(last["previous"].is_string());
     let past = app
@@ -1154,6 +1155,30 @@ fn the_list_is_the_medics_own_paginated_and_searchable() {
     assert_eq!(search("GASTRI"), ["Gastritis"], "diagnosis, any case");
     assert_eq!(search("%25_"), ["Dermatitis 50%_off"], "% and _ literally");
     assert_eq!(search("t_s"), Vec::<String>::new(), "_ is not a wildcard");
+    // The search tests the three fields joined by U+001F in one `LIKE` (migration 0019): no match
+    // across two fields, and a term cannot hold the separator.
+    assert_eq!(
+        search("Ortiz%20mafer"),
+        Vec::<String>::new(),
+        "not across fields"
+    );
+    let resp = app.get("/api/v2/rx-endpoint/?search=Ortiz%1Fmafer", s.medic.token());
+    assert_eq!(resp.status, 400, "{}", resp.text());
+    // The total comes from the page when the page is not full, from a count when it is.
+    let counted = |q: &str| -> (u64, usize) {
+        let body = app
+            .get(&format!("/api/v2/rx-endpoint/?{q}"), s.medic.token())
+            .json();
+        (
+            body["count"].as_u64().unwrap(),
+            body["results"].as_array().unwrap().len(),
+        )
+    };
+    assert_eq!(counted("search=paciente.rx-list&limit=1"), (2, 1));
+    assert_eq!(counted("search=paciente.rx-list&limit=1&offset=1"), (2, 1));
+    assert_eq!(counted("search=paciente.rx-list&offset=1"), (2, 1));
+    assert_eq!(counted("search=paciente.rx-list&offset=5"), (2, 0));
+    assert_eq!(counted("search=nadie"), (0, 0));
     assert_eq!(
         search("%27%3B%20DROP%20TABLE%20prescriptions%3B%20--"),
         Vec::<String>::new()

@@ -89,9 +89,33 @@ impl Query {
     }
 }
 
+impl PageRequest {
+    /// The total number of results when the page holding `len` of them shows it, so no count is
+    /// needed: a page with results that is not full is the last one (`offset + len`), and an
+    /// empty first page means none. `None` for a full page, or an empty one past the first: count.
+    pub fn total_shown(&self, len: usize) -> Option<u64> {
+        let len = len as u64;
+        if self.limit == 0 || len >= u64::from(self.limit) || (len == 0 && self.offset > 0) {
+            return None;
+        }
+        Some(u64::from(self.offset) + len)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_page_that_is_not_full_shows_the_total() {
+        let page = |limit, offset| PageRequest { limit, offset };
+        assert_eq!(page(20, 0).total_shown(0), Some(0));
+        assert_eq!(page(20, 0).total_shown(7), Some(7));
+        assert_eq!(page(20, 40).total_shown(3), Some(43));
+        assert_eq!(page(20, 0).total_shown(20), None, "full: more may follow");
+        assert_eq!(page(20, 40).total_shown(0), None, "past the end: how far?");
+        assert_eq!(page(0, 0).total_shown(0), None);
+    }
 
     #[test]
     fn defaults_and_clamping() {

@@ -169,8 +169,8 @@ const RX_FROM: &str = "prescriptions p LEFT JOIN prescription_seals s ON s.presc
 
 const RX_DOCUMENT: &str = "LEFT JOIN prescription_documents d ON d.prescription_id = p.id";
 
-const RX_MATCHES: &str = "p.medic_id = ?1 AND (?2 IS NULL OR p.patient_name LIKE ?2 ESCAPE '\\' \
-    OR p.patient_email LIKE ?2 ESCAPE '\\' OR p.diagnosis LIKE ?2 ESCAPE '\\')";
+const RX_MATCHES: &str = "p.medic_id = ?1 AND (?2 IS NULL OR (p.patient_name || char(31) || \
+    p.patient_email || char(31) || p.diagnosis) LIKE ?2 ESCAPE '\\')";
 
 pub fn run(flags: &Flags) -> Result<()> {
     let path = flags.str("db")?;

@@ -7,7 +7,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use wit_parser::{Resolve, Type, TypeDefKind, TypeOwner, WorldItem};
+use wit_parser::{Handle, Resolve, Type, TypeDefKind, TypeOwner, WorldItem};
 
 /// The world whose imports are forwarded typed, as `forward/app_wit.rs`'s `bindgen!` names it.
 const WORLD: &str = "receta:erx/gateway";
@@ -103,6 +103,11 @@ fn rust_type(resolve: &Resolve, ty: &Type) -> Option<String> {
                     format!("({},)", items?.join(", "))
                 }
                 TypeDefKind::Type(t) => rust_type(resolve, t)?,
+                // A resource of the host's (`spin:sqlite`'s `connection`, lent by the gateway).
+                TypeDefKind::Handle(Handle::Borrow(t) | Handle::Own(t)) => format!(
+                    "wasmtime::component::Resource<{}>",
+                    rust_type(resolve, &Type::Id(*t))?
+                ),
                 _ => return None,
             }
         }

@@ -4,6 +4,7 @@ mod credentials;
 
 use common::db::{Db, text};
 use common::types::Error;
+use spin_sdk::sqlite3::Connection;
 
 mod bindings;
 
@@ -18,24 +19,8 @@ const PHARMACY_BY_TOKEN_HASH: &str =
 struct Auth;
 
 impl Guest for Auth {
-    fn authenticate(authorization: Option<String>) -> Result<Caller, Error> {
-        let token = authorization
-            .as_deref()
-            .and_then(credentials::token_from_header)
-            .ok_or(Error::Unauthorized)?;
-        // No admin token configured means no admin access, never a default.
-        let admin = spin_sdk::variables::get("admin_token").unwrap_or_default();
-        if credentials::is_admin_token(token, &admin) {
-            return Ok(Caller::Admin);
-        }
-        let db = Db::open()?;
-        let hash = [text(&credentials::token_hash(token))];
-        if let Some(id) = db.query_opt(MEDIC_BY_TOKEN_HASH, &hash, |r| r.i64("id"))? {
-            return Ok(Caller::Medic(id));
-        }
-        db.query_opt(PHARMACY_BY_TOKEN_HASH, &hash, |r| r.i64("id"))?
-            .map(Caller::Pharmacy)
-            .ok_or(Error::Unauthorized)
+    fn authenticate(db: &Connection, authorization: Option<String>) -> Result<Caller, Error> {
+        common::db::lent(db, || authenticate(authorization))
     }
 
     fn mint_token() -> MintedToken {
@@ -49,6 +34,27 @@ impl Guest for Auth {
     fn hash_password(password: String) -> String {
         credentials::hash_password(&password)
     }
+}
+
+/// See `receta:auth/auth#authenticate`.
+fn authenticate(authorization: Option<String>) -> Result<Caller, Error> {
+    let token = authorization
+        .as_deref()
+        .and_then(credentials::token_from_header)
+        .ok_or(Error::Unauthorized)?;
+    // No admin token configured means no admin access, never a default.
+    let admin = spin_sdk::variables::get("admin_token").unwrap_or_default();
+    if credentials::is_admin_token(token, &admin) {
+        return Ok(Caller::Admin);
+    }
+    let db = Db::open()?;
+    let hash = [text(&credentials::token_hash(token))];
+    if let Some(id) = db.query_opt(MEDIC_BY_TOKEN_HASH, &hash, |r| r.i64("id"))? {
+        return Ok(Caller::Medic(id));
+    }
+    db.query_opt(PHARMACY_BY_TOKEN_HASH, &hash, |r| r.i64("id"))?
+        .map(Caller::Pharmacy)
+        .ok_or(Error::Unauthorized)
 }
 
 // Exported only when built as a component: a native build (unit tests, clippy) has no component ABI.

@@ -9,7 +9,9 @@ mod medics;
 mod memberships;
 mod profiles;
 
+use common::db::lent;
 use common::types::{Error, PageRequest, Principal};
+use spin_sdk::sqlite3::Connection;
 
 mod bindings;
 
@@ -37,8 +39,8 @@ impl Guest for Catalog {
         hospitals::get(caller, id)
     }
 
-    fn get_hospital_image(id: i64, kind: ImageKind) -> Option<Vec<u8>> {
-        hospitals::image(id, kind)
+    fn get_hospital_image(db: &Connection, id: i64, kind: ImageKind) -> Option<Vec<u8>> {
+        lent(db, || hospitals::image(id, kind))
     }
 
     fn hospital_sends_emails(id: i64) -> Result<bool, Error> {
@@ -57,8 +59,12 @@ impl Guest for Catalog {
         hospitals::update(caller, id, patch)
     }
 
-    fn prescribing_hospital(medic_id: i64, hospital_id: Option<i64>) -> Result<Hospital, Error> {
-        hospitals::prescribing(medic_id, hospital_id)
+    fn prescribing_hospital(
+        db: &Connection,
+        medic_id: i64,
+        hospital_id: Option<i64>,
+    ) -> Result<Hospital, Error> {
+        lent(db, || hospitals::prescribing(medic_id, hospital_id))
     }
 
     fn authorize_manager(caller: Principal) -> Result<(), Error> {
@@ -77,8 +83,8 @@ impl Guest for Catalog {
         medics::search(caller, query, page)
     }
 
-    fn get_medic(id: i64) -> Option<MedicProfile> {
-        medics::get(id)
+    fn get_medic(db: &Connection, id: i64) -> Option<MedicProfile> {
+        lent(db, || medics::get(id))
     }
 
     fn list_medics(caller: Principal, page: PageRequest) -> Result<MedicViewPage, Error> {

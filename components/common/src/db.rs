@@ -2,6 +2,7 @@
 //! parameters, map rows by column name, and run a closure inside a transaction.
 
 use std::cell::{Cell, RefCell};
+use std::mem::ManuallyDrop;
 use std::rc::{Rc, Weak};
 
 use anyhow::{Context, Result, anyhow};
@@ -26,12 +27,47 @@ thread_local! {
     /// new SQLite connection that parses the whole schema, ~1.2 ms of CPU with this one;
     /// docs/architecture.md, "On real Spin"). The last `Db` dropped closes it, so a component
     /// holds no connection between calls: on `receta` the pooled connection goes back at once.
-    static OPEN: RefCell<Weak<Connection>> = const { RefCell::new(Weak::new()) };
+    /// During a call that was lent the gateway's connection ([`lent`]), that one.
+    static OPEN: RefCell<Weak<Handle>> = const { RefCell::new(Weak::new()) };
+}
+
+/// A connection this instance opened (closed when dropped), or one lent to it for a call.
+enum Handle {
+    Opened(Connection),
+    /// The caller's; never dropped here (the handle is a borrow that ends with the call).
+    Lent(ManuallyDrop<Connection>),
+}
+
+impl std::ops::Deref for Handle {
+    type Target = Connection;
+    fn deref(&self) -> &Connection {
+        match self {
+            Handle::Opened(c) => c,
+            Handle::Lent(c) => c,
+        }
+    }
 }
 
 /// An open connection (shared by the live `Db`s of an instance: see `OPEN`).
 pub struct Db {
-    conn: Rc<Connection>,
+    conn: Rc<Handle>,
+}
+
+/// Runs `f` with `db` as the instance's connection: every [`Db::open`] inside it shares `db`
+/// instead of opening one. For the exports that take the gateway's connection (`db:
+/// borrow<connection>` in `wit/`): a request then makes one SQLite connection instead of one per
+/// component, which on Spin parses the whole schema each time (docs/architecture.md, "On real
+/// Spin").
+pub fn lent<T>(db: &Connection, f: impl FnOnce() -> T) -> T {
+    // SAFETY: the handle is the caller's borrow, valid until this export returns, which outlives
+    // `f`; `ManuallyDrop` keeps this copy from dropping the handle it does not own.
+    let copy = unsafe { Connection::from_handle(db.handle()) };
+    let conn = Rc::new(Handle::Lent(ManuallyDrop::new(copy)));
+    let before = OPEN.replace(Rc::downgrade(&conn));
+    let result = f();
+    OPEN.set(before);
+    drop(conn);
+    result
 }
 
 /// One result row, read by column name.
@@ -49,13 +85,18 @@ impl Db {
         if let Some(conn) = OPEN.with_borrow(Weak::upgrade) {
             return Ok(Db { conn });
         }
-        let conn = Rc::new(
+        let conn = Rc::new(Handle::Opened(
             Connection::open(DATABASE)
                 .map_err(|e| anyhow!("{e:?}"))
                 .context("opening the database")?,
-        );
+        ));
         OPEN.set(Rc::downgrade(&conn));
         Ok(Db { conn })
+    }
+
+    /// The connection, to lend to a component's export that takes one (see [`lent`]).
+    pub fn connection(&self) -> &Connection {
+        &self.conn
     }
 
     /// Runs one statement.

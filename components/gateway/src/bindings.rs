@@ -8,6 +8,7 @@ wit_bindgen::generate!({
     with: {
         "receta:common/types@0.1.0": common::types,
         "receta:common/codes@0.1.0": common::codes,
+        "spin:sqlite/sqlite@3.0.0": spin_sdk::sqlite3,
     },
     additional_derives: [serde::Serialize],
 });

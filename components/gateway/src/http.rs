@@ -1,6 +1,8 @@
 //! The HTTP boundary: reading a request (with size limits), writing a response, and mapping the domain
 //! `Error` to status codes and the spec's body shapes.
 
+use std::cell::OnceCell;
+
 use futures::StreamExt;
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -9,6 +11,7 @@ use spin_sdk::http::{
 };
 use wasi::io::streams::{OutputStream, StreamError};
 
+use common::db::Db;
 use common::fields::Fields;
 use common::page::Query;
 use common::types::{Error, PageRequest, Principal};
@@ -37,6 +40,8 @@ pub struct Request {
     authority: String,
     headers: Vec<(String, String)>,
     body: Vec<u8>,
+    /// The request's connection, opened at its first use ([`Request::db`]).
+    db: OnceCell<Db>,
 }
 
 impl Request {
@@ -100,6 +105,7 @@ impl Request {
             authority,
             headers,
             body,
+            db: OnceCell::new(),
         };
         if !request.is_multipart() && request.body.len() > MAX_JSON_BODY {
             return Err(Response::too_large());
@@ -150,10 +156,27 @@ impl Request {
         }
     }
 
+    /// The request's connection: opened at its first use and kept until the request is answered,
+    /// so that every `Db::open` of the gateway meanwhile shares it and every domain call that takes
+    /// one is lent it. A request then makes one SQLite connection, not one per component (on Spin
+    /// each is new and parses the schema: docs/architecture.md, "On real Spin").
+    pub fn db(&self) -> Result<&Db, Error> {
+        if let Some(db) = self.db.get() {
+            return Ok(db);
+        }
+        let db = Db::open()?;
+        Ok(self.db.get_or_init(|| db))
+    }
+
+    /// Whose token the request carries (`receta:auth/auth#authenticate`).
+    fn authenticate(&self) -> Result<Caller, Error> {
+        auth::authenticate(self.db()?.connection(), self.header("authorization"))
+    }
+
     /// The caller of an admin or medic call, from `Authorization: Token <token>`: 401 without a
     /// valid token, 403 for a pharmacy's token (good only on the pharmacy calls).
     pub fn caller(&self) -> Result<Principal, Error> {
-        match auth::authenticate(self.header("authorization"))? {
+        match self.authenticate()? {
             Caller::Admin => Ok(Principal::Admin),
             Caller::Medic(id) => Ok(Principal::Medic(id)),
             Caller::Pharmacy(_) => Err(Error::forbidden(PHARMACY_TOKEN_ELSEWHERE)),
@@ -178,7 +201,7 @@ impl Request {
 
     /// The pharmacy of a pharmacy call: 401 without a valid token, 403 for an admin's or a medic's.
     pub fn pharmacy(&self) -> Result<i64, Error> {
-        match auth::authenticate(self.header("authorization"))? {
+        match self.authenticate()? {
             Caller::Pharmacy(id) => Ok(id),
             Caller::Admin | Caller::Medic(_) => Err(Error::forbidden(PHARMACY_CALL_ONLY)),
         }
@@ -187,7 +210,7 @@ impl Request {
     /// The caller of a call open to pharmacies and the API admin (a receipt): `Some(pharmacy)`, or
     /// `None` for the admin; 401 without a valid token, 403 for a medic's.
     pub fn pharmacy_or_admin(&self) -> Result<Option<i64>, Error> {
-        match auth::authenticate(self.header("authorization"))? {
+        match self.authenticate()? {
             Caller::Pharmacy(id) => Ok(Some(id)),
             Caller::Admin => Ok(None),
             Caller::Medic(_) => Err(Error::forbidden(PHARMACY_OR_ADMIN_ONLY)),

@@ -1,5 +1,6 @@
 //! `/media/…`: uploaded hospital images, served without a token (they are printed on every prescription).
 
+use common::db::Db;
 use common::types::Error;
 
 use crate::bindings::catalog::{self, ImageKind};
@@ -13,7 +14,9 @@ pub fn hospital_image(id: &str, file: &str) -> Result<Response, Error> {
         "university_logo.jpg" => ImageKind::UniversityLogo,
         _ => return Err(Error::not_found()),
     };
-    let bytes = catalog::get_hospital_image(id, kind).ok_or_else(Error::not_found)?;
+    let db = Db::open()?;
+    let bytes =
+        catalog::get_hospital_image(db.connection(), id, kind).ok_or_else(Error::not_found)?;
     Ok(Response::bytes(200, "image/jpeg", bytes)
         .with_header("cache-control", "public, max-age=86400"))
 }

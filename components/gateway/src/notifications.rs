@@ -8,6 +8,7 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use common::db::Db;
 use common::fields::{Fields, is_valid_email};
 use common::types::{Error, PageRequest, Principal, RxEvent};
 
@@ -35,7 +36,8 @@ const URL_UNDER: Option<usize> = Some(2001);
 /// `resends_per_prescription_hour` resends of one prescription, and `resend_recipients_per_hour`
 /// recipients per caller, an hour: docs/notifications.md), nothing queued.
 pub fn resend(req: &Request, caller: Principal, signature: &str) -> Result<Response, Error> {
-    let rx = match prescriptions::get_by_signature(caller, signature) {
+    let db = Db::open()?;
+    let rx = match prescriptions::get_by_signature(db.connection(), caller, signature) {
         Ok(rx) => rx,
         Err(Error::NotFound(_)) => {
             let shown: String = signature.chars().take(128).collect();
@@ -283,7 +285,7 @@ fn medics(f: &mut Fields, caller: Principal) -> Vec<ListedMedic> {
     let mut medics = Vec::with_capacity(items.len());
     for item in items {
         let found = match &item {
-            Value::Number(n) => n.as_i64().and_then(catalog::get_medic).map(|m| m.id),
+            Value::Number(n) => n.as_i64().and_then(medic_by_id).map(|m| m.id),
             Value::String(email) => medic_by_email(email.trim(), caller),
             _ => {
                 f.error(
@@ -458,4 +460,10 @@ fn delivery_view(d: &Delivery, with_history: bool) -> DeliveryView<'_> {
         },
         history: with_history.then_some(d.history.as_slice()),
     }
+}
+
+/// A medic by id, through the request's connection; `None` also when the database cannot be read
+/// (the caller then reports the id as unknown, as before).
+fn medic_by_id(id: i64) -> Option<catalog::MedicProfile> {
+    catalog::get_medic(Db::open().ok()?.connection(), id)
 }

@@ -4,6 +4,7 @@
 use serde_json::Value;
 
 use common::codes::{Coded, Gender};
+use common::db::Db;
 use common::fields::Fields;
 use common::types::Error;
 
@@ -76,7 +77,11 @@ pub fn list(req: &Request, medic: i64) -> Result<Response, Error> {
 /// `GET /api/v2/patient/<uid>` (or the integer id) → 200 Patient; 404 `{message}`.
 pub fn get(medic: i64, segment: &str) -> Result<Response, Error> {
     let key = path_key(segment)?;
-    Ok(Response::json(200, &patients::get_owned(medic, &key)?))
+    let db = Db::open()?;
+    Ok(Response::json(
+        200,
+        &patients::get_owned(db.connection(), medic, &key)?,
+    ))
 }
 
 /// `PATCH /api/v2/patient/<id or uid>/` → 202 Patient; 400 field errors; 404 `{message}`.

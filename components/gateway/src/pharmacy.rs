@@ -18,6 +18,7 @@
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
+use common::db::Db;
 use common::fields::Fields;
 use common::types::{Error, FieldError, RxEvent};
 
@@ -77,7 +78,13 @@ fn dispense(req: &Request, signature: &str, pharmacy: &Pharmacy) -> Result<Respo
     let sales_code = f.required_str("sales_code", SALES_CODE);
     let items = sold_items(&mut f);
     let sales_code = f.finish_with(sales_code)?.trim().to_string();
-    let webhooks = notifications::plan(rx.medic_id, rx.hospital.id, RxEvent::Dispensed)?;
+    let db = Db::open()?;
+    let webhooks = notifications::plan(
+        db.connection(),
+        rx.medic_id,
+        rx.hospital.id,
+        RxEvent::Dispensed,
+    )?;
     let queued = !webhooks.is_empty();
     let sold = prescriptions::dispense(&DispenseRequest {
         pharmacy: pharmacy_ref(pharmacy),
@@ -168,7 +175,13 @@ pub fn reject(req: &Request, pharmacy: i64, signature: &str) -> Result<Response,
         }
         let reason = f.required_str("reason_of_rejected", REASON);
         let reason = f.finish_with(reason)?.trim().to_string();
-        let webhooks = notifications::plan(rx.medic_id, rx.hospital.id, RxEvent::Rejected)?;
+        let db = Db::open()?;
+        let webhooks = notifications::plan(
+            db.connection(),
+            rx.medic_id,
+            rx.hospital.id,
+            RxEvent::Rejected,
+        )?;
         let queued = !webhooks.is_empty();
         let change = StateChange {
             signature: signature.to_string(),

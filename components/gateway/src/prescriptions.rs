@@ -16,6 +16,7 @@ use common::codes::{Coded, DrugCategory, SentState};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
+use common::db::Db;
 use common::fields::Fields;
 use common::types::{Error, FieldError, PageRequest, Principal, RxEvent};
 
@@ -57,7 +58,9 @@ pub fn create(req: &Request, medic_id: i64) -> Result<Response, Error> {
 
 fn issue(req: &Request, medic_id: i64) -> Result<Response, Error> {
     // A valid token whose medic is gone cannot happen (auth checks the row); treat it as no token.
-    let medic = catalog::get_medic(medic_id).ok_or(Error::Unauthorized)?;
+    // One connection for the whole create, lent to each component it calls.
+    let db = Db::open()?;
+    let medic = catalog::get_medic(db.connection(), medic_id).ok_or(Error::Unauthorized)?;
     if !medic.specialty_verified {
         return Err(Error::forbidden(UNVERIFIED));
     }
@@ -83,7 +86,7 @@ fn issue(req: &Request, medic_id: i64) -> Result<Response, Error> {
     // The hospital and the patient are checked even when other fields are bad, so one 400 names
     // every problem; infrastructure errors still end the request.
     let hospital = if hospital_field_ok {
-        match catalog::prescribing_hospital(medic_id, hospital_id) {
+        match catalog::prescribing_hospital(db.connection(), medic_id, hospital_id) {
             Ok(h) => Some(h),
             Err(Error::Invalid(errors)) => {
                 merge(&mut f, errors);
@@ -95,14 +98,16 @@ fn issue(req: &Request, medic_id: i64) -> Result<Response, Error> {
         None
     };
     let patient = match &patient_uid {
-        Some(uid) => match patients::get_owned(medic_id, &PatientKey::Uid(uid.clone())) {
-            Ok(p) => Some(p),
-            Err(Error::NotFound(_)) => {
-                f.error("patient", format!("Patient with uid \"{uid}\" not found."));
-                None
+        Some(uid) => {
+            match patients::get_owned(db.connection(), medic_id, &PatientKey::Uid(uid.clone())) {
+                Ok(p) => Some(p),
+                Err(Error::NotFound(_)) => {
+                    f.error("patient", format!("Patient with uid \"{uid}\" not found."));
+                    None
+                }
+                Err(other) => return Err(other),
             }
-            Err(other) => return Err(other),
-        },
+        }
         None => None,
     };
     // Each of the two is `None` only with its field's error recorded.
@@ -110,12 +115,12 @@ fn issue(req: &Request, medic_id: i64) -> Result<Response, Error> {
 
     let image = |present: bool, kind| {
         if present {
-            catalog::get_hospital_image(hospital.id, kind)
+            catalog::get_hospital_image(db.connection(), hospital.id, kind)
         } else {
             None
         }
     };
-    let webhooks = notifications::plan(medic_id, hospital.id, RxEvent::Created)?;
+    let webhooks = notifications::plan(db.connection(), medic_id, hospital.id, RxEvent::Created)?;
     let base_url = http::base_url();
     let request = IssueRequest {
         medic: MedicSnapshot {
@@ -167,7 +172,7 @@ fn issue(req: &Request, medic_id: i64) -> Result<Response, Error> {
         base_url: base_url.clone(),
         webhooks,
     };
-    let issued = prescriptions::issue(&request)?;
+    let issued = prescriptions::issue(db.connection(), &request)?;
     let queued = !request.webhooks.is_empty() || issued.status.sent_status == SentState::Pending;
     let id = issued.id;
     let response = Response::json(200, &create_shape(&issued, &base_url));
@@ -183,7 +188,8 @@ fn issue(req: &Request, medic_id: i64) -> Result<Response, Error> {
 pub fn list(req: &Request, medic: i64) -> Result<Response, Error> {
     let page = req.page()?;
     let search = search_param(req)?;
-    let found = prescriptions::list_prescriptions(medic, search.as_deref(), page)?;
+    let db = Db::open()?;
+    let found = prescriptions::list_prescriptions(db.connection(), medic, search.as_deref(), page)?;
     let base_url = http::base_url();
     let results: Vec<_> = found
         .results
@@ -240,7 +246,7 @@ pub fn by_id(req: &Request, medic: i64, key: &str) -> Result<Response, Error> {
 /// `GET /api/v2/rx-endpoint/<signature>/` → 200 one Prescription (the issuing medic or the API admin).
 /// Anything else: 404 `{message}`.
 pub fn detail(caller: Principal, key: &str) -> Result<Response, Error> {
-    let found = prescriptions::get_by_signature(caller, key)?;
+    let found = prescriptions::get_by_signature(Db::open()?.connection(), caller, key)?;
     Ok(Response::json(
         200,
         &detail_shape(&found, &http::base_url()),
@@ -289,7 +295,8 @@ pub fn cancel(req: &Request, medic: i64, signature: &str) -> Result<Response, Er
     let mut f = req.json_fields()?;
     let reason = f.required_str("reason", Some(1024));
     let reason = f.finish_with(reason)?.trim().to_string();
-    let webhooks = notifications::plan(medic, rx.hospital.id, RxEvent::Cancelled)?;
+    let db = Db::open()?;
+    let webhooks = notifications::plan(db.connection(), medic, rx.hospital.id, RxEvent::Cancelled)?;
     let queued = !webhooks.is_empty();
     let change = StateChange {
         signature: signature.to_string(),

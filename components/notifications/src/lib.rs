@@ -18,7 +18,9 @@ mod signing;
 mod target;
 mod webhooks;
 
+use common::db::lent;
 use common::types::{Error, PageRequest, Principal, RxEvent, WebhookDelivery};
+use spin_sdk::sqlite3::Connection;
 
 mod bindings;
 
@@ -46,8 +48,13 @@ impl Guest for Notifications {
         webhooks::delete(id)
     }
 
-    fn plan(medic: i64, hospital: i64, event: RxEvent) -> Result<Vec<WebhookDelivery>, Error> {
-        webhooks::plan(medic, hospital, event)
+    fn plan(
+        db: &Connection,
+        medic: i64,
+        hospital: i64,
+        event: RxEvent,
+    ) -> Result<Vec<WebhookDelivery>, Error> {
+        lent(db, || webhooks::plan(medic, hospital, event))
     }
 
     fn resend_email(

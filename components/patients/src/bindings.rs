@@ -7,5 +7,6 @@ wit_bindgen::generate!({
     with: {
         "receta:common/types@0.1.0": common::types,
         "receta:common/codes@0.1.0": common::codes,
+        "spin:sqlite/sqlite@3.0.0": spin_sdk::sqlite3,
     },
 });

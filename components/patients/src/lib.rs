@@ -2,7 +2,9 @@
 
 mod records;
 
+use common::db::lent;
 use common::types::{Error, PageRequest};
+use spin_sdk::sqlite3::Connection;
 
 mod bindings;
 
@@ -25,8 +27,8 @@ impl Guest for Patients {
         records::list(medic, search.as_deref(), page)
     }
 
-    fn get_owned(medic: i64, key: PatientKey) -> Result<Patient, Error> {
-        records::get(medic, &key)
+    fn get_owned(db: &Connection, medic: i64, key: PatientKey) -> Result<Patient, Error> {
+        lent(db, || records::get(medic, &key))
     }
 
     fn update_patient(medic: i64, key: PatientKey, patch: PatientPatch) -> Result<Patient, Error> {

@@ -36,7 +36,9 @@ mod seal;
 mod state;
 mod verify;
 
+use common::db::lent;
 use common::types::{Error, PageRequest, Principal};
+use spin_sdk::sqlite3::Connection;
 
 mod bindings;
 
@@ -49,16 +51,17 @@ use bindings::exports::receta::prescriptions::prescriptions::{
 struct Prescriptions;
 
 impl Guest for Prescriptions {
-    fn issue(request: IssueRequest) -> Result<Prescription, Error> {
-        issue::issue(request)
+    fn issue(db: &Connection, request: IssueRequest) -> Result<Prescription, Error> {
+        lent(db, || issue::issue(request))
     }
 
     fn list_prescriptions(
+        db: &Connection,
         medic: i64,
         search: Option<String>,
         page: PageRequest,
     ) -> Result<PrescriptionPage, Error> {
-        read::list(medic, search.as_deref(), page)
+        lent(db, || read::list(medic, search.as_deref(), page))
     }
 
     fn list_medications(medic: i64, page: PageRequest) -> Result<MedicationPage, Error> {
@@ -69,8 +72,12 @@ impl Guest for Prescriptions {
         read::by_id(medic, id)
     }
 
-    fn get_by_signature(caller: Principal, signature: String) -> Result<Prescription, Error> {
-        read::by_signature(&caller, &signature)
+    fn get_by_signature(
+        db: &Connection,
+        caller: Principal,
+        signature: String,
+    ) -> Result<Prescription, Error> {
+        lent(db, || read::by_signature(&caller, &signature))
     }
 
     fn get_pdf(caller: Principal, signature: String) -> Result<Vec<u8>, Error> {

@@ -157,11 +157,17 @@ pub fn prepare(
             .anyhow()
             .with_context(|| format!("cannot link import {import:?}"))?;
         for (func, item) in ty.exports(engine) {
-            // Types need no definition; an interface of functions and types is what the app has.
+            // Types need no definition, nor does a resource the interface uses from the host
+            // (`spin:sqlite`'s `connection`, which the gateway lends): an interface of functions,
+            // types and such resources is what the app has.
             match item.ty {
                 ComponentItem::ComponentFunc(_) => {}
                 ComponentItem::Type(_) => continue,
-                _ => bail!("import {import:?}: only functions and types can be linked lazily"),
+                ComponentItem::Resource(_) => continue,
+                _ => bail!(
+                    "import {import:?}: only functions, types and the host's resources can be \
+                     linked lazily"
+                ),
             }
             let Some(index) = dep_component.get_export_index(Some(&interface), func) else {
                 bail!(

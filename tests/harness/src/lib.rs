@@ -23,8 +23,10 @@ use std::sync::Arc;
 
 use anyhow::Result;
 use wasmtime::Store;
+use wasmtime::component::Resource;
 
 use base::Base;
+use receta_host::capability::sqlite::bindings::sqlite::{Connection, HostConnection};
 use receta_host::runtime::store::HostState;
 
 pub use gateway::{Gateway, Response};
@@ -82,6 +84,15 @@ impl<W: World> Harness<W> {
     pub fn outbound(&self) -> &Outbound {
         &self.base.outbound
     }
+}
+
+/// A connection to the `default` database opened in `store` the way a component's `open` makes
+/// one, to lend to an export that takes `db: borrow<connection>` (as the gateway lends the
+/// request's). Given back when the store ends.
+pub async fn lend(store: &mut Store<HostState>) -> wasmtime::Result<Resource<Connection>> {
+    HostConnection::open(&mut store.data_mut().sqlite, "default".to_string())
+        .await?
+        .map_err(|e| wasmtime::Error::msg(format!("cannot open the database: {e:?}")))
 }
 
 fn pre<W: World>(shared: &shared::Shared) -> Result<W::Pre> {

@@ -24,14 +24,17 @@ pub trait World: Sized + Send + 'static {
     ) -> impl Future<Output = wasmtime::Result<Self>> + Send;
 }
 
+/// A world whose exports take a lent `connection` names the host's `spin:sqlite` with `with`.
 macro_rules! worlds {
-    ($( $(#[$doc:meta])* $module:ident: $world:literal => $name:ident, $pre:ident, $dependency:literal; )*) => {$(
+    ($( $(#[$doc:meta])* $module:ident: $world:literal => $name:ident, $pre:ident, $dependency:literal
+        $(, with { $($with:tt)* })?; )*) => {$(
         $(#[$doc])*
         pub mod $module {
             wasmtime::component::bindgen!({
                 path: "../../wit",
                 world: $world,
                 exports: { default: async },
+                $(with: { $($with)* },)?
             });
         }
 
@@ -55,20 +58,20 @@ macro_rules! worlds {
 
 worlds! {
     /// `auth-component`: tokens and password hashes.
-    auth: "receta:erx/auth-component" => AuthComponent, AuthComponentPre, "receta:auth/auth@0.1.0";
+    auth: "receta:erx/auth-component" => AuthComponent, AuthComponentPre, "receta:auth/auth@0.1.0", with { "spin:sqlite/sqlite": receta_host::capability::sqlite::bindings::sqlite };
     /// `catalog-component`: hospitals, medics, memberships, locations, campaigns.
     catalog: "receta:erx/catalog-component" => CatalogComponent, CatalogComponentPre,
-        "receta:catalog@0.1.0";
+        "receta:catalog@0.1.0", with { "spin:sqlite/sqlite": receta_host::capability::sqlite::bindings::sqlite };
     /// `patients-component`: a medic's patients.
     patients: "receta:erx/patients-component" => PatientsComponent, PatientsComponentPre,
-        "receta:patients/patients@0.1.0";
+        "receta:patients/patients@0.1.0", with { "spin:sqlite/sqlite": receta_host::capability::sqlite::bindings::sqlite };
     /// `prescriptions-component`: issue, lifecycle, seal, drug catalog, outbox rows.
     prescriptions: "receta:erx/prescriptions-component" => PrescriptionsComponent,
-        PrescriptionsComponentPre, "receta:prescriptions/prescriptions@0.1.0";
+        PrescriptionsComponentPre, "receta:prescriptions/prescriptions@0.1.0", with { "spin:sqlite/sqlite": receta_host::capability::sqlite::bindings::sqlite };
     /// `pharmacies-component`: the pharmacy register and the call log.
     pharmacies: "receta:erx/pharmacies-component" => PharmaciesComponent,
         PharmaciesComponentPre, "receta:pharmacies/pharmacies@0.1.0";
     /// `notifications-component`: webhook subscriptions and deliveries.
     notifications: "receta:erx/notifications-component" => NotificationsComponent,
-        NotificationsComponentPre, "receta:notifications/notifications@0.1.0";
+        NotificationsComponentPre, "receta:notifications/notifications@0.1.0", with { "spin:sqlite/sqlite": receta_host::capability::sqlite::bindings::sqlite };
 }

@@ -13,7 +13,7 @@
 //! `migrations` applies the app's schema to `default`, on either backend; `turn` is how this host's
 //! writers of one database take turns on both, and which statement is a write.
 
-mod bindings;
+pub mod bindings;
 pub mod config;
 mod deferred;
 pub mod flush;

@@ -10,6 +10,10 @@ use super::calls::{Forwarder, typed};
 wasmtime::component::bindgen!({
     path: "../wit",
     world: "receta:erx/gateway",
+    // As `capability::sqlite`'s bindings, whose `connection` these reuse.
+    imports: { default: async | trappable },
+    // The connection the gateway lends is the host's own resource (`capability::sqlite`).
+    with: { "spin:sqlite/sqlite": crate::capability::sqlite::bindings::sqlite },
 });
 
 include!(concat!(env!("OUT_DIR"), "/forwarders.rs"));

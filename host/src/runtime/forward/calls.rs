@@ -7,7 +7,7 @@ use anyhow::Result;
 use wasmtime::StoreContextMut;
 use wasmtime::component::{
     ComponentExportIndex, ComponentNamedList, Func, Instance, InstancePre, Lift, LinkerInstance,
-    Lower,
+    Lower, Val,
 };
 
 use crate::runtime::engine::WasmtimeResultExt;
@@ -64,7 +64,18 @@ pub fn dynamic(
             let (target, name) = (target.clone(), name.clone());
             Box::new(async move {
                 let callee = callee(&mut store, &target, &name).await?;
-                callee.call_async(&mut store, params, results).await
+                callee.call_async(&mut store, params, results).await?;
+                // A borrowed resource (the connection the gateway lends) was lifted into the
+                // store's host table for this call; the borrow ends here, before the caller's
+                // call does.
+                for param in params {
+                    if let Val::Resource(r) = param
+                        && !r.owned()
+                    {
+                        r.resource_drop_async(&mut store).await?;
+                    }
+                }
+                Ok(())
             })
         })
         .anyhow()

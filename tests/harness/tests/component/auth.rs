@@ -13,8 +13,9 @@ type Auth = Harness<AuthComponent>;
 fn authenticate(auth: &Auth, header: Option<&str>) -> Result<Result<Caller, Error>> {
     let header = header.map(str::to_string);
     auth.call(async |c, s| {
+        let db = receta_harness::lend(s).await?;
         c.receta_auth_auth()
-            .call_authenticate(s, header.as_deref())
+            .call_authenticate(&mut *s, db, header.as_deref())
             .await
     })
 }

@@ -128,8 +128,9 @@ fn a_medic_prescribes_only_from_a_hospital_of_a_live_membership() -> Result<()> 
     let roma = create_hospital(&c, Principal::Admin, "Clínica Roma")??.id;
     let prescribing = |hospital| {
         c.call(async move |w, s| {
+            let db = receta_harness::lend(s).await?;
             w.receta_catalog_catalog()
-                .call_prescribing_hospital(s, ana, hospital)
+                .call_prescribing_hospital(&mut *s, db, ana, hospital)
                 .await
         })
     };

@@ -179,8 +179,9 @@ fn a_webhook_is_planned_only_for_the_events_and_parties_it_chose() -> Result<()>
     let (medic, hospital) = (rx.parties.medic, rx.parties.hospital);
     let plan = |event| {
         n.call(async move |c, s| {
+            let db = receta_harness::lend(s).await?;
             c.receta_notifications_notifications()
-                .call_plan(s, medic, hospital, event)
+                .call_plan(&mut *s, db, medic, hospital, event)
                 .await
         })
     };
@@ -190,8 +191,9 @@ fn a_webhook_is_planned_only_for_the_events_and_parties_it_chose() -> Result<()>
     assert_eq!(dispensed[0].url, HOOK);
     assert!(dispensed[0].message_id.starts_with("msg_"));
     let other = n.call(async |c, s| {
+        let db = receta_harness::lend(s).await?;
         c.receta_notifications_notifications()
-            .call_plan(s, medic, hospital + 1, RxEvent::Dispensed)
+            .call_plan(&mut *s, db, medic, hospital + 1, RxEvent::Dispensed)
             .await
     })??;
     assert!(

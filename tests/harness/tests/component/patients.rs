@@ -40,8 +40,9 @@ fn create(p: &Patients, medic: i64, name: &str) -> Result<Patient> {
 
 fn get(p: &Patients, medic: i64, key: &PatientKey) -> Result<Result<Patient, Error>> {
     p.call(async |c, s| {
+        let db = receta_harness::lend(s).await?;
         c.receta_patients_patients()
-            .call_get_owned(s, medic, key)
+            .call_get_owned(&mut *s, db, medic, key)
             .await
     })
 }

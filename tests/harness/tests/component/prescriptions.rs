@@ -106,8 +106,9 @@ pub fn request(rx: &Rx, medications: Vec<NewMedication>) -> IssueRequest {
 
 pub fn issue(rx: &Rx, request: &IssueRequest) -> Result<Result<Prescription, Error>> {
     rx.call(async |c, s| {
+        let db = receta_harness::lend(s).await?;
         c.receta_prescriptions_prescriptions()
-            .call_issue(s, request)
+            .call_issue(&mut *s, db, request)
             .await
     })
 }
@@ -489,8 +490,9 @@ fn reads_are_queued_once_per_actor_and_minute_and_drained_once() -> Result<()> {
     .unwrap();
     let read = |who: &Principal| {
         rx.call(async |c, s| {
+            let db = receta_harness::lend(s).await?;
             c.receta_prescriptions_prescriptions()
-                .call_get_by_signature(s, *who, &issued.signature)
+                .call_get_by_signature(&mut *s, db, *who, &issued.signature)
                 .await
         })
     };

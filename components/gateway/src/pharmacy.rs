@@ -20,7 +20,7 @@ use serde_json::{Map, Value, json};
 
 use common::db::Db;
 use common::fields::Fields;
-use common::types::{Error, FieldError, RxEvent};
+use common::types::{Error, FieldError, RxEvent, WebhookDelivery};
 
 use crate::bindings::notifications;
 use crate::bindings::pharmacies::{self, Call, CallAction, Pharmacy};
@@ -52,7 +52,7 @@ const DEFAULT_CLAIM_MINUTES: u32 = 10;
 /// found"}`.
 pub fn lookup(pharmacy: i64, signature: &str) -> Result<Response, Error> {
     logged(pharmacy, signature, Kind::Lookup, |_| {
-        let rx = prescriptions::get_for_pharmacy(signature)?;
+        let rx = for_pharmacy(signature)?;
         Ok(Response::json(200, &pharmacy_shape(&rx)?))
     })
 }
@@ -73,18 +73,12 @@ pub fn burn(req: &Request, pharmacy: i64, signature: &str) -> Result<Response, E
 
 /// A burn, once admitted (and, with an `Idempotency-Key`, once per key).
 fn dispense(req: &Request, signature: &str, pharmacy: &Pharmacy) -> Result<Response, Error> {
-    let rx = prescriptions::get_for_pharmacy(signature)?;
+    let rx = for_pharmacy(signature)?;
     let mut f = req.json_fields()?;
     let sales_code = f.required_str("sales_code", SALES_CODE);
     let items = sold_items(&mut f);
     let sales_code = f.finish_with(sales_code)?.trim().to_string();
-    let db = Db::open()?;
-    let webhooks = notifications::plan(
-        db.connection(),
-        rx.medic_id,
-        rx.hospital.id,
-        RxEvent::Dispensed,
-    )?;
+    let webhooks = plan(&rx, RxEvent::Dispensed)?;
     let queued = !webhooks.is_empty();
     let sold = prescriptions::dispense(&DispenseRequest {
         pharmacy: pharmacy_ref(pharmacy),
@@ -122,7 +116,7 @@ pub fn receipt(pharmacy: Option<i64>, digest: &str) -> Result<Response, Error> {
 pub fn claim(pharmacy: i64, signature: &str) -> Result<Response, Error> {
     logged(pharmacy, signature, Kind::Claim, |pharmacy| {
         let grant = prescriptions::claim(&pharmacy_ref(pharmacy), signature, claim_minutes())?;
-        let rx = prescriptions::get_for_pharmacy(signature)?;
+        let rx = for_pharmacy(signature)?;
         let body = json!({
             "claim": {"id": grant.id, "secret": grant.secret, "expires_at": grant.expires_at},
             "prescription": pharmacy_shape(&rx)?,
@@ -146,7 +140,7 @@ pub fn release(req: &Request, pharmacy: i64, signature: &str) -> Result<Response
             }
         };
         prescriptions::release(&pharmacy_ref(pharmacy), signature, &secret)?;
-        let rx = prescriptions::get_for_pharmacy(signature)?;
+        let rx = for_pharmacy(signature)?;
         let body = json!({
             "message": "The claim was released: the prescription is available again.",
             "prescription": pharmacy_shape(&rx)?,
@@ -168,20 +162,14 @@ fn claim_minutes() -> u32 {
 /// `{message}` once anything was dispensed, or when it is rejected or cancelled already.
 pub fn reject(req: &Request, pharmacy: i64, signature: &str) -> Result<Response, Error> {
     logged(pharmacy, signature, Kind::Reject, |pharmacy| {
-        let rx = prescriptions::get_for_pharmacy(signature)?;
+        let rx = for_pharmacy(signature)?;
         let mut f = req.json_fields()?;
         if f.optional_bool("rejected") == Some(false) {
             f.error("rejected", "Must be true: a rejection cannot be undone.");
         }
         let reason = f.required_str("reason_of_rejected", REASON);
         let reason = f.finish_with(reason)?.trim().to_string();
-        let db = Db::open()?;
-        let webhooks = notifications::plan(
-            db.connection(),
-            rx.medic_id,
-            rx.hospital.id,
-            RxEvent::Rejected,
-        )?;
+        let webhooks = plan(&rx, RxEvent::Rejected)?;
         let queued = !webhooks.is_empty();
         let change = StateChange {
             signature: signature.to_string(),
@@ -259,6 +247,17 @@ fn logged(
 }
 
 /// The response, delivering the change's webhooks once it is sent when any were queued.
+/// The prescription `signature` names, read on the request's connection.
+fn for_pharmacy(signature: &str) -> Result<Prescription, Error> {
+    prescriptions::get_for_pharmacy(Db::open()?.connection(), signature)
+}
+
+/// The webhook deliveries of `event` for `rx`, planned on the request's connection.
+fn plan(rx: &Prescription, event: RxEvent) -> Result<Vec<WebhookDelivery>, Error> {
+    let db = Db::open()?;
+    notifications::plan(db.connection(), rx.medic_id, rx.hospital.id, event)
+}
+
 fn after(response: Response, queued: bool, prescription: i64) -> Response {
     if queued {
         response.then(deliver_after(prescription))

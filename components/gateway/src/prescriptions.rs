@@ -287,7 +287,7 @@ pub fn document(caller: Principal, signature: &str) -> Result<Response, Error> {
 /// anything was dispensed, after a rejection, or a second time.
 pub fn cancel(req: &Request, medic: i64, signature: &str) -> Result<Response, Error> {
     // Not a read of the access log's kind: the cancellation logs itself.
-    let rx = match prescriptions::get_for_pharmacy(signature) {
+    let rx = match prescriptions::get_for_pharmacy(Db::open()?.connection(), signature) {
         Ok(rx) if rx.medic_id == medic => rx,
         Ok(_) | Err(Error::NotFound(_)) => return Err(Error::not_found()),
         Err(other) => return Err(other),

@@ -84,8 +84,8 @@ impl Guest for Prescriptions {
         read::pdf(&caller, &signature)
     }
 
-    fn get_for_pharmacy(signature: String) -> Result<Prescription, Error> {
-        read::for_pharmacy(&signature).map_err(|e| match e {
+    fn get_for_pharmacy(db: &Connection, signature: String) -> Result<Prescription, Error> {
+        lent(db, || read::for_pharmacy(&signature)).map_err(|e| match e {
             Error::NotFound(_) => Error::NotFound(lifecycle::RX_NOT_FOUND.into()),
             other => other,
         })

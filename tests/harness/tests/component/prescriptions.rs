@@ -470,8 +470,9 @@ fn an_expired_prescription_reads_expired_and_does_not_sell() -> Result<()> {
         "{refused:?}"
     );
     let read = rx.call(async |c, s| {
+        let db = receta_harness::lend(s).await?;
         c.receta_prescriptions_prescriptions()
-            .call_get_for_pharmacy(s, &issued.signature)
+            .call_get_for_pharmacy(&mut *s, db, &issued.signature)
             .await
     })??;
     assert_eq!(read.status.rx_status, RxState::Expired);

@@ -156,11 +156,12 @@ impl Request {
         }
     }
 
-    /// The request's connection: opened at its first use and kept until the request is answered,
-    /// so that every `Db::open` of the gateway meanwhile shares it and every domain call that takes
-    /// one is lent it. A request then makes one SQLite connection, not one per component (on Spin
-    /// each is new and parses the schema: docs/architecture.md, "On real Spin").
-    pub fn db(&self) -> Result<&Db, Error> {
+    /// The request's connection: opened at its first use (the token's check) and kept until the
+    /// route's handler returns, so that every `Db::open` of the gateway meanwhile shares it and
+    /// every domain call that takes one is lent it. A request then makes one SQLite connection,
+    /// not one per component (on Spin each is new and parses the schema: docs/architecture.md, "On
+    /// real Spin").
+    fn db(&self) -> Result<&Db, Error> {
         if let Some(db) = self.db.get() {
             return Ok(db);
         }

@@ -4,7 +4,8 @@
 //! - `document`: the canonical document and its signature (pure)
 //! - `pdf`: the PDF rendered at issue
 //! - `issue`: issuing, all writes in one transaction
-//! - `read`: lists and details, always scoped to the caller
+//! - `read`: lists and details, always scoped to the caller; `detail`: a prescription by its
+//!   signature in one statement (the detail and a pharmacy's lookup)
 //! - `landing`: the patient landing view and its PDF (the signature is the capability)
 //! - `lifecycle`: after issue: dispenses, rejection, cancellation, and their event log
 //! - `claims`: a pharmacy's hold on a prescription while it dispenses (claim, release, burn's check)
@@ -18,6 +19,7 @@
 
 mod access;
 mod claims;
+mod detail;
 mod document;
 mod drugs;
 mod issue;
@@ -77,7 +79,7 @@ impl Guest for Prescriptions {
         caller: Principal,
         signature: String,
     ) -> Result<Prescription, Error> {
-        lent(db, || read::by_signature(&caller, &signature))
+        lent(db, || detail::by_signature(&caller, &signature))
     }
 
     fn get_pdf(caller: Principal, signature: String) -> Result<Vec<u8>, Error> {
@@ -85,7 +87,7 @@ impl Guest for Prescriptions {
     }
 
     fn get_for_pharmacy(db: &Connection, signature: String) -> Result<Prescription, Error> {
-        lent(db, || read::for_pharmacy(&signature)).map_err(|e| match e {
+        lent(db, || detail::for_pharmacy(&signature)).map_err(|e| match e {
             Error::NotFound(_) => Error::NotFound(lifecycle::RX_NOT_FOUND.into()),
             other => other,
         })

@@ -22,6 +22,7 @@ use crate::bindings::exports::receta::prescriptions::prescriptions::{
     Prescription, StateChange,
 };
 use crate::claims;
+use crate::detail;
 use crate::outbox;
 use crate::read;
 use crate::reads;
@@ -203,7 +204,7 @@ pub fn dispense(req: DispenseRequest) -> Result<Dispensed, Error> {
         Ok::<_, Error>(receipt)
     })?;
     Ok(Dispensed {
-        prescription: read::for_pharmacy(&req.signature)?,
+        prescription: detail::for_pharmacy(&req.signature)?,
         receipt,
     })
 }
@@ -365,7 +366,7 @@ fn close(
         }
         outbox::queue_webhooks(db, state.id, &change.signature, &change.webhooks, &now)
     })?;
-    read::for_pharmacy(&change.signature)
+    detail::for_pharmacy(&change.signature)
 }
 
 fn insert_event(

@@ -16,7 +16,7 @@ use crate::reads;
 use crate::rules;
 use common::codes::RxState;
 
-const COLUMNS: &str = "p.id, p.medic_id, p.signature, p.hospital_id, p.hospital_patron, p.hospital_location, p.clinic, \
+pub(crate) const COLUMNS: &str = "p.id, p.medic_id, p.signature, p.hospital_id, p.hospital_patron, p.hospital_location, p.clinic, \
     p.medic_email, p.patient_uid, p.patient_name, p.patient_email, p.patient_phone, p.patient_date_of_birth, \
     p.patient_gender, p.diagnosis, p.extras, p.created_at, p.sent, p.send_rx, p.show_diagnosis, p.rejected, \
     p.bought, p.rx_status, p.sent_status, p.reason_of_rejected, s.kid AS seal_kid, s.sig AS seal_sig, \
@@ -27,7 +27,7 @@ const COLUMNS: &str = "p.id, p.medic_id, p.signature, p.hospital_id, p.hospital_
 
 /// A prescription with its seal (none for one issued before seals existed) and its terms (none
 /// for one issued before validity and repeats existed: valid without limit, one fill).
-const SEALED: &str = "prescriptions p LEFT JOIN prescription_seals s ON s.prescription_id = p.id \
+pub(crate) const SEALED: &str = "prescriptions p LEFT JOIN prescription_seals s ON s.prescription_id = p.id \
     LEFT JOIN prescription_terms t ON t.prescription_id = p.id";
 
 /// `?1` medic, `?2` a `LIKE … ESCAPE '\'` pattern or NULL. The patient's name, email and the
@@ -49,7 +49,8 @@ const MEDICATIONS: &str = "medications m \
     LEFT JOIN prescription_terms t ON t.prescription_id = m.prescription_id";
 
 /// `?1` signature, `?2` the medic, or NULL for the API admin.
-const VISIBLE_BY_SIGNATURE: &str = "p.signature = ?1 AND (?2 IS NULL OR p.medic_id = ?2)";
+pub(crate) const VISIBLE_BY_SIGNATURE: &str =
+    "p.signature = ?1 AND (?2 IS NULL OR p.medic_id = ?2)";
 
 fn count_sql() -> String {
     format!("SELECT COUNT(*) FROM prescriptions p WHERE {MATCHES}")
@@ -76,16 +77,6 @@ fn by_id_sql() -> String {
 
 fn by_signature_sql() -> String {
     format!("SELECT {COLUMNS} FROM {SEALED} WHERE {VISIBLE_BY_SIGNATURE}")
-}
-
-/// With the stored document (`canonical`), to check it still hashes to the signature.
-const WITH_DOCUMENT: &str = "LEFT JOIN prescription_documents d ON d.prescription_id = p.id";
-
-fn checked_by_signature_sql() -> String {
-    format!(
-        "SELECT {COLUMNS}, d.canonical AS canonical FROM {SEALED} {WITH_DOCUMENT} \
-         WHERE {VISIBLE_BY_SIGNATURE}"
-    )
 }
 
 /// The 409 of a prescription whose stored document no longer hashes to its signature.
@@ -142,14 +133,14 @@ pub(crate) fn medications_sql(count: usize) -> String {
     )
 }
 
-fn caller_param(caller: &Principal) -> Param {
+pub(crate) fn caller_param(caller: &Principal) -> Param {
     match caller {
         Principal::Admin => Param::Null,
         Principal::Medic(id) => int(*id),
     }
 }
 
-fn from_row(r: &Row) -> anyhow::Result<Prescription> {
+pub(crate) fn from_row(r: &Row) -> anyhow::Result<Prescription> {
     Ok(Prescription {
         id: r.i64("id")?,
         medic_id: r.i64("medic_id")?,
@@ -219,24 +210,31 @@ pub(crate) fn seal_from_row(r: &Row) -> anyhow::Result<Option<Seal>> {
 }
 
 pub(crate) fn medication_from_row(r: &Row) -> anyhow::Result<(i64, Medication)> {
+    prefixed_medication(r, "")
+}
+
+/// A medication from the columns of `MEDICATION_COLUMNS`, each named with `prefix` (`detail`
+/// reads them beside a prescription's own columns, in one row).
+pub(crate) fn prefixed_medication(r: &Row, prefix: &str) -> anyhow::Result<(i64, Medication)> {
+    let col = |name: &str| format!("{prefix}{name}");
     Ok((
-        r.i64("prescription_id")?,
+        r.i64(&col("prescription_id"))?,
         Medication {
-            id: r.i64("id")?,
-            presentation: r.string("presentation")?,
-            instructions: r.string("instructions")?,
-            qty: r.i64("qty")? as u32,
-            drug_upc: r.string("drug_upc")?,
-            category: r.code("category")?,
-            drug: r.string("drug")?,
-            cost: r.f64("cost")?,
-            bought: r.bool("bought")?,
-            bought_qty: r.i64("bought_qty")? as u32,
-            order_id: r.i64("order_id")?,
-            qty_label: r.string("qty_label")?,
-            fraccion: r.opt_string("fraccion")?,
-            antibiotic: r.opt_i64("antibiotic")?.map(|n| n != 0),
-            qty_total: u32::try_from(r.i64("qty_total")?)?,
+            id: r.i64(&col("id"))?,
+            presentation: r.string(&col("presentation"))?,
+            instructions: r.string(&col("instructions"))?,
+            qty: r.i64(&col("qty"))? as u32,
+            drug_upc: r.string(&col("drug_upc"))?,
+            category: r.code(&col("category"))?,
+            drug: r.string(&col("drug"))?,
+            cost: r.f64(&col("cost"))?,
+            bought: r.bool(&col("bought"))?,
+            bought_qty: r.i64(&col("bought_qty"))? as u32,
+            order_id: r.i64(&col("order_id"))?,
+            qty_label: r.string(&col("qty_label"))?,
+            fraccion: r.opt_string(&col("fraccion"))?,
+            antibiotic: r.opt_i64(&col("antibiotic"))?.map(|n| n != 0),
+            qty_total: u32::try_from(r.i64(&col("qty_total"))?)?,
         },
     ))
 }
@@ -287,46 +285,6 @@ pub fn by_id(medic: i64, id: i64) -> Result<Prescription, Error> {
     one(&db, found)
 }
 
-/// The medic's or the admin's read by signature, logged (`reads`).
-pub fn by_signature(caller: &Principal, signature: &str) -> Result<Prescription, Error> {
-    let db = Db::open()?;
-    let rx = checked(&db, signature, caller_param(caller))?;
-    reads::record(&db, signature, caller)?;
-    Ok(rx)
-}
-
-/// The prescription `signature` names, among `medic`'s (NULL: anyone's), checked against its
-/// stored document (`genuine`).
-fn checked(db: &Db, signature: &str, medic: Param) -> Result<Prescription, Error> {
-    if !is_signature(signature) {
-        return Err(Error::not_found());
-    }
-    let params = [text(signature), medic];
-    let found = db.query_opt(&checked_by_signature_sql(), &params, with_document)?;
-    genuine(db, found)
-}
-
-/// A prescription and its stored document (none if it has lost it).
-type WithDocument = (Prescription, Option<String>);
-
-fn with_document(r: &Row) -> anyhow::Result<WithDocument> {
-    Ok((from_row(r)?, r.opt_string("canonical")?))
-}
-
-/// The prescription, with its medications, if its stored document still hashes to its signature;
-/// else 409 (`ALTERED`).
-fn genuine(db: &Db, found: Option<WithDocument>) -> Result<Prescription, Error> {
-    let (rx, canonical) = found.ok_or_else(Error::not_found)?;
-    if canonical.is_none_or(|c| signature_of(&c) != rx.signature) {
-        eprintln!(
-            "prescriptions: prescription {} fails its integrity check",
-            rx.id
-        );
-        return Err(Error::Conflict(ALTERED.into()));
-    }
-    one(db, Some(rx))
-}
-
 /// The prescription `signature` names, if `caller` may see it (its medic or the API admin).
 pub fn visible(
     db: &Db,
@@ -341,11 +299,6 @@ pub fn visible(
         &[text(signature), caller_param(caller)],
         from_row,
     )?)
-}
-
-/// Any prescription by signature: a pharmacy's lookup, and the answer after a change.
-pub fn for_pharmacy(signature: &str) -> Result<Prescription, Error> {
-    checked(&Db::open()?, signature, Param::Null)
 }
 
 fn one(db: &Db, found: Option<Prescription>) -> Result<Prescription, Error> {

@@ -32,6 +32,11 @@ const SEEN_THIS_MINUTE: &str = "SELECT 1 AS seen FROM access_log a \
     JOIN prescriptions p ON p.id = a.prescription_id WHERE p.signature = ?1 AND a.action = 'read' \
     AND a.actor = ?2 AND a.pharmacy_id IS NULL AND a.created_at >= ?3 LIMIT 1";
 
+/// `SEEN_THIS_MINUTE` as a subquery of a statement on `prescriptions p`, with `?3` the actor and
+/// `?4` the minute's start (`detail`).
+pub const SEEN: &str = "SELECT 1 FROM access_log a WHERE a.prescription_id = p.id \
+    AND a.action = 'read' AND a.actor = ?3 AND a.pharmacy_id IS NULL AND a.created_at >= ?4 LIMIT 1";
+
 /// `?1` the queued entries (JSON array of `{signature, actor, at, minute, next}`): their rows,
 /// unless that actor's read of that prescription is already logged in that minute.
 const WRITE: &str = "INSERT INTO access_log \
@@ -67,27 +72,51 @@ fn entry(key: &str, at: &[u8]) -> Option<serde_json::Value> {
     Some(json!({"signature": signature, "actor": actor, "at": at, "minute": minute, "next": next}))
 }
 
+/// A read being logged: who (`actor`), when, and the start of its minute.
+pub struct Read {
+    pub actor: &'static str,
+    now: String,
+    pub minute: String,
+}
+
+impl Read {
+    /// `caller`'s read, now.
+    pub fn now(caller: &Principal) -> Read {
+        let now = common::time::now_iso8601();
+        let minute = common::time::minute_start(&now);
+        Read {
+            actor: actor(caller),
+            now,
+            minute,
+        }
+    }
+}
+
 /// Logs `caller`'s read of `signature` now (the read has succeeded), unless that read is already
 /// logged or queued this minute.
 pub fn record(db: &Db, signature: &str, caller: &Principal) -> Result<(), Error> {
-    let now = common::time::now_iso8601();
-    let minute = common::time::minute_start(&now);
-    let actor = actor(caller);
-    let seen = [text(signature), text(actor), text(&minute)];
+    let read = Read::now(caller);
+    let seen = [text(signature), text(read.actor), text(&read.minute)];
     if db
         .query_opt(SEEN_THIS_MINUTE, &seen, |r| r.i64("seen"))?
         .is_some()
     {
         return Ok(());
     }
-    let key = key(&minute, actor, signature);
+    queue(signature, &read)
+}
+
+/// Queues `read` of `signature`, found not yet logged this minute (`SEEN_THIS_MINUTE`, or `SEEN`
+/// in the read's own statement), unless it is already queued.
+pub fn queue(signature: &str, read: &Read) -> Result<(), Error> {
+    let key = key(&read.minute, read.actor, signature);
     let bucket = common::kv::open()?;
     let queued = bucket
         .exists(&key)
         .map_err(|e| anyhow!("looking up {key:?}: {e:?}"))?;
     if !queued {
         bucket
-            .set(&key, now.as_bytes())
+            .set(&key, read.now.as_bytes())
             .map_err(|e| anyhow!("queueing the read under {key:?}: {e:?}"))?;
     }
     Ok(())

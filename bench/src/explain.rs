@@ -8,7 +8,8 @@ use anyhow::{Context, Result};
 
 use crate::args::Flags;
 
-/// (what, source file, the statement in parts; each part appears verbatim in the source file).
+/// (what, source files (separated by spaces), the statement in parts; each part appears verbatim
+/// in one of them).
 const STATEMENTS: &[(&str, &str, &[&str])] = &[
     (
         "auth: medic by token",
@@ -72,17 +73,31 @@ const STATEMENTS: &[(&str, &str, &[&str])] = &[
         ],
     ),
     (
-        "rx detail, pharmacy lookup / dispense: the prescription by signature, with its document",
-        "components/prescriptions/src/read.rs",
+        "rx detail, pharmacy lookup / dispense: the prescription by signature, its document, the \
+         access log's check and its medications (one row each)",
+        "components/prescriptions/src/detail.rs components/prescriptions/src/read.rs \
+         components/prescriptions/src/reads.rs",
         &[
             "SELECT ",
             RX_COLUMNS,
-            ", d.canonical AS canonical FROM ",
+            ", d.canonical AS canonical, (",
+            "SELECT 1 FROM access_log a WHERE a.prescription_id = p.id \
+             AND a.action = 'read' AND a.actor = ?3 AND a.pharmacy_id IS NULL AND a.created_at >= ?4 LIMIT 1",
+            ") AS seen, ",
+            "m.id AS med_id, m.prescription_id AS med_prescription_id, \
+             m.presentation AS med_presentation, m.instructions AS med_instructions, m.qty AS med_qty, \
+             m.drug_upc AS med_drug_upc, m.category AS med_category, m.drug AS med_drug, \
+             m.cost AS med_cost, m.bought AS med_bought, m.bought_qty AS med_bought_qty, \
+             m.order_id AS med_order_id, m.qty_label AS med_qty_label, c.fraccion AS med_fraccion, \
+             c.antibiotic AS med_antibiotic, m.qty * COALESCE(t.fills, 1) AS med_qty_total",
+            " FROM ",
             RX_FROM,
-            " ",
-            RX_DOCUMENT,
-            " WHERE ",
+            " LEFT JOIN prescription_documents d ON d.prescription_id = p.id \
+             LEFT JOIN medications m ON m.prescription_id = p.id \
+             LEFT JOIN medication_classes c ON c.medication_id = m.id \
+             WHERE ",
             "p.signature = ?1 AND (?2 IS NULL OR p.medic_id = ?2)",
+            " ORDER BY m.position",
         ],
     ),
     (
@@ -167,8 +182,6 @@ const RX_COLUMNS: &str = "p.id, p.medic_id, p.signature, p.hospital_id, p.hospit
 const RX_FROM: &str = "prescriptions p LEFT JOIN prescription_seals s ON s.prescription_id = p.id \
     LEFT JOIN prescription_terms t ON t.prescription_id = p.id";
 
-const RX_DOCUMENT: &str = "LEFT JOIN prescription_documents d ON d.prescription_id = p.id";
-
 const RX_MATCHES: &str = "p.medic_id = ?1 AND (?2 IS NULL OR (p.patient_name || char(31) || \
     p.patient_email || char(31) || p.diagnosis) LIKE ?2 ESCAPE '\\')";
 
@@ -228,7 +241,10 @@ mod tests {
     fn statements_are_the_components() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         for (what, file, parts) in STATEMENTS {
-            let source = as_strings(&std::fs::read_to_string(root.join(file)).unwrap());
+            let source: String = file
+                .split_whitespace()
+                .map(|f| as_strings(&std::fs::read_to_string(root.join(f)).unwrap()))
+                .collect();
             // The placeholders are generated (`IN (?, ?, …)`).
             for part in parts.iter().filter(|p| p.contains(char::is_alphabetic)) {
                 assert!(source.contains(part), "{what}: {part:?} is not in {file}");

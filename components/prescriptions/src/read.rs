@@ -4,6 +4,8 @@
 //! signature goes into the prescription's access log (through `reads`); a pharmacy's lookup is logged with
 //! its call-log row (the pharmacies component), not here.
 
+use std::borrow::Cow;
+
 use common::db::{Db, Param, Row, int, like_contains, opt_text, placeholders, text};
 use common::types::{Error, PageRequest, Principal};
 
@@ -216,7 +218,14 @@ pub(crate) fn medication_from_row(r: &Row) -> anyhow::Result<(i64, Medication)> 
 /// A medication from the columns of `MEDICATION_COLUMNS`, each named with `prefix` (`detail`
 /// reads them beside a prescription's own columns, in one row).
 pub(crate) fn prefixed_medication(r: &Row, prefix: &str) -> anyhow::Result<(i64, Medication)> {
-    let col = |name: &str| format!("{prefix}{name}");
+    // Lists read their columns unprefixed: no name is built for them.
+    let col = |name: &'static str| -> Cow<'static, str> {
+        if prefix.is_empty() {
+            Cow::Borrowed(name)
+        } else {
+            Cow::Owned(format!("{prefix}{name}"))
+        }
+    };
     Ok((
         r.i64(&col("prescription_id"))?,
         Medication {

@@ -246,7 +246,6 @@ fn logged(
     Ok(response)
 }
 
-/// The response, delivering the change's webhooks once it is sent when any were queued.
 /// The prescription `signature` names, read on the request's connection.
 fn for_pharmacy(signature: &str) -> Result<Prescription, Error> {
     prescriptions::get_for_pharmacy(Db::open()?.connection(), signature)
@@ -258,6 +257,7 @@ fn plan(rx: &Prescription, event: RxEvent) -> Result<Vec<WebhookDelivery>, Error
     notifications::plan(db.connection(), rx.medic_id, rx.hospital.id, event)
 }
 
+/// The response, delivering the change's webhooks once it is sent when any were queued.
 fn after(response: Response, queued: bool, prescription: i64) -> Response {
     if queued {
         response.then(deliver_after(prescription))

@@ -224,7 +224,10 @@ fn logged(
     kind: Kind,
     call: impl FnOnce(&Pharmacy) -> Result<Response, Error>,
 ) -> Result<Response, Error> {
-    let response = match pharmacies::admit(pharmacy, MISSES_PER_MINUTE).and_then(|p| call(&p)) {
+    let admitted = Db::open()
+        .map_err(Error::from)
+        .and_then(|db| pharmacies::admit(db.connection(), pharmacy, MISSES_PER_MINUTE));
+    let response = match admitted.and_then(|p| call(&p)) {
         Ok(response) => response,
         Err(Error::NotFound(_)) if kind == Kind::Reject => Response::json(
             404,
@@ -311,7 +314,7 @@ struct Burned<'a> {
 fn pharmacy_shape(rx: &Prescription) -> Result<PharmacyRx<'_>, Error> {
     Ok(PharmacyRx {
         rx: detail_with_skus(rx),
-        sales: prescriptions::sales(&rx.signature)?,
+        sales: prescriptions::sales(Db::open()?.connection(), &rx.signature)?,
     })
 }
 

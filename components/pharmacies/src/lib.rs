@@ -8,7 +8,9 @@ mod calls;
 mod queue;
 mod register;
 
+use common::db::lent;
 use common::types::{Error, PageRequest};
+use spin_sdk::sqlite3::Connection;
 
 mod bindings;
 
@@ -35,8 +37,8 @@ impl Guest for Pharmacies {
         register::update(id, patch)
     }
 
-    fn admit(pharmacy: i64, limit: u32) -> Result<Pharmacy, Error> {
-        calls::admit(pharmacy, limit)
+    fn admit(db: &Connection, pharmacy: i64, limit: u32) -> Result<Pharmacy, Error> {
+        lent(db, || calls::admit(pharmacy, limit))
     }
 
     fn record_call(call: Call, seen: bool) -> Result<(), Error> {

@@ -137,8 +137,8 @@ impl Guest for Prescriptions {
         read::document(&caller, &signature)
     }
 
-    fn sales(signature: String) -> Result<Vec<Sale>, Error> {
-        sales::by_signature(&signature)
+    fn sales(db: &Connection, signature: String) -> Result<Vec<Sale>, Error> {
+        lent(db, || sales::by_signature(&signature))
     }
 
     fn antibiotic_register(

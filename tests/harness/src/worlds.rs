@@ -70,7 +70,7 @@ worlds! {
         PrescriptionsComponentPre, "receta:prescriptions/prescriptions@0.1.0", with { "spin:sqlite/sqlite": receta_host::capability::sqlite::bindings::sqlite };
     /// `pharmacies-component`: the pharmacy register and the call log.
     pharmacies: "receta:erx/pharmacies-component" => PharmaciesComponent,
-        PharmaciesComponentPre, "receta:pharmacies/pharmacies@0.1.0";
+        PharmaciesComponentPre, "receta:pharmacies/pharmacies@0.1.0", with { "spin:sqlite/sqlite": receta_host::capability::sqlite::bindings::sqlite };
     /// `notifications-component`: webhook subscriptions and deliveries.
     notifications: "receta:erx/notifications-component" => NotificationsComponent,
         NotificationsComponentPre, "receta:notifications/notifications@0.1.0", with { "spin:sqlite/sqlite": receta_host::capability::sqlite::bindings::sqlite };

@@ -4,7 +4,7 @@ use anyhow::Result;
 use receta_harness::Harness;
 use receta_harness::worlds::pharmacies::PharmaciesComponent;
 use receta_harness::worlds::pharmacies::exports::receta::pharmacies::pharmacies::{
-    Call, CallAction, NewPharmacy, PharmacyPatch,
+    Call, CallAction, NewPharmacy, Pharmacy, PharmacyPatch,
 };
 use receta_harness::worlds::pharmacies::receta::common::types::{Error, PageRequest};
 
@@ -50,12 +50,20 @@ fn record(p: &Pharmacies, call: &Call) -> Result<()> {
     })??)
 }
 
+fn admit(p: &Pharmacies, id: i64, limit: u32) -> Result<Result<Pharmacy, Error>> {
+    p.call(async move |c, s| {
+        let db = receta_harness::lend(s).await?;
+        c.receta_pharmacies_pharmacies()
+            .call_admit(&mut *s, db, id, limit)
+            .await
+    })
+}
+
 #[test]
 fn a_deactivated_pharmacy_is_not_admitted() -> Result<()> {
     let p = Pharmacies::new()?;
     let id = register(&p)?;
-    let admit =
-        || p.call(async |c, s| c.receta_pharmacies_pharmacies().call_admit(s, id, 10).await);
+    let admit = || admit(&p, id, 10);
     assert_eq!(admit()??.id, id);
     let patch = PharmacyPatch {
         name: None,
@@ -86,13 +94,7 @@ fn too_many_unknown_signatures_in_a_minute_throttle_the_pharmacy() -> Result<()>
             &call(id, &format!("unknown-{n}"), CallAction::Lookup, 404),
         )?;
     }
-    let admit = |limit| {
-        p.call(async move |c, s| {
-            c.receta_pharmacies_pharmacies()
-                .call_admit(s, id, limit)
-                .await
-        })
-    };
+    let admit = |limit| admit(&p, id, limit);
     assert!(admit(3)?.is_ok(), "three 404s are within a limit of three");
     assert!(matches!(admit(2)?, Err(Error::TooManyRequests(secs)) if (1..=60).contains(&secs)));
     Ok(())

@@ -80,14 +80,16 @@ fn dispense(req: &Request, signature: &str, pharmacy: &Pharmacy) -> Result<Respo
     let sales_code = f.finish_with(sales_code)?.trim().to_string();
     let webhooks = plan(&rx, RxEvent::Dispensed)?;
     let queued = !webhooks.is_empty();
-    let sold = prescriptions::dispense(&DispenseRequest {
+    let db = Db::open()?;
+    let request = DispenseRequest {
         pharmacy: pharmacy_ref(pharmacy),
         signature: signature.to_string(),
         sales_code,
         items,
         webhooks,
         claim_secret: req.header(CLAIM_SECRET).map(str::to_string),
-    })?;
+    };
+    let sold = prescriptions::dispense(db.connection(), &request)?;
     let body = Burned {
         rx: pharmacy_shape(&sold.prescription)?,
         receipt: &sold.receipt,
@@ -101,7 +103,7 @@ fn dispense(req: &Request, signature: &str, pharmacy: &Pharmacy) -> Result<Respo
 /// (docs/verification.md, "Dispense receipts"); 404 for an unknown digest or another pharmacy's
 /// sale; 409 when the stored document no longer hashes to the digest.
 pub fn receipt(pharmacy: Option<i64>, digest: &str) -> Result<Response, Error> {
-    let receipt = prescriptions::get_receipt(pharmacy, digest)?;
+    let receipt = prescriptions::get_receipt(Db::open()?.connection(), pharmacy, digest)?;
     Ok(Response::json(
         200,
         &json!({"document": receipt.document, "receipt": receipt.seal}),
@@ -115,7 +117,13 @@ pub fn receipt(pharmacy: Option<i64>, digest: &str) -> Result<Response, Error> {
 /// expired or fully dispensed; 404 `{"error": "rx not found"}`. Logged as a lookup.
 pub fn claim(pharmacy: i64, signature: &str) -> Result<Response, Error> {
     logged(pharmacy, signature, Kind::Claim, |pharmacy| {
-        let grant = prescriptions::claim(&pharmacy_ref(pharmacy), signature, claim_minutes())?;
+        let db = Db::open()?;
+        let grant = prescriptions::claim(
+            db.connection(),
+            &pharmacy_ref(pharmacy),
+            signature,
+            claim_minutes(),
+        )?;
         let rx = for_pharmacy(signature)?;
         let body = json!({
             "claim": {"id": grant.id, "secret": grant.secret, "expires_at": grant.expires_at},
@@ -139,7 +147,8 @@ pub fn release(req: &Request, pharmacy: i64, signature: &str) -> Result<Response
                 f.finish_with(secret)?
             }
         };
-        prescriptions::release(&pharmacy_ref(pharmacy), signature, &secret)?;
+        let db = Db::open()?;
+        prescriptions::release(db.connection(), &pharmacy_ref(pharmacy), signature, &secret)?;
         let rx = for_pharmacy(signature)?;
         let body = json!({
             "message": "The claim was released: the prescription is available again.",
@@ -176,7 +185,7 @@ pub fn reject(req: &Request, pharmacy: i64, signature: &str) -> Result<Response,
             reason,
             webhooks,
         };
-        prescriptions::reject(&pharmacy_ref(pharmacy), &change)?;
+        prescriptions::reject(Db::open()?.connection(), &pharmacy_ref(pharmacy), &change)?;
         Ok(after(
             Response::json(200, &json!({"status": "202 OK"})),
             queued,

@@ -303,10 +303,11 @@ pub fn cancel(req: &Request, medic: i64, signature: &str) -> Result<Response, Er
         reason,
         webhooks,
     };
-    let cancelled = prescriptions::cancel(medic, &change).map_err(|e| match e {
-        Error::NotFound(_) => Error::not_found(),
-        other => other,
-    })?;
+    let cancelled =
+        prescriptions::cancel(db.connection(), medic, &change).map_err(|e| match e {
+            Error::NotFound(_) => Error::not_found(),
+            other => other,
+        })?;
     let response = Response::json(200, &detail_shape(&cancelled, &http::base_url()));
     Ok(if queued {
         response.then(deliver_after(cancelled.id))

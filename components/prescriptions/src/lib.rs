@@ -93,32 +93,50 @@ impl Guest for Prescriptions {
         })
     }
 
-    fn dispense(request: DispenseRequest) -> Result<Dispensed, Error> {
-        lifecycle::dispense(request)
+    fn dispense(db: &Connection, request: DispenseRequest) -> Result<Dispensed, Error> {
+        lent(db, || lifecycle::dispense(request))
     }
 
-    fn get_receipt(pharmacy: Option<i64>, digest: String) -> Result<Receipt, Error> {
-        receipts::get(pharmacy, &digest)
+    fn get_receipt(
+        db: &Connection,
+        pharmacy: Option<i64>,
+        digest: String,
+    ) -> Result<Receipt, Error> {
+        lent(db, || receipts::get(pharmacy, &digest))
     }
 
     fn verify_receipt(digest: String, client: String) -> Result<ReceiptCheck, Error> {
         receipts::verify(&digest, &client)
     }
 
-    fn reject(pharmacy: PharmacyRef, change: StateChange) -> Result<Prescription, Error> {
-        lifecycle::reject(pharmacy, change)
+    fn reject(
+        db: &Connection,
+        pharmacy: PharmacyRef,
+        change: StateChange,
+    ) -> Result<Prescription, Error> {
+        lent(db, || lifecycle::reject(pharmacy, change))
     }
 
-    fn claim(pharmacy: PharmacyRef, signature: String, minutes: u32) -> Result<ClaimGrant, Error> {
-        claims::claim(pharmacy, &signature, minutes)
+    fn claim(
+        db: &Connection,
+        pharmacy: PharmacyRef,
+        signature: String,
+        minutes: u32,
+    ) -> Result<ClaimGrant, Error> {
+        lent(db, || claims::claim(pharmacy, &signature, minutes))
     }
 
-    fn release(pharmacy: PharmacyRef, signature: String, secret: String) -> Result<(), Error> {
-        claims::release(pharmacy, &signature, &secret)
+    fn release(
+        db: &Connection,
+        pharmacy: PharmacyRef,
+        signature: String,
+        secret: String,
+    ) -> Result<(), Error> {
+        lent(db, || claims::release(pharmacy, &signature, &secret))
     }
 
-    fn cancel(medic: i64, change: StateChange) -> Result<Prescription, Error> {
-        lifecycle::cancel(medic, change)
+    fn cancel(db: &Connection, medic: i64, change: StateChange) -> Result<Prescription, Error> {
+        lent(db, || lifecycle::cancel(medic, change))
     }
 
     fn list_events(caller: Principal, signature: String) -> Result<Vec<LifecycleEvent>, Error> {
@@ -142,12 +160,13 @@ impl Guest for Prescriptions {
     }
 
     fn antibiotic_register(
+        db: &Connection,
         pharmacy: i64,
         from: String,
         to: String,
         page: Option<PageRequest>,
     ) -> Result<RegisterPage, Error> {
-        register::read(pharmacy, &from, &to, page)
+        lent(db, || register::read(pharmacy, &from, &to, page))
     }
 
     fn load_drugs(drugs: Vec<Drug>) -> Result<DrugLoad, Error> {

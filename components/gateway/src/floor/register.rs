@@ -9,6 +9,7 @@
 //! that begins with `=`, `+`, `-`, `@`, a tab or a carriage return is prefixed with `'` so that no
 //! spreadsheet reads it as a formula (OWASP, "CSV Injection").
 
+use common::db::Db;
 use common::time::{Date, mexico_city_date, now_iso8601};
 use common::types::Error;
 
@@ -41,6 +42,7 @@ pub fn respond(req: &Request, pharmacy: i64) -> Result<Response, Error> {
         None | Some("" | "json") => {
             let page = req.page()?;
             let found = prescriptions::antibiotic_register(
+                Db::open()?.connection(),
                 pharmacy,
                 &from.to_string(),
                 &to.to_string(),
@@ -50,6 +52,7 @@ pub fn respond(req: &Request, pharmacy: i64) -> Result<Response, Error> {
         }
         Some("csv") => {
             let found = prescriptions::antibiotic_register(
+                Db::open()?.connection(),
                 pharmacy,
                 &from.to_string(),
                 &to.to_string(),

@@ -134,8 +134,9 @@ fn dispense(rx: &Rx, signature: &str, items: &[(i64, u32)]) -> Result<Result<RxS
         claim_secret: None,
     };
     let done = rx.call(async |c, s| {
+        let db = receta_harness::lend(s).await?;
         c.receta_prescriptions_prescriptions()
-            .call_dispense(s, &request)
+            .call_dispense(&mut *s, db, &request)
             .await
     })?;
     Ok(done.map(|d| d.prescription.status.rx_status))
@@ -152,8 +153,9 @@ fn change(signature: &str) -> StateChange {
 fn cancel(rx: &Rx, medic: i64, signature: &str) -> Result<Result<Prescription, Error>> {
     let change = change(signature);
     rx.call(async |c, s| {
+        let db = receta_harness::lend(s).await?;
         c.receta_prescriptions_prescriptions()
-            .call_cancel(s, medic, &change)
+            .call_cancel(&mut *s, db, medic, &change)
             .await
     })
 }
@@ -161,8 +163,9 @@ fn cancel(rx: &Rx, medic: i64, signature: &str) -> Result<Result<Prescription, E
 fn reject(rx: &Rx, signature: &str) -> Result<Result<Prescription, Error>> {
     let change = change(signature);
     rx.call(async |c, s| {
+        let db = receta_harness::lend(s).await?;
         c.receta_prescriptions_prescriptions()
-            .call_reject(s, &pharmacy(rx), &change)
+            .call_reject(&mut *s, db, &pharmacy(rx), &change)
             .await
     })
 }

@@ -43,8 +43,8 @@ impl Guest for Catalog {
         lent(db, || hospitals::image(id, kind))
     }
 
-    fn hospital_sends_emails(id: i64) -> Result<bool, Error> {
-        hospitals::sends_emails(id)
+    fn hospital_sends_emails(db: &Connection, id: i64) -> Result<bool, Error> {
+        lent(db, || hospitals::sends_emails(id))
     }
 
     fn authorize_hospital_admin(caller: Principal, id: i64) -> Result<(), Error> {
@@ -165,8 +165,8 @@ impl CampaignsGuest for Catalog {
         campaigns::delete(caller, id)
     }
 
-    fn active_campaigns() -> Result<Vec<Campaign>, Error> {
-        campaigns::active()
+    fn active_campaigns(db: &Connection) -> Result<Vec<Campaign>, Error> {
+        lent(db, campaigns::active)
     }
 }
 

@@ -16,6 +16,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use common::codes::DrugCategory;
+use common::db::Db;
 use common::types::{Error, Principal};
 
 use crate::bindings::campaigns::{self, Campaign};
@@ -28,8 +29,9 @@ use crate::landing_html;
 /// `GET /api/v2/rx/patient-landing/<signature>/` → 200 `{rx, campaigns, default_campaign}`.
 pub fn json(caller: Principal, signature: &str) -> Result<Response, Error> {
     logs_caught_up();
-    let rx = prescriptions::get_landing(Some(caller), signature)?;
-    let active = campaigns::active_campaigns()?;
+    let db = Db::open()?;
+    let rx = prescriptions::get_landing(db.connection(), Some(caller), signature)?;
+    let active = campaigns::active_campaigns(db.connection())?;
     Ok(Response::json(200, &landing_body(rx, &active)))
 }
 
@@ -111,9 +113,10 @@ fn landing_body(rx: LandingRx, active: &[Campaign]) -> Value {
 /// `GET /rx/<signature>` → 200 the landing page; 404 the friendly page.
 pub fn page(signature: &str) -> Result<Response, Error> {
     logs_caught_up();
-    match prescriptions::get_landing(None, signature) {
+    let db = Db::open()?;
+    match prescriptions::get_landing(db.connection(), None, signature) {
         Ok(rx) => {
-            let active = campaigns::active_campaigns()?;
+            let active = campaigns::active_campaigns(db.connection())?;
             Ok(html(200, landing_html::page(&rx, &active)))
         }
         Err(Error::NotFound(_)) => Ok(not_found()),
@@ -123,7 +126,7 @@ pub fn page(signature: &str) -> Result<Response, Error> {
 
 /// `GET /rx/<signature>/pdf` → 200 `application/pdf` as an attachment; 404 the friendly page.
 pub fn pdf(signature: &str) -> Result<Response, Error> {
-    match prescriptions::get_landing_pdf(signature) {
+    match prescriptions::get_landing_pdf(Db::open()?.connection(), signature) {
         Ok(bytes) => Ok(private(Response::bytes(200, "application/pdf", bytes))
             .with_header(
                 "content-disposition",

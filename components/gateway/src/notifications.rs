@@ -74,12 +74,19 @@ pub fn resend(req: &Request, caller: Principal, signature: &str) -> Result<Respo
         f.error("cc", format!("At most {MAX_CC} addresses."));
     }
     f.finish()?;
-    if !catalog::hospital_sends_emails(rx.hospital.id)? {
+    let db = Db::open()?;
+    if !catalog::hospital_sends_emails(db.connection(), rx.hospital.id)? {
         return Err(Error::forbidden(
             "This prescription's hospital does not send emails (send_emails is false).",
         ));
     }
-    match notifications::resend_email(caller, rx.id, std::slice::from_ref(&email), &cc) {
+    match notifications::resend_email(
+        db.connection(),
+        caller,
+        rx.id,
+        std::slice::from_ref(&email),
+        &cc,
+    ) {
         Ok(_) => {}
         Err(Error::TooManyRequests(seconds)) => {
             return Ok(Response::message(

@@ -61,7 +61,7 @@ fn create_for(req: &Request, medic: i64) -> Result<Response, Error> {
             location,
         })
     })?;
-    let patient = patients::create_patient(medic, &input)?;
+    let patient = patients::create_patient(Db::open()?.connection(), medic, &input)?;
     Ok(Response::json(201, &patient))
 }
 
@@ -70,7 +70,7 @@ fn create_for(req: &Request, medic: i64) -> Result<Response, Error> {
 pub fn list(req: &Request, medic: i64) -> Result<Response, Error> {
     let page = req.page()?;
     let search = search_param(req)?;
-    let found = patients::list_patients(medic, search.as_deref(), page)?;
+    let found = patients::list_patients(Db::open()?.connection(), medic, search.as_deref(), page)?;
     Ok(Response::json(200, &found))
 }
 
@@ -104,7 +104,7 @@ pub fn update(req: &Request, medic: i64, segment: &str) -> Result<Response, Erro
         location: f.patch_str("location", LONG, true),
     };
     f.finish()?;
-    let patient = patients::update_patient(medic, &key, &patch)?;
+    let patient = patients::update_patient(Db::open()?.connection(), medic, &key, &patch)?;
     Ok(Response::json(202, &patient))
 }
 

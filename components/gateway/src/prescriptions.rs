@@ -203,7 +203,7 @@ pub fn list(req: &Request, medic: i64) -> Result<Response, Error> {
 /// prescribed, newest prescription first, in the prescription's medication shape plus `ad_id` (`""`).
 pub fn prescribed(req: &Request, medic: i64) -> Result<Response, Error> {
     let page = req.page()?;
-    let found = prescriptions::list_medications(medic, page)?;
+    let found = prescriptions::list_medications(Db::open()?.connection(), medic, page)?;
     #[derive(Serialize)]
     struct WithAd<'a> {
         #[serde(flatten)]
@@ -230,7 +230,7 @@ pub fn is_id(key: &str) -> bool {
 /// 404 `{message}` for another's or an unknown id.
 pub fn by_id(req: &Request, medic: i64, key: &str) -> Result<Response, Error> {
     let id: i64 = key.parse().map_err(|_| Error::not_found())?;
-    let found = prescriptions::get_by_id(medic, id)?;
+    let found = prescriptions::get_by_id(Db::open()?.connection(), medic, id)?;
     let one = PageRequest {
         limit: 1,
         offset: 0,
@@ -256,7 +256,7 @@ pub fn detail(caller: Principal, key: &str) -> Result<Response, Error> {
 /// `GET /api/v2/rx/pdf/<signature>/` → 200 `{pdf}` (the PDF stored at issue, base64); 404 `{error}` for
 /// an unknown signature or a caller other than the issuing medic or the API admin.
 pub fn pdf(caller: Principal, signature: &str) -> Result<Response, Error> {
-    match prescriptions::get_pdf(caller, signature) {
+    match prescriptions::get_pdf(Db::open()?.connection(), caller, signature) {
         // `{"pdf": "<base64>"}` written straight into the body: base64 needs no JSON escaping.
         Ok(bytes) => {
             let mut body = String::with_capacity(bytes.len().div_ceil(3) * 4 + 12);
@@ -274,7 +274,7 @@ pub fn pdf(caller: Principal, signature: &str) -> Result<Response, Error> {
 /// 404) → 200 `application/json`: the canonical document's exact bytes, whose SHA-256 is the
 /// signature. 409 when the stored document no longer hashes to it (altered outside the service).
 pub fn document(caller: Principal, signature: &str) -> Result<Response, Error> {
-    let canonical = prescriptions::get_document(caller, signature)?;
+    let canonical = prescriptions::get_document(Db::open()?.connection(), caller, signature)?;
     Ok(Response::bytes(
         200,
         "application/json",
@@ -322,7 +322,7 @@ pub fn cancel(req: &Request, medic: i64, signature: &str) -> Result<Response, Er
 /// bought_qty}], created_at}`.
 pub fn events(req: &Request, caller: Principal, signature: &str) -> Result<Response, Error> {
     let page = req.page()?;
-    let all = prescriptions::list_events(caller, signature)?;
+    let all = prescriptions::list_events(Db::open()?.connection(), caller, signature)?;
     let results: Vec<EventJson> = all
         .iter()
         .skip(page.offset as usize)

@@ -58,12 +58,13 @@ impl Guest for Notifications {
     }
 
     fn resend_email(
+        db: &Connection,
         sender: Principal,
         prescription: i64,
         to: Vec<String>,
         cc: Vec<String>,
     ) -> Result<i64, Error> {
-        outbox::resend_email(sender, prescription, &to, &cc)
+        lent(db, || outbox::resend_email(sender, prescription, &to, &cc))
     }
 
     fn deliver_due(limit: u32, prescription: Option<i64>) -> Result<DeliveryRun, Error> {

@@ -15,24 +15,30 @@ use bindings::exports::receta::patients::patients::{
 struct Patients;
 
 impl Guest for Patients {
-    fn create_patient(medic: i64, input: NewPatient) -> Result<Patient, Error> {
-        records::create(medic, input)
+    fn create_patient(db: &Connection, medic: i64, input: NewPatient) -> Result<Patient, Error> {
+        lent(db, || records::create(medic, input))
     }
 
     fn list_patients(
+        db: &Connection,
         medic: i64,
         search: Option<String>,
         page: PageRequest,
     ) -> Result<Vec<Patient>, Error> {
-        records::list(medic, search.as_deref(), page)
+        lent(db, || records::list(medic, search.as_deref(), page))
     }
 
     fn get_owned(db: &Connection, medic: i64, key: PatientKey) -> Result<Patient, Error> {
         lent(db, || records::get(medic, &key))
     }
 
-    fn update_patient(medic: i64, key: PatientKey, patch: PatientPatch) -> Result<Patient, Error> {
-        records::update(medic, &key, patch)
+    fn update_patient(
+        db: &Connection,
+        medic: i64,
+        key: PatientKey,
+        patch: PatientPatch,
+    ) -> Result<Patient, Error> {
+        lent(db, || records::update(medic, &key, patch))
     }
 }
 

@@ -66,12 +66,16 @@ impl Guest for Prescriptions {
         lent(db, || read::list(medic, search.as_deref(), page))
     }
 
-    fn list_medications(medic: i64, page: PageRequest) -> Result<MedicationPage, Error> {
-        read::prescribed(medic, page)
+    fn list_medications(
+        db: &Connection,
+        medic: i64,
+        page: PageRequest,
+    ) -> Result<MedicationPage, Error> {
+        lent(db, || read::prescribed(medic, page))
     }
 
-    fn get_by_id(medic: i64, id: i64) -> Result<Prescription, Error> {
-        read::by_id(medic, id)
+    fn get_by_id(db: &Connection, medic: i64, id: i64) -> Result<Prescription, Error> {
+        lent(db, || read::by_id(medic, id))
     }
 
     fn get_by_signature(
@@ -82,8 +86,8 @@ impl Guest for Prescriptions {
         lent(db, || detail::by_signature(&caller, &signature))
     }
 
-    fn get_pdf(caller: Principal, signature: String) -> Result<Vec<u8>, Error> {
-        read::pdf(&caller, &signature)
+    fn get_pdf(db: &Connection, caller: Principal, signature: String) -> Result<Vec<u8>, Error> {
+        lent(db, || read::pdf(&caller, &signature))
     }
 
     fn get_for_pharmacy(db: &Connection, signature: String) -> Result<Prescription, Error> {
@@ -139,8 +143,12 @@ impl Guest for Prescriptions {
         lent(db, || lifecycle::cancel(medic, change))
     }
 
-    fn list_events(caller: Principal, signature: String) -> Result<Vec<LifecycleEvent>, Error> {
-        lifecycle::list(&caller, &signature)
+    fn list_events(
+        db: &Connection,
+        caller: Principal,
+        signature: String,
+    ) -> Result<Vec<LifecycleEvent>, Error> {
+        lent(db, || lifecycle::list(&caller, &signature))
     }
 
     fn published_keys() -> Result<Vec<PublishedKey>, Error> {
@@ -151,8 +159,12 @@ impl Guest for Prescriptions {
         verify::verify(&signature, &client)
     }
 
-    fn get_document(caller: Principal, signature: String) -> Result<String, Error> {
-        read::document(&caller, &signature)
+    fn get_document(
+        db: &Connection,
+        caller: Principal,
+        signature: String,
+    ) -> Result<String, Error> {
+        lent(db, || read::document(&caller, &signature))
     }
 
     fn sales(db: &Connection, signature: String) -> Result<Vec<Sale>, Error> {
@@ -177,12 +189,16 @@ impl Guest for Prescriptions {
         drugs::search(search.as_deref(), page)
     }
 
-    fn get_landing(caller: Option<Principal>, signature: String) -> Result<LandingRx, Error> {
-        landing::view(caller, &signature)
+    fn get_landing(
+        db: &Connection,
+        caller: Option<Principal>,
+        signature: String,
+    ) -> Result<LandingRx, Error> {
+        lent(db, || landing::view(caller, &signature))
     }
 
-    fn get_landing_pdf(signature: String) -> Result<Vec<u8>, Error> {
-        landing::pdf(&signature)
+    fn get_landing_pdf(db: &Connection, signature: String) -> Result<Vec<u8>, Error> {
+        lent(db, || landing::pdf(&signature))
     }
 
     fn drain_reads() -> Result<u32, Error> {

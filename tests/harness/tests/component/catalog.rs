@@ -171,14 +171,16 @@ fn a_hospital_that_sends_no_emails_says_so() -> Result<()> {
         })??
         .id;
     let sends = c.call(async |w, s| {
+        let db = receta_harness::lend(s).await?;
         w.receta_catalog_catalog()
-            .call_hospital_sends_emails(s, id)
+            .call_hospital_sends_emails(&mut *s, db, id)
             .await
     })??;
     assert!(!sends);
     let missing = c.call(async |w, s| {
+        let db = receta_harness::lend(s).await?;
         w.receta_catalog_catalog()
-            .call_hospital_sends_emails(s, id + 100)
+            .call_hospital_sends_emails(&mut *s, db, id + 100)
             .await
     })?;
     assert!(matches!(missing, Err(Error::NotFound(_))));

@@ -32,8 +32,9 @@ fn new_patient(name: &str) -> NewPatient {
 fn create(p: &Patients, medic: i64, name: &str) -> Result<Patient> {
     let input = new_patient(name);
     Ok(p.call(async |c, s| {
+        let db = receta_harness::lend(s).await?;
         c.receta_patients_patients()
-            .call_create_patient(s, medic, &input)
+            .call_create_patient(&mut *s, db, medic, &input)
             .await
     })??)
 }
@@ -100,14 +101,16 @@ fn another_medic_neither_sees_nor_changes_the_patient() -> Result<()> {
     };
     let key = PatientKey::Id(patient.id);
     let changed = p.call(async |c, s| {
+        let db = receta_harness::lend(s).await?;
         c.receta_patients_patients()
-            .call_update_patient(s, beto, &key, &patch)
+            .call_update_patient(&mut *s, db, beto, &key, &patch)
             .await
     })?;
     assert!(matches!(changed, Err(Error::NotFound(_))));
     let renamed = p.call(async |c, s| {
+        let db = receta_harness::lend(s).await?;
         c.receta_patients_patients()
-            .call_update_patient(s, ana, &key, &patch)
+            .call_update_patient(&mut *s, db, ana, &key, &patch)
             .await
     })??;
     assert_eq!(
@@ -134,8 +137,9 @@ fn a_medic_lists_and_searches_only_their_own_patients() -> Result<()> {
     };
     let list = |medic: i64, search: Option<&'static str>| {
         p.call(async move |c, s| {
+            let db = receta_harness::lend(s).await?;
             c.receta_patients_patients()
-                .call_list_patients(s, medic, search, page)
+                .call_list_patients(&mut *s, db, medic, search, page)
                 .await
         })
     };

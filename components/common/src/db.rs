@@ -16,6 +16,18 @@ pub const DATABASE: &str = "default";
 /// See [`Db::execute_batched`]; the host's `capability/sqlite/deferred.rs` looks for it.
 const BATCHED: &str = "/* receta:batched */";
 
+/// Around `BEGIN IMMEDIATE` ([`Db::transaction`]): SQLite's busy handler sleeps 1, 2, 5 … 100 ms
+/// between tries, so on a host without writer turns (Spin) a writer that missed the lock once
+/// could sleep past many chances while others took it (Spin's creates at 8 connections: p99
+/// 0.84-1.42 s; asked again every millisecond instead, 132-159 ms; docs/bench.md, findings).
+const NO_BUSY_WAIT: &str = "PRAGMA busy_timeout = 0";
+/// Both hosts' default (5 s), back once the transaction has begun.
+const BUSY_WAIT: &str = "PRAGMA busy_timeout = 5000";
+/// How often `BEGIN IMMEDIATE` is asked again while another writer holds the lock.
+const LOCK_RETRY: std::time::Duration = std::time::Duration::from_millis(1);
+/// How long it is asked for in all (as long as the busy handler waited).
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// See [`Db::execute_log_grade`].
 const LOG_GRADE: &str = "PRAGMA synchronous = NORMAL";
 /// Back to durable commits after a log-grade one (the default of both hosts).
@@ -179,12 +191,36 @@ impl Db {
         self.conn.last_insert_rowid()
     }
 
+    /// `BEGIN IMMEDIATE`, asked for without SQLite's busy handler and asked again every
+    /// [`LOCK_RETRY`] for up to [`LOCK_WAIT`] while another writer holds the lock.
+    fn begin_immediate(&self) -> Result<()> {
+        self.execute(NO_BUSY_WAIT, &[])?;
+        let started = std::time::Instant::now();
+        let begun = loop {
+            match self.conn.execute("BEGIN IMMEDIATE", &[]) {
+                Err(e) if is_busy(&e) && started.elapsed() < LOCK_WAIT => {
+                    std::thread::sleep(LOCK_RETRY)
+                }
+                other => break other,
+            }
+        };
+        let restored = self.execute(BUSY_WAIT, &[]);
+        begun
+            .map_err(|e| anyhow!("{}", describe(&e)))
+            .context("running `BEGIN IMMEDIATE`")?;
+        if let Err(e) = restored {
+            let _ = self.execute("ROLLBACK", &[]);
+            return Err(e);
+        }
+        Ok(())
+    }
+
     /// Runs `f` inside `BEGIN IMMEDIATE … COMMIT`; any error rolls back. `E` is the caller's error type.
     pub fn transaction<T, E: From<anyhow::Error>>(
         &self,
         f: impl FnOnce(&Db) -> Result<T, E>,
     ) -> Result<T, E> {
-        self.execute("BEGIN IMMEDIATE", &[])?;
+        self.begin_immediate()?;
         match f(self) {
             Ok(value) => {
                 self.execute("COMMIT", &[])?;
@@ -343,6 +379,11 @@ fn describe(e: &spin_sdk::sqlite3::Error) -> String {
     }
 }
 
+/// Whether `e` is SQLite's `SQLITE_BUSY` (another connection holds the lock).
+fn is_busy(e: &spin_sdk::sqlite3::Error) -> bool {
+    matches!(e, spin_sdk::sqlite3::Error::Io(m) if m.contains("database is locked"))
+}
+
 fn first_line(sql: &str) -> &str {
     sql.trim().lines().next().unwrap_or_default()
 }
@@ -350,6 +391,14 @@ fn first_line(sql: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_lock_held_elsewhere_is_waited_for() {
+        use spin_sdk::sqlite3::Error::*;
+        assert!(is_busy(&Io("database is locked".into())));
+        assert!(!is_busy(&Io("no such table: x".into())));
+        assert!(!is_busy(&AccessDenied));
+    }
 
     #[test]
     fn like_patterns_escape_wildcards() {

@@ -31,6 +31,20 @@ pub fn upper_words(statement: &str) -> Vec<String> {
         .collect()
 }
 
+/// Whether `statement` sets `PRAGMA busy_timeout` (`= n` or `(n)`): how long SQLite waits for
+/// another connection's lock. Both backends answer it without applying it: this host's writer
+/// turns make a writer wait for the lock in turn (up to [`BUSY_TIMEOUT`]), and a libSQL server
+/// waits by its own rules (`common::db` sets it around each `BEGIN IMMEDIATE` for Spin's sake).
+pub fn is_busy_timeout(statement: &str) -> bool {
+    if !starts_with_keyword(statement, &["PRAGMA"]) {
+        return false;
+    }
+    let words = upper_words(statement).concat();
+    ["PRAGMABUSY_TIMEOUT=", "PRAGMABUSY_TIMEOUT(", "PRAGMAMAIN.BUSY_TIMEOUT="]
+        .iter()
+        .any(|p| words.starts_with(p))
+}
+
 /// `BEGIN`, `BEGIN DEFERRED`, `BEGIN TRANSACTION`, ... → `BEGIN IMMEDIATE`, so that a transaction
 /// takes the write lock up front and waits for it instead of failing with "database is locked"
 /// when two requests write concurrently. Guests meant to also run on Spin should write
@@ -157,6 +171,16 @@ impl ResultBudget {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn busy_timeout_pragmas_are_told_apart() {
+        assert!(is_busy_timeout("PRAGMA busy_timeout = 0"));
+        assert!(is_busy_timeout("pragma BUSY_TIMEOUT=5000;"));
+        assert!(is_busy_timeout("PRAGMA busy_timeout(100)"));
+        assert!(!is_busy_timeout("PRAGMA busy_timeout"));
+        assert!(!is_busy_timeout("PRAGMA synchronous = NORMAL"));
+        assert!(!is_busy_timeout("SELECT 'PRAGMA busy_timeout'"));
+    }
 
     #[test]
     fn a_second_statement_is_seen_past_quotes_and_comments() {

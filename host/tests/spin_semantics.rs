@@ -187,9 +187,15 @@ fn sqlite_round_trip_rowid_changes_and_error_text() {
 fn a_guests_lock_wait_is_answered_and_not_applied() {
     let app = probe(&[]);
     // Spin would set it and answer the new value; this host's writer turns order the writers.
-    assert_eq!(text(&app, "/probe/sqlite?q=PRAGMA%20busy_timeout%20%3D%200"), "");
+    assert_eq!(
+        text(&app, "/probe/sqlite?q=PRAGMA%20busy_timeout%20%3D%200"),
+        ""
+    );
     assert_eq!(text(&app, "/probe/sqlite?q=PRAGMA%20busy_timeout(1)"), "");
-    assert_eq!(text(&app, "/probe/sqlite?q=PRAGMA%20busy_timeout"), "5000\n");
+    assert_eq!(
+        text(&app, "/probe/sqlite?q=PRAGMA%20busy_timeout"),
+        "5000\n"
+    );
 }
 
 #[test]

@@ -40,9 +40,13 @@ pub fn is_busy_timeout(statement: &str) -> bool {
         return false;
     }
     let words = upper_words(statement).concat();
-    ["PRAGMABUSY_TIMEOUT=", "PRAGMABUSY_TIMEOUT(", "PRAGMAMAIN.BUSY_TIMEOUT="]
-        .iter()
-        .any(|p| words.starts_with(p))
+    [
+        "PRAGMABUSY_TIMEOUT=",
+        "PRAGMABUSY_TIMEOUT(",
+        "PRAGMAMAIN.BUSY_TIMEOUT=",
+    ]
+    .iter()
+    .any(|p| words.starts_with(p))
 }
 
 /// `BEGIN`, `BEGIN DEFERRED`, `BEGIN TRANSACTION`, ... → `BEGIN IMMEDIATE`, so that a transaction

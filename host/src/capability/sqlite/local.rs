@@ -31,8 +31,7 @@ use crate::capability::sqlite::bindings::{Error, QueryResult, RowResult, Value};
 use crate::capability::sqlite::config::Location;
 use crate::capability::sqlite::flush::Flusher;
 use crate::capability::sqlite::semantics::{
-    BUSY_TIMEOUT, ResultBudget, is_busy_timeout, more_than_one_statement, starts_with_keyword,
-    upgrade_begin,
+    BUSY_TIMEOUT, ResultBudget, more_than_one_statement, starts_with_keyword, upgrade_begin,
 };
 use crate::capability::sqlite::turn::{Turn, Writers, takes_write_lock};
 /// Idle connections kept per database.
@@ -257,14 +256,6 @@ impl Connection {
         let Some(conn) = self.conn.as_ref() else {
             return Err(Error::InvalidConnection);
         };
-        // This host's writer turns already make a writer wait for another's lock, in turn, up to
-        // `BUSY_TIMEOUT`: a guest's lock wait is answered and not applied (host/README.md).
-        if is_busy_timeout(statement) {
-            return Ok(QueryResult {
-                columns: Vec::new(),
-                rows: Vec::new(),
-            });
-        }
         self.pragmas |= is_pragma(statement);
         // A statement that may wait for a lock or flush (one taking the write lock outside a
         // transaction, a transaction's end) leaves the async worker thread (`blocking`). A

@@ -122,6 +122,12 @@ impl Connection {
         statement: &str,
         parameters: Vec<Value>,
     ) -> Result<QueryResult, Error> {
+        // A guest's lock wait is answered and not applied, on either backend (host/README.md):
+        // this host's writer turns make a writer wait for another's lock in turn, and a libSQL
+        // server waits by its own rules (there it would cost a round trip each).
+        if semantics::is_busy_timeout(statement) {
+            return Ok(semantics::no_rows());
+        }
         match self {
             Connection::Local(c) => c.execute(statement, parameters).await,
             Connection::Remote(c) => c.execute(statement, parameters).await,

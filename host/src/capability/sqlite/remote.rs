@@ -30,7 +30,7 @@ use crate::capability::sqlite::bindings::{Error, QueryResult, RowResult, Value};
 use crate::capability::sqlite::config::Replica;
 use crate::capability::sqlite::deferred::{Deferred, Step};
 use crate::capability::sqlite::semantics::{
-    BUSY_TIMEOUT, ResultBudget, is_busy_timeout, opens_plain_transaction, starts_with_keyword,
+    BUSY_TIMEOUT, ResultBudget, no_rows, opens_plain_transaction, starts_with_keyword,
     upgrade_begin,
 };
 use crate::capability::sqlite::turn::{Turn, Writers, writes};
@@ -190,11 +190,6 @@ impl Connection {
     ) -> Result<QueryResult, Error> {
         if std::mem::take(&mut self.ended) && self.autocommit() && Deferred::is_rollback(statement)
         {
-            return Ok(no_rows());
-        }
-        // A lock wait for this client's SQLite: the server waits by its own rules, and this
-        // host's writer turns order the node's writers (two round trips per transaction saved).
-        if is_busy_timeout(statement) {
             return Ok(no_rows());
         }
         // Inside a held-back transaction: answered here, or sent as below, inside the
@@ -372,11 +367,7 @@ impl Connection {
             // statements sent with `execute`; rows come back only from `query`.
             if !returns_rows(statement) {
                 self.changes = self.conn.execute(statement, parameters).await?;
-                let columns = Vec::new();
-                return Ok(Ok(QueryResult {
-                    columns,
-                    rows: Vec::new(),
-                }));
+                return Ok(Ok(no_rows()));
             }
             let mut rows = self.conn.query(statement, parameters).await?;
             let count = rows.column_count();
@@ -454,14 +445,6 @@ impl Connection {
         if self.deferred.as_ref().is_some_and(Deferred::has_kept) {
             let _ = self.flush(std::time::Instant::now() + LOCKED_TIMEOUT).await;
         }
-    }
-}
-
-/// The result of a statement that returns no rows.
-fn no_rows() -> QueryResult {
-    QueryResult {
-        columns: Vec::new(),
-        rows: Vec::new(),
     }
 }
 

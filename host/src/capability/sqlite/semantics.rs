@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::capability::sqlite::bindings::{Error, Value};
+use crate::capability::sqlite::bindings::{Error, QueryResult, Value};
 
 /// Spin's cap on a buffered query result.
 pub const MAX_RESULT_BYTES: usize = 128 * 1024 * 1024;
@@ -31,22 +31,29 @@ pub fn upper_words(statement: &str) -> Vec<String> {
         .collect()
 }
 
+/// The result of a statement that returns no rows.
+pub fn no_rows() -> QueryResult {
+    QueryResult {
+        columns: Vec::new(),
+        rows: Vec::new(),
+    }
+}
+
 /// Whether `statement` sets `PRAGMA busy_timeout` (`= n` or `(n)`): how long SQLite waits for
-/// another connection's lock. Both backends answer it without applying it: this host's writer
-/// turns make a writer wait for the lock in turn (up to [`BUSY_TIMEOUT`]), and a libSQL server
-/// waits by its own rules (`common::db` sets it around each `BEGIN IMMEDIATE` for Spin's sake).
+/// another connection's lock. `Connection::execute` answers it without applying it on either
+/// backend: this host's writer turns make a writer wait for the lock in turn (up to
+/// [`BUSY_TIMEOUT`]), and a libSQL server waits by its own rules (`common::db` sets it around each
+/// `BEGIN IMMEDIATE` for Spin's sake).
 pub fn is_busy_timeout(statement: &str) -> bool {
+    // Every statement passes here: most are not a PRAGMA, and are let through without allocating.
     if !starts_with_keyword(statement, &["PRAGMA"]) {
         return false;
     }
     let words = upper_words(statement).concat();
-    [
-        "PRAGMABUSY_TIMEOUT=",
-        "PRAGMABUSY_TIMEOUT(",
-        "PRAGMAMAIN.BUSY_TIMEOUT=",
-    ]
-    .iter()
-    .any(|p| words.starts_with(p))
+    let name = words.strip_prefix("PRAGMA").unwrap_or(&words);
+    let name = name.strip_prefix("MAIN.").unwrap_or(name);
+    name.strip_prefix("BUSY_TIMEOUT")
+        .is_some_and(|value| value.starts_with(['=', '(']))
 }
 
 /// `BEGIN`, `BEGIN DEFERRED`, `BEGIN TRANSACTION`, ... → `BEGIN IMMEDIATE`, so that a transaction
@@ -181,6 +188,7 @@ mod tests {
         assert!(is_busy_timeout("PRAGMA busy_timeout = 0"));
         assert!(is_busy_timeout("pragma BUSY_TIMEOUT=5000;"));
         assert!(is_busy_timeout("PRAGMA busy_timeout(100)"));
+        assert!(is_busy_timeout("PRAGMA main.busy_timeout = 1"));
         assert!(!is_busy_timeout("PRAGMA busy_timeout"));
         assert!(!is_busy_timeout("PRAGMA synchronous = NORMAL"));
         assert!(!is_busy_timeout("SELECT 'PRAGMA busy_timeout'"));

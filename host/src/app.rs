@@ -10,7 +10,11 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use tokio::sync::Semaphore;
+use wasmtime::Engine;
+use wasmtime::component::InstancePre;
+use wasmtime_wasi_http::handler::{ProxyHandler, ProxyPre as HandlerPre};
 use wasmtime_wasi_http::p2::bindings::ProxyPre;
+use wasmtime_wasi_http::p3::bindings::ServicePre;
 
 use crate::capability::keyvalue::KeyValueStores;
 use crate::capability::sqlite::{Databases, config as sqlite_config, migrations};
@@ -19,11 +23,12 @@ use crate::config::manifest::{Manifest, RouteSpec};
 use crate::config::runtime::RuntimeConfig;
 use crate::config::variables::AppVariables;
 use crate::runtime::engine::{self, Limits, WasmtimeResultExt};
-use crate::runtime::linking::{self, Composition};
-use crate::runtime::store::ComponentContext;
+use crate::runtime::linking::{self, Composition, WASI_HTTP_P3};
+use crate::runtime::store::{ComponentContext, HostState};
 use crate::trigger::Runner;
 use crate::trigger::cron::{CronJob, CronTrigger, SpinCronPre, schedule::Schedule};
-use crate::trigger::http::{HttpComponent, HttpTrigger, router::Router};
+use crate::trigger::http::reuse::Reuse;
+use crate::trigger::http::{Handler, HttpComponent, HttpTrigger, router::Router};
 
 /// Defaults of the limits (overridable through the environment).
 const DEFAULT_REQUEST_TIMEOUT_MS: u64 = 30_000;
@@ -119,11 +124,9 @@ impl App {
 
             let instance_pre = linking::prepare(&engine, &linker, decl, composition)?;
             if *is_http {
-                let pre = ProxyPre::new(instance_pre.clone()).anyhow().with_context(|| {
-                    format!("component {id:?} has an HTTP trigger but does not export wasi:http/incoming-handler@0.2.x")
-                })?;
+                let handler = http_handler(id, &instance_pre, &engine, &context, options, &settings)?;
                 let context = context.clone();
-                http_components.insert(id.to_string(), HttpComponent { context, pre });
+                http_components.insert(id.to_string(), HttpComponent { context, handler });
             }
             if *is_cron {
                 let pre = SpinCronPre::new(instance_pre).anyhow().with_context(|| {
@@ -168,6 +171,33 @@ impl App {
             state_dir,
         })
     }
+}
+
+/// The component's `wasi:http` export: a WASIp3 handler (reused instances) or a WASIp2 one.
+fn http_handler(
+    id: &str,
+    instance_pre: &InstancePre<HostState>,
+    engine: &Engine,
+    context: &Arc<ComponentContext>,
+    options: &UpOptions,
+    settings: &Settings,
+) -> Result<Handler> {
+    if let Ok(pre) = ServicePre::new(instance_pre.clone()) {
+        let reuse = Reuse {
+            engine: engine.clone(),
+            context: context.clone(),
+            config: options.reuse,
+            timeout: settings.request_timeout,
+        };
+        return Ok(Handler::P3(ProxyHandler::new(reuse, HandlerPre::P3(pre))));
+    }
+    let pre = ProxyPre::new(instance_pre.clone()).anyhow().with_context(|| {
+        format!(
+            "component {id:?} has an HTTP trigger but exports neither \
+             wasi:http/incoming-handler@0.2.x nor {WASI_HTTP_P3}"
+        )
+    })?;
+    Ok(Handler::P2(pre))
 }
 
 /// The limits `receta up` runs with, from the environment (`RECETA_*`, host/README.md) or their

@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 
+use crate::trigger::http::reuse::{Range, ReuseConfig};
+
 /// Usage text.
 pub const USAGE: &str = "\
 receta: runs a Spin application (spin.toml, manifest v2) on a built-in Wasmtime host
@@ -21,6 +23,14 @@ OPTIONS:
     --sqlite <SQL | @FILE>        run a statement (or a file) on the `default` database at every start;
                                   repeatable
     --migrations <DIR>            migrations to apply once each [default: <manifest dir>/migrations]
+    --max-instance-reuse-count <N | A..B>
+                                  requests one instance of a WASIp3 component serves [default: 128]
+    --max-instance-concurrent-reuse-count <N | A..B>
+                                  requests one such instance serves at once [default: 16]
+    --idle-instance-timeout <DURATION | A..B>
+                                  how long an idle instance is kept for reuse [default: 1s]
+    --request-timeout <DURATION | A..B>
+                                  time limit of a WASIp3 request [default: RECETA_REQUEST_TIMEOUT_MS]
     --help, -h                    this text
 
 ENVIRONMENT:
@@ -50,6 +60,8 @@ pub struct UpOptions {
     pub sqlite: Vec<String>,
     /// `--migrations`
     pub migrations: Option<PathBuf>,
+    /// `--max-instance-reuse-count` and the other reuse flags of `spin up`.
+    pub reuse: ReuseConfig,
 }
 
 /// What the command line asks for.
@@ -76,6 +88,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command> {
         runtime_config: None,
         sqlite: Vec::new(),
         migrations: None,
+        reuse: ReuseConfig::default(),
     };
     while let Some(arg) = args.next() {
         let (flag, inline) = match arg.split_once('=') {
@@ -107,6 +120,18 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command> {
             }
             "--sqlite" => options.sqlite.push(value("--sqlite")?),
             "--migrations" => options.migrations = Some(PathBuf::from(value("--migrations")?)),
+            flag @ "--max-instance-reuse-count" => {
+                options.reuse.max_reuse = Range::parse_count(flag, &value(flag)?)?;
+            }
+            flag @ "--max-instance-concurrent-reuse-count" => {
+                options.reuse.max_concurrent = Range::parse_count(flag, &value(flag)?)?;
+            }
+            flag @ "--idle-instance-timeout" => {
+                options.reuse.idle_timeout = Range::parse_duration(flag, &value(flag)?)?;
+            }
+            flag @ "--request-timeout" => {
+                options.reuse.request_timeout = Some(Range::parse_duration(flag, &value(flag)?)?);
+            }
             "--help" | "-h" => return Ok(Command::Help),
             other => bail!("unknown option {other:?} (try `receta up --help`)"),
         }

@@ -33,29 +33,70 @@ const LOG_GRADE: &str = "PRAGMA synchronous = NORMAL";
 /// Back to durable commits after a log-grade one (the default of both hosts).
 const DURABLE: &str = "PRAGMA synchronous = FULL";
 
+/// Idle connections an instance keeps for its next calls: enough for the few a request holds at
+/// once (the gateway's, and a dependency's own when it is not lent one).
+const IDLE_MAX: usize = 2;
+
 thread_local! {
     /// The connection a live [`Db`] of this instance holds, if any: an `open` while another `Db`
-    /// is alive shares its connection instead of opening a second one (on Spin each `open` is a
-    /// new SQLite connection that parses the whole schema, ~1.2 ms of CPU with this one;
-    /// docs/architecture.md, "On real Spin"). The last `Db` dropped closes it, so a component
-    /// holds no connection between calls: on `receta` the pooled connection goes back at once.
-    /// During a call that was lent the gateway's connection ([`lent`]), that one.
+    /// is alive shares its connection instead of opening a second one. During a call that was lent
+    /// the gateway's connection ([`lent`]), that one. A `Db` lives within one request and never
+    /// across an `await` (the gateway drops its request before answering), so this only ever names
+    /// the running request's connection.
     static OPEN: RefCell<Weak<Handle>> = const { RefCell::new(Weak::new()) };
+
+    /// Clean connections this instance keeps between requests (docs/architecture.md, "What an
+    /// instance keeps"): on Spin each `open` is a new SQLite connection that parses the whole
+    /// schema (~1 ms of CPU), and Spin reuses a WASIp3 instance for many requests. A connection
+    /// comes back here only with no transaction open and every pragma a request changed restored
+    /// ([`Handle::dirty`]); any other is closed.
+    static IDLE: RefCell<Vec<Connection>> = const { RefCell::new(Vec::new()) };
 }
 
-/// A connection this instance opened (closed when dropped), or one lent to it for a call.
+/// A connection this instance opened (kept for reuse, or closed, when dropped), or one lent to it
+/// for a call.
 enum Handle {
-    Opened(Connection),
+    Opened {
+        conn: ManuallyDrop<Connection>,
+        /// Whether its state is unknown (a transaction's end or a pragma's restore failed): then it
+        /// is closed, never kept.
+        dirty: Cell<bool>,
+    },
     /// The caller's; never dropped here (the handle is a borrow that ends with the call).
     Lent(ManuallyDrop<Connection>),
+}
+
+impl Handle {
+    /// Marks the connection's state as unknown: it is closed once the request is done with it.
+    fn taint(&self) {
+        if let Handle::Opened { dirty, .. } = self {
+            dirty.set(true);
+        }
+    }
 }
 
 impl std::ops::Deref for Handle {
     type Target = Connection;
     fn deref(&self) -> &Connection {
         match self {
-            Handle::Opened(c) => c,
+            Handle::Opened { conn, .. } => conn,
             Handle::Lent(c) => c,
+        }
+    }
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        if let Handle::Opened { conn, dirty } = self {
+            // SAFETY: taken once, here, and never used again.
+            let conn = unsafe { ManuallyDrop::take(conn) };
+            if !dirty.get() {
+                IDLE.with_borrow_mut(|idle| {
+                    if idle.len() < IDLE_MAX {
+                        idle.push(conn);
+                    }
+                });
+            }
         }
     }
 }
@@ -68,8 +109,7 @@ pub struct Db {
 /// Runs `f` with `db` as the instance's connection: every [`Db::open`] inside it shares `db`
 /// instead of opening one. For the exports that take the gateway's connection (`db:
 /// borrow<connection>` in `wit/`): a request then makes one SQLite connection instead of one per
-/// component, which on Spin parses the whole schema each time (docs/architecture.md, "On real
-/// Spin").
+/// component.
 pub fn lent<T>(db: &Connection, f: impl FnOnce() -> T) -> T {
     // SAFETY: the handle is the caller's borrow, valid until this export returns, which outlives
     // `f`; `ManuallyDrop` keeps this copy from dropping the handle it does not own.
@@ -92,16 +132,22 @@ pub struct Row<'a> {
 }
 
 impl Db {
-    /// The `default` database: the connection of a live `Db` of this instance, or a new one.
+    /// The `default` database: the connection of a live `Db` of this instance, else one it kept
+    /// from an earlier request, else a new one.
     pub fn open() -> Result<Db> {
         if let Some(conn) = OPEN.with_borrow(Weak::upgrade) {
             return Ok(Db { conn });
         }
-        let conn = Rc::new(Handle::Opened(
-            Connection::open(DATABASE)
+        let conn = match IDLE.with_borrow_mut(Vec::pop) {
+            Some(conn) => conn,
+            None => Connection::open(DATABASE)
                 .map_err(|e| anyhow!("{e:?}"))
                 .context("opening the database")?,
-        ));
+        };
+        let conn = Rc::new(Handle::Opened {
+            conn: ManuallyDrop::new(conn),
+            dirty: Cell::new(false),
+        });
         OPEN.set(Rc::downgrade(&conn));
         Ok(Db { conn })
     }
@@ -170,9 +216,11 @@ impl Db {
     /// logs), so that a read does not wait for a disk flush. Best effort: a database that refuses
     /// the pragma keeps its commits durable.
     pub fn execute_log_grade(&self, sql: &str, params: &[Value]) -> Result<QueryResult> {
-        let _ = self.conn.execute(LOG_GRADE, &[]);
+        let changed = self.conn.execute(LOG_GRADE, &[]).is_ok();
         let result = self.execute(sql, params);
-        let _ = self.conn.execute(DURABLE, &[]);
+        if changed && self.conn.execute(DURABLE, &[]).is_err() {
+            self.conn.taint();
+        }
         result
     }
 
@@ -205,11 +253,14 @@ impl Db {
             }
         };
         let restored = self.execute(BUSY_WAIT, &[]);
+        if restored.is_err() {
+            self.conn.taint();
+        }
         begun
             .map_err(|e| anyhow!("{}", describe(&e)))
             .context("running `BEGIN IMMEDIATE`")?;
         if let Err(e) = restored {
-            let _ = self.execute("ROLLBACK", &[]);
+            self.rollback();
             return Err(e);
         }
         Ok(())
@@ -222,14 +273,25 @@ impl Db {
     ) -> Result<T, E> {
         self.begin_immediate()?;
         match f(self) {
-            Ok(value) => {
-                self.execute("COMMIT", &[])?;
-                Ok(value)
-            }
+            Ok(value) => match self.execute("COMMIT", &[]) {
+                Ok(_) => Ok(value),
+                Err(e) => {
+                    // A failed COMMIT may leave the transaction open (SQLITE_BUSY).
+                    self.rollback();
+                    Err(e.into())
+                }
+            },
             Err(e) => {
-                let _ = self.execute("ROLLBACK", &[]);
+                self.rollback();
                 Err(e)
             }
+        }
+    }
+
+    /// `ROLLBACK`; when it fails, the connection's state is unknown and it is not kept.
+    fn rollback(&self) {
+        if self.execute("ROLLBACK", &[]).is_err() {
+            self.conn.taint();
         }
     }
 }

@@ -3,13 +3,13 @@
 
 use std::cell::OnceCell;
 
-use futures::StreamExt;
 use serde::Serialize;
 use serde_json::{Value, json};
-use spin_sdk::http::{
-    Headers, IncomingRequest, Method, OutgoingBody, OutgoingResponse, ResponseOutparam,
-};
-use wasi::io::streams::{OutputStream, StreamError};
+use wasip3::http::types::{self as wasi, ErrorCode};
+use wasip3::wit_bindgen::StreamResult;
+use wasip3::{wit_bindgen, wit_future, wit_stream};
+
+pub use wasip3::http::types::Method;
 
 use common::db::Db;
 use common::fields::Fields;
@@ -46,15 +46,17 @@ pub struct Request {
 
 impl Request {
     /// Reads the request; a body over the limit is answered 413 without reading the rest.
-    pub async fn read(incoming: IncomingRequest) -> Result<Request, Response> {
-        let method = incoming.method();
-        let path_with_query = incoming.path_with_query().unwrap_or_else(|| "/".into());
+    pub async fn read(incoming: wasi::Request) -> Result<Request, Response> {
+        let method = incoming.get_method();
+        let path_with_query = incoming
+            .get_path_with_query()
+            .unwrap_or_else(|| "/".into());
         let (path, query) = path_with_query
             .split_once('?')
             .unwrap_or((&path_with_query, ""));
         let headers: Vec<(String, String)> = incoming
-            .headers()
-            .entries()
+            .get_headers()
+            .copy_all()
             .into_iter()
             .map(|(k, v)| {
                 (
@@ -69,12 +71,12 @@ impl Request {
                 .find(|(k, _)| k == name)
                 .map(|(_, v)| v.clone())
         };
-        let scheme = match incoming.scheme() {
-            Some(spin_sdk::http::Scheme::Https) => "https".to_string(),
+        let scheme = match incoming.get_scheme() {
+            Some(wasi::Scheme::Https) => "https".to_string(),
             _ => "http".to_string(),
         };
         let authority = incoming
-            .authority()
+            .get_authority()
             .or_else(|| header("host"))
             .unwrap_or_else(|| "127.0.0.1:3000".into());
         if !is_host_and_port(&authority) {
@@ -87,16 +89,7 @@ impl Request {
         if declared.is_some_and(|n| n > MAX_MULTIPART_BODY) {
             return Err(Response::too_large());
         }
-        let mut body = Vec::new();
-        let mut stream = incoming.into_body_stream();
-        while let Some(chunk) = stream.next().await {
-            let chunk =
-                chunk.map_err(|_| Response::message(400, "The request body could not be read."))?;
-            body.extend_from_slice(&chunk);
-            if body.len() > MAX_MULTIPART_BODY {
-                return Err(Response::too_large());
-            }
-        }
+        let body = read_body(incoming).await?;
         let request = Request {
             method,
             path: path.to_string(),
@@ -380,11 +373,6 @@ impl Response {
         self
     }
 
-    /// Takes the work to do once the response is sent.
-    pub fn take_after(&mut self) -> Option<Box<dyn FnOnce()>> {
-        self.after.take()
-    }
-
     /// 413 for a body over its limit.
     pub fn too_large() -> Response {
         Response::message(413, "Request body is too large.")
@@ -448,8 +436,11 @@ impl Response {
         }
     }
 
-    /// Writes the response and finishes its body (the client has it all when this returns).
-    pub async fn send(self, out: ResponseOutparam) {
+    /// The `wasi:http` response to return. Its body is written by a task of this request that
+    /// goes on after the handler returns; once the host has sent the whole response, that task
+    /// runs the work to do after it ([`Response::then`]).
+    pub fn send(mut self) -> Result<wasi::Response, ErrorCode> {
+        let after = self.after.take();
         let mut headers = Vec::new();
         if !self.content_type.is_empty() {
             headers.push((
@@ -466,46 +457,62 @@ impl Response {
         // last, tiny write waits on real Spin (no `TCP_NODELAY` on its sockets) for the client's
         // delayed ACK of the body, ~40 ms on a kept-alive connection (docs/architecture.md, "On
         // real Spin"). A 204 or 304 has no body and no length.
-        if !matches!(self.status, 204 | 304) {
+        let has_body = !matches!(self.status, 204 | 304);
+        if has_body {
             headers.push((
                 "content-length".to_string(),
                 self.body.len().to_string().into_bytes(),
             ));
         }
-        let response = OutgoingResponse::new(Headers::from_list(&headers).expect("valid headers"));
-        response.set_status_code(self.status).expect("valid status");
-        let body = response.body().expect("the body is taken once");
-        let stream = body.write().expect("the body is written once");
-        // What the body's buffer takes before the response is handed over leaves with the head,
-        // in one write: written after it, the body is a second small write that waits on Spin for
-        // the client's delayed ACK of the head (see `content-length` above).
-        let mut rest = self.body.as_slice();
-        let mut written = write_some(&stream, &mut rest);
-        out.set(response);
-        while written.is_ok() && !rest.is_empty() {
-            stream.subscribe().block();
-            written = write_some(&stream, &mut rest);
-        }
-        if let Err(e) = written.and_then(|()| stream.blocking_flush()) {
-            eprintln!("writing the response body failed: {e:?}");
-        }
-        drop(stream);
-        if let Err(e) = OutgoingBody::finish(body, None) {
-            eprintln!("finishing the response body failed: {e:?}");
-        }
+        let fields = wasi::Fields::from_list(&headers)
+            .map_err(|e| ErrorCode::InternalError(Some(format!("response headers: {e:?}"))))?;
+        let (mut body_tx, body_rx) = wit_stream::new();
+        let (trailers_tx, trailers_rx) = wit_future::new(|| Ok(None));
+        let (response, sent) = wasi::Response::new(fields, has_body.then_some(body_rx), trailers_rx);
+        response
+            .set_status_code(self.status)
+            .map_err(|()| ErrorCode::InternalError(Some("invalid status".into())))?;
+        let body = self.body;
+        wit_bindgen::spawn(async move {
+            if has_body && !body.is_empty() {
+                let unsent = body_tx.write_all(body).await;
+                if !unsent.is_empty() {
+                    eprintln!("the client went away before the whole response body was sent");
+                }
+            }
+            drop(body_tx);
+            drop(trailers_tx);
+            // Whatever runs next holds the instance: only once the host has the whole response.
+            let _ = sent.await;
+            if let Some(work) = after {
+                work();
+            }
+        });
+        Ok(response)
     }
 }
 
-/// Writes as much of `rest` as `stream` takes now (nothing when it is full), and moves `rest`
-/// past it.
-fn write_some(stream: &OutputStream, rest: &mut &[u8]) -> Result<(), StreamError> {
-    let room = usize::try_from(stream.check_write()?).unwrap_or(usize::MAX);
-    let (now, later) = rest.split_at(room.min(rest.len()));
-    if !now.is_empty() {
-        stream.write(now)?;
+/// The request body, read whole: over [`MAX_MULTIPART_BODY`], 413 without reading the rest.
+async fn read_body(incoming: wasi::Request) -> Result<Vec<u8>, Response> {
+    let (done_tx, done_rx) = wit_future::new(|| Ok(()));
+    let (mut stream, _trailers) = wasi::Request::consume_body(incoming, done_rx);
+    let mut body = Vec::new();
+    loop {
+        let (result, chunk) = stream.read(Vec::with_capacity(64 << 10)).await;
+        body.extend_from_slice(&chunk);
+        if body.len() > MAX_MULTIPART_BODY {
+            return Err(Response::too_large());
+        }
+        match result {
+            StreamResult::Complete(_) => {}
+            StreamResult::Dropped => break,
+            StreamResult::Cancelled => {
+                return Err(Response::message(400, "The request body could not be read."));
+            }
+        }
     }
-    *rest = later;
-    Ok(())
+    drop(done_tx);
+    Ok(body)
 }
 
 /// The public origin (`base_url` variable), without a trailing slash.

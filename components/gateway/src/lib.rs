@@ -21,22 +21,26 @@ mod prescriptions;
 mod reference;
 mod verification;
 
-use spin_sdk::http::{IncomingRequest, Method, ResponseOutparam};
+use wasip3::http::types::{ErrorCode, Request as WasiRequest, Response as WasiResponse};
 
 use common::types::{Error, Principal};
-use http::{Request, Response};
+use http::{Method, Request, Response};
 
-#[spin_sdk::http_component]
-async fn handle(incoming: IncomingRequest, out: ResponseOutparam) {
-    let mut response = match Request::read(incoming).await {
-        Ok(request) => route(&request).unwrap_or_else(Response::error),
-        Err(response) => response,
-    };
-    // E.g. delivering a new prescription's email and webhooks: after the client has its answer.
-    let after = response.take_after();
-    response.send(out).await;
-    if let Some(work) = after {
-        work();
+/// The `wasi:http/handler@0.3.0-rc-2026-03-15` export (WASIp3): Spin 4 and `receta` reuse an
+/// instance for many requests, several at once (docs/architecture.md, "What an instance keeps").
+struct Gateway;
+
+wasip3::http::service::export!(Gateway);
+
+impl wasip3::exports::http::handler::Guest for Gateway {
+    async fn handle(incoming: WasiRequest) -> Result<WasiResponse, ErrorCode> {
+        let response = match Request::read(incoming).await {
+            // The route runs without yielding, and the request (with its SQLite connection) is
+            // dropped before anything is awaited: another request of this instance never sees it.
+            Ok(request) => route(&request).unwrap_or_else(Response::error),
+            Err(response) => response,
+        };
+        response.send()
     }
 }
 

@@ -12,7 +12,17 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail, ensure};
 use http_body_util::BodyExt;
-use wasmtime_wasi_http::{Error as HttpError, RequestOptions, WasiBody, WasiHttpHooks};
+use bytes::Bytes;
+use http_body_util::combinators::UnsyncBoxBody;
+use wasmtime_wasi_http::p2::bindings::http::types::ErrorCode;
+use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
+use wasmtime_wasi_http::p2::types::{
+    HostFutureIncomingResponse, IncomingResponse, OutgoingRequestConfig,
+};
+use wasmtime_wasi_http::p2::{self, HttpResult};
+use wasmtime_wasi::TrappableError;
+use wasmtime_wasi_http::p3;
+use wasmtime_wasi_http::p3::bindings::http::types::ErrorCode as ErrorCode3;
 
 /// Connect timeout when the guest sets none.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -313,40 +323,73 @@ pub struct OutboundHooks {
     pub intercept: Option<Interceptor>,
 }
 
-type SendFuture = Box<
-    dyn Future<
-            Output = Result<
-                (
-                    http::Response<WasiBody>,
-                    Box<dyn Future<Output = Result<(), HttpError>> + Send>,
-                ),
-                HttpError,
-            >,
-        > + Send,
->;
+impl OutboundHooks {
+    /// Whether the allow-list lets `uri` through; a refusal is logged.
+    fn allows(&self, uri: &http::Uri) -> bool {
+        if self.allowed.allows(uri) {
+            return true;
+        }
+        let authority = uri.authority().map(|a| a.to_string()).unwrap_or_default();
+        eprintln!(
+            "receta: component {:?} denied outbound request to {}://{authority} (not in allowed_outbound_hosts)",
+            self.component_id,
+            uri.scheme_str().unwrap_or("?"),
+        );
+        false
+    }
+}
 
-impl WasiHttpHooks for OutboundHooks {
+impl p2::WasiHttpHooks for OutboundHooks {
     fn send_request(
         &mut self,
-        request: http::Request<WasiBody>,
-        options: Option<RequestOptions>,
-        _fut: Box<dyn Future<Output = Result<(), HttpError>> + Send>,
-    ) -> SendFuture {
-        if !self.allowed.allows(request.uri()) {
-            let authority = request
-                .uri()
-                .authority()
-                .map(|a| a.to_string())
-                .unwrap_or_default();
-            eprintln!(
-                "receta: component {:?} denied outbound request to {}://{authority} (not in allowed_outbound_hosts)",
-                self.component_id,
-                request.uri().scheme_str().unwrap_or("?"),
-            );
-            return Box::new(async { Err(HttpError::HttpRequestDenied) });
+        request: http::Request<HyperOutgoingBody>,
+        mut config: OutgoingRequestConfig,
+    ) -> HttpResult<HostFutureIncomingResponse> {
+        if !self.allows(request.uri()) {
+            return Err(ErrorCode::HttpRequestDenied.into());
         }
         if let Some(intercept) = self.intercept.clone() {
-            return Box::new(intercepted(intercept, request));
+            let handle = wasmtime_wasi::runtime::spawn(async move {
+                Ok(intercepted(intercept, request).await)
+            });
+            return Ok(HostFutureIncomingResponse::pending(handle));
+        }
+        // The guest's timeouts, or ours where it set none (wasi:http's defaults are 600 s).
+        let defaults = OutgoingRequestConfig {
+            use_tls: config.use_tls,
+            connect_timeout: CONNECT_TIMEOUT,
+            first_byte_timeout: FIRST_BYTE_TIMEOUT,
+            between_bytes_timeout: BETWEEN_BYTES_TIMEOUT,
+        };
+        config.connect_timeout = config.connect_timeout.min(defaults.connect_timeout);
+        config.first_byte_timeout = config.first_byte_timeout.min(defaults.first_byte_timeout);
+        config.between_bytes_timeout = config
+            .between_bytes_timeout
+            .min(defaults.between_bytes_timeout);
+        Ok(p2::default_send_request(request, config))
+    }
+}
+
+/// The `wasi:http@0.3` side (a WASIp3 component's own outbound requests): the same allow-list.
+impl p3::WasiHttpHooks for OutboundHooks {
+    fn send_request(
+        &mut self,
+        request: http::Request<UnsyncBoxBody<Bytes, ErrorCode3>>,
+        options: Option<p3::RequestOptions>,
+        fut: Box<dyn Future<Output = Result<(), ErrorCode3>> + Send>,
+    ) -> Box<
+        dyn Future<
+                Output = Result<
+                    (
+                    http::Response<UnsyncBoxBody<Bytes, ErrorCode3>>,
+                        Box<dyn Future<Output = Result<(), ErrorCode3>> + Send>,
+                    ),
+                    TrappableError<ErrorCode3>,
+                >,
+            > + Send,
+    > {
+        if !self.allows(request.uri()) {
+            return Box::new(async { Err(ErrorCode3::HttpRequestDenied.into()) });
         }
         let mut options = options.unwrap_or_default();
         options.connect_timeout.get_or_insert(CONNECT_TIMEOUT);
@@ -354,12 +397,12 @@ impl WasiHttpHooks for OutboundHooks {
         options
             .between_bytes_timeout
             .get_or_insert(BETWEEN_BYTES_TIMEOUT);
+        let _ = fut;
         Box::new(async move {
-            let (response, io) =
-                wasmtime_wasi_http::default_send_request(request, Some(options)).await?;
+            let (response, io) = p3::default_send_request(request, Some(options)).await?;
             Ok((
                 response.map(BodyExt::boxed_unsync),
-                Box::new(io) as Box<dyn Future<Output = Result<(), HttpError>> + Send>,
+                Box::new(io) as Box<dyn Future<Output = Result<(), ErrorCode3>> + Send>,
             ))
         })
     }
@@ -368,14 +411,8 @@ impl WasiHttpHooks for OutboundHooks {
 /// `request`, read whole and answered by `intercept`.
 async fn intercepted(
     intercept: Interceptor,
-    request: http::Request<WasiBody>,
-) -> Result<
-    (
-        http::Response<WasiBody>,
-        Box<dyn Future<Output = Result<(), HttpError>> + Send>,
-    ),
-    HttpError,
-> {
+    request: http::Request<HyperOutgoingBody>,
+) -> Result<IncomingResponse, ErrorCode> {
     let (parts, body) = request.into_parts();
     let body = body.collect().await?.to_bytes().to_vec();
     let headers = parts
@@ -392,19 +429,22 @@ async fn intercepted(
         headers,
         body,
     };
-    let answer = intercept(seen).ok_or(HttpError::DestinationNotFound)?;
+    let answer = intercept(seen).ok_or(ErrorCode::DestinationNotFound)?;
     let mut response = http::Response::builder().status(answer.status);
     for (name, value) in &answer.headers {
         response = response.header(name, value);
     }
-    let body = http_body_util::Full::new(bytes::Bytes::from(answer.body))
+    let body = http_body_util::Full::new(Bytes::from(answer.body))
         .map_err(|never| match never {})
         .boxed_unsync();
-    let response = response
+    let resp = response
         .body(body)
-        .map_err(|_| HttpError::HttpProtocolError)?;
-    let io = Box::new(async { Ok(()) }) as Box<dyn Future<Output = Result<(), HttpError>> + Send>;
-    Ok((response, io))
+        .map_err(|_| ErrorCode::HttpProtocolError)?;
+    Ok(IncomingResponse {
+        resp,
+        worker: None,
+        between_bytes_timeout: BETWEEN_BYTES_TIMEOUT,
+    })
 }
 
 #[cfg(test)]

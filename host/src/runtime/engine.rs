@@ -78,6 +78,8 @@ pub fn new_engine(limits: Limits) -> Result<Engine> {
     let mut config = Config::new();
     config
         .wasm_component_model(true)
+        // WASIp3 (`wasi:http/handler@0.3.0-rc-2026-03-15`, as Spin 4.0.2 serves it).
+        .wasm_component_model_async(true)
         .epoch_interruption(true)
         .parallel_compilation(true)
         .cranelift_opt_level(wasmtime::OptLevel::Speed)
@@ -105,8 +107,8 @@ pub fn start_epoch_ticker(engine: Engine, stop: Arc<AtomicBool>) -> Result<()> {
     Ok(())
 }
 
-/// The linker with WASI 0.2 (`wasi:cli` etc.), `wasi:http`, Spin SQLite, WASI key-value and Spin
-/// variables.
+/// The linker with WASI 0.2 and 0.3 (`wasi:cli` etc.), `wasi:http` 0.2 and 0.3, Spin SQLite, WASI
+/// key-value and Spin variables.
 pub fn new_linker(engine: &Engine) -> Result<Linker<HostState>> {
     let mut linker: Linker<HostState> = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)
@@ -115,6 +117,12 @@ pub fn new_linker(engine: &Engine) -> Result<Linker<HostState>> {
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)
         .anyhow()
         .context("cannot add wasi:http to the linker")?;
+    wasmtime_wasi::p3::add_to_linker(&mut linker)
+        .anyhow()
+        .context("cannot add WASI 0.3 to the linker")?;
+    wasmtime_wasi_http::p3::add_to_linker(&mut linker)
+        .anyhow()
+        .context("cannot add wasi:http 0.3 to the linker")?;
     sqlite::add_to_linker(&mut linker, |state| &mut state.sqlite)?;
     keyvalue::add_to_linker(&mut linker, |state| &mut state.key_value)?;
     variables::add_to_linker(&mut linker, |state| &mut state.variables)?;

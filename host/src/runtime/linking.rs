@@ -71,7 +71,12 @@ pub fn prepare(
             )
         })
     };
-    if composition == Composition::Static || sources.dependencies.is_empty() {
+    // A WASIp3 handler's instance is reused (`trigger::http::reuse`), dependencies and all: it is
+    // composed as Spin composes it, since linking a dependency lazily would save nothing.
+    if composition == Composition::Static
+        || sources.dependencies.is_empty()
+        || exports_wasi_http_p3(&sources.main)?
+    {
         let identity = sources.identity();
         let dependencies = sources.dependencies.len();
         let (component, provenance, took) =
@@ -148,7 +153,6 @@ pub fn prepare(
         let Some(ComponentItem::ComponentInstance(ty)) = component
             .component_type()
             .get_import(engine, import)
-            .map(|e| e.ty)
         else {
             bail!("import {import:?} of component {id:?} is not an interface");
         };
@@ -160,7 +164,7 @@ pub fn prepare(
             // Types need no definition, nor does a resource the interface uses from the host
             // (`spin:sqlite`'s `connection`, which the gateway lends): an interface of functions,
             // types and such resources is what the app has.
-            match item.ty {
+            match item {
                 ComponentItem::ComponentFunc(_) => {}
                 ComponentItem::Type(_) => continue,
                 ComponentItem::Resource(_) => continue,
@@ -197,6 +201,32 @@ pub fn prepare(
         dynamic_count
     );
     instance_pre(&linker, &component)
+}
+
+/// The WASIp3 HTTP handler Spin 4.0.2 serves (and only this release candidate).
+pub const WASI_HTTP_P3: &str = "wasi:http/handler@0.3.0-rc-2026-03-15";
+
+/// Whether the component in `bytes` exports [`WASI_HTTP_P3`], read from its export section.
+fn exports_wasi_http_p3(bytes: &[u8]) -> Result<bool> {
+    // Nested modules and components have export sections of their own: only the outermost counts.
+    let mut depth = 0usize;
+    for payload in wasmparser::Parser::new(0).parse_all(bytes) {
+        match payload.context("not a WebAssembly component")? {
+            wasmparser::Payload::ComponentExportSection(exports) if depth == 0 => {
+                for export in exports {
+                    if export.context("unreadable export")?.name.0 == WASI_HTTP_P3 {
+                        return Ok(true);
+                    }
+                }
+            }
+            wasmparser::Payload::ModuleSection { .. }
+            | wasmparser::Payload::ComponentSection { .. } => depth += 1,
+            wasmparser::Payload::End(_) if depth == 0 => break,
+            wasmparser::Payload::End(_) => depth -= 1,
+            _ => {}
+        }
+    }
+    Ok(false)
 }
 
 fn log(id: &str, provenance: Provenance, took: std::time::Duration, deps: usize, how: &str) {

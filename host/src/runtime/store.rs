@@ -1,5 +1,5 @@
-//! The per-request store data (`Store<HostState>`) and the per-component configuration it is
-//! built from.
+//! The store data (`Store<HostState>`: one request's, one cron run's, or one reused WASIp3
+//! instance's) and the per-component configuration it is built from.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use wasmtime::component::{Instance, ResourceTable};
 use wasmtime::{Engine, Store, StoreLimits, StoreLimitsBuilder, UpdateDeadline};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
-use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
+use wasmtime_wasi_http::{WasiHttpCtx, p2, p3};
 
 use anyhow::{Context, Result};
 
@@ -151,9 +151,19 @@ impl WasiView for HostState {
     }
 }
 
-impl WasiHttpView for HostState {
-    fn http(&mut self) -> WasiHttpCtxView<'_> {
-        WasiHttpCtxView {
+impl p2::WasiHttpView for HostState {
+    fn http(&mut self) -> p2::WasiHttpCtxView<'_> {
+        p2::WasiHttpCtxView {
+            ctx: &mut self.http,
+            table: &mut self.table,
+            hooks: &mut self.hooks,
+        }
+    }
+}
+
+impl p3::WasiHttpView for HostState {
+    fn http(&mut self) -> p3::WasiHttpCtxView<'_> {
+        p3::WasiHttpCtxView {
             ctx: &mut self.http,
             table: &mut self.table,
             hooks: &mut self.hooks,
@@ -180,5 +190,16 @@ pub fn new_store(
             Ok(UpdateDeadline::Yield(1))
         }
     });
+    store
+}
+
+/// A store for a reused instance of a WASIp3 component: it lives as long as the instance, so it
+/// has no deadline of its own. The guest yields to the scheduler at every epoch tick, and
+/// Wasmtime's `ProxyHandler` times each request out (`trigger::http::reuse`).
+pub fn new_reused_store(engine: &Engine, component: Arc<ComponentContext>) -> Store<HostState> {
+    let mut store = Store::new(engine, HostState::new(component));
+    store.limiter(|state| &mut state.limits);
+    store.set_epoch_deadline(1);
+    store.epoch_deadline_callback(|_| Ok(UpdateDeadline::Yield(1)));
     store
 }

@@ -5,9 +5,9 @@ use anyhow::{Context, Result, anyhow};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use tokio::sync::oneshot;
-use wasmtime_wasi_http::WasiHttpView;
+use wasmtime_wasi_http::p2::WasiHttpView;
 use wasmtime_wasi_http::p2::bindings::ProxyPre;
-use wasmtime_wasi_http::p2::bindings::http::types::Scheme;
+use wasmtime_wasi_http::p2::bindings::http::types::{ErrorCode, Scheme};
 
 use receta_host::runtime::engine::WasmtimeResultExt;
 use receta_host::runtime::linking::{self, Composition};
@@ -89,7 +89,10 @@ impl Gateway {
             request = request.header(*name, *value);
         }
         let request = request
-            .body(Full::new(Bytes::copy_from_slice(body)))
+            .body(
+                Full::new(Bytes::copy_from_slice(body))
+                    .map_err(|never| -> ErrorCode { match never {} }),
+            )
             .context("not a valid request")?;
         let pre = self.pre.clone();
         self.base.run(async move |store| {

@@ -12,6 +12,8 @@
 //! stopped (the app's durable outbox delivers it later).
 
 mod bare;
+mod p3;
+pub mod reuse;
 pub mod router;
 
 use std::collections::HashMap;
@@ -26,10 +28,11 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use tokio::net::TcpListener;
 use tokio::sync::{oneshot, watch};
-use wasmtime_wasi_http::WasiHttpView;
+use wasmtime_wasi_http::handler::ProxyHandler;
+use wasmtime_wasi_http::p2::WasiHttpView;
 use wasmtime_wasi_http::io::TokioIo;
 use wasmtime_wasi_http::p2::bindings::ProxyPre;
-use wasmtime_wasi_http::p2::bindings::http::types::Scheme;
+use wasmtime_wasi_http::p2::bindings::http::types::{ErrorCode, Scheme};
 use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
 
 use crate::runtime::store::{ComponentContext, HostState};
@@ -44,7 +47,7 @@ const MAX_URI_BYTES: usize = 8 << 10;
 /// those answers the same JSON shape.)
 const MAX_HEADER_BYTES: usize = 64 << 10;
 /// The longest a request waits for a free instance before it is told to come back (503).
-const QUEUE_TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const QUEUE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The HTTP trigger: the routes and the components they run.
 pub struct HttpTrigger {
@@ -60,13 +63,22 @@ pub struct HttpTrigger {
     pub body_timeout: Duration,
 }
 
-/// A routed component: its configuration and its pre-instantiated `wasi:http/proxy` (one store
-/// per request is made from it).
+/// A routed component: its configuration and how its requests run.
 pub struct HttpComponent {
     /// What the component may do.
     pub context: Arc<ComponentContext>,
-    /// The pre-instantiated proxy.
-    pub pre: ProxyPre<HostState>,
+    /// Its `wasi:http` export.
+    pub handler: Handler,
+}
+
+/// How a component's requests run.
+pub enum Handler {
+    /// `wasi:http/incoming-handler@0.2.x`: a fresh store per request from the pre-instantiated
+    /// proxy.
+    P2(ProxyPre<HostState>),
+    /// `wasi:http/handler@0.3.0-rc-2026-03-15`: instances reused as `spin up` reuses them
+    /// (`reuse.rs`).
+    P3(ProxyHandler<reuse::Reuse>),
 }
 
 /// Binds the listener. Returns it with its actual address.
@@ -250,8 +262,19 @@ async fn read_body(
     }
 }
 
+/// 503 with `Retry-After`: no instance freed in time.
+pub(crate) fn busy() -> Response<HyperOutgoingBody> {
+    let mut busy = text(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "The service is busy; retry in a moment.",
+    );
+    busy.headers_mut()
+        .insert(http::header::RETRY_AFTER, HeaderValue::from_static("1"));
+    busy
+}
+
 /// A response body that says when it has been sent in full (or dropped: the client went away).
-struct NotifyOnEnd {
+pub(crate) struct NotifyOnEnd {
     inner: HyperOutgoingBody,
     ended: Option<oneshot::Sender<()>>,
 }
@@ -361,25 +384,23 @@ async fn execute(
         );
     }
 
+    let pre = match &component.handler {
+        Handler::P2(pre) => pre.clone(),
+        Handler::P3(handler) => return p3::execute(http, inflight, handler, req).await,
+    };
+    let req = req.map(|body| body.map_err(|never| -> ErrorCode { match never {} }));
     let Some(run) = http
         .runner
         .start(&component.context, Some(QUEUE_TIMEOUT))
         .await?
     else {
-        let mut busy = text(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "The service is busy; retry in a moment.",
-        );
-        busy.headers_mut()
-            .insert(http::header::RETRY_AFTER, HeaderValue::from_static("1"));
-        return Ok(busy);
+        return Ok(busy());
     };
     // The instance's slot: the request's permit, later swapped for a background one.
     let slot = run.slot;
     let task_slot = slot.clone();
     let (deadline, timeout) = (run.deadline, http.runner.timeout);
     let mut store = run.store;
-    let pre = component.pre.clone();
 
     let (sender, receiver) = oneshot::channel();
     let request = store

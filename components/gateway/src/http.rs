@@ -308,7 +308,6 @@ pub struct Response {
     content_type: &'static str,
     headers: Vec<(&'static str, String)>,
     body: Vec<u8>,
-    after: Option<Box<dyn FnOnce()>>,
 }
 
 impl Response {
@@ -329,7 +328,6 @@ impl Response {
             content_type: "application/json",
             headers: Vec::new(),
             body: serde_json::to_vec(body).expect("JSON values serialize"),
-            after: None,
         }
     }
 
@@ -345,7 +343,6 @@ impl Response {
             content_type,
             headers: Vec::new(),
             body,
-            after: None,
         }
     }
 
@@ -356,20 +353,12 @@ impl Response {
             content_type: "",
             headers: Vec::new(),
             body: Vec::new(),
-            after: None,
         }
     }
 
     /// Adds a header.
     pub fn with_header(mut self, name: &'static str, value: impl Into<String>) -> Response {
         self.headers.push((name, value.into()));
-        self
-    }
-
-    /// Work to do in the same request once the response is sent (the client does not wait for it;
-    /// the host's per-request time limit still applies).
-    pub fn then(mut self, work: impl FnOnce() + 'static) -> Response {
-        self.after = Some(Box::new(work));
         self
     }
 
@@ -437,10 +426,8 @@ impl Response {
     }
 
     /// The `wasi:http` response to return. Its body is written by a task of this request that
-    /// goes on after the handler returns; once the host has sent the whole response, that task
-    /// runs the work to do after it ([`Response::then`]).
-    pub fn send(mut self) -> Result<wasi::Response, ErrorCode> {
-        let after = self.after.take();
+    /// goes on after the handler returns.
+    pub fn send(self) -> Result<wasi::Response, ErrorCode> {
         let mut headers = Vec::new();
         if !self.content_type.is_empty() {
             headers.push((
@@ -482,10 +469,8 @@ impl Response {
             }
             drop(body_tx);
             drop(trailers_tx);
-            // Whatever runs next holds the instance: only once the host has the whole response.
-            let _ = sent.await;
-            if let Some(work) = after {
-                work();
+            if let Err(e) = sent.await {
+                eprintln!("sending the response failed: {e:?}");
             }
         });
         Ok(response)

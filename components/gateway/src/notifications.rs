@@ -1,9 +1,9 @@
 //! Notifications: resending a prescription's email (its medic or the API admin), and, for the API
 //! admin, webhook subscriptions (`/api/v2/webhooks/`) and the delivery log (`/api/v2/deliveries/`).
 //!
-//! Deliveries are durable outbox rows; whatever queues one (a create, a resend, a replay) delivers it
-//! right after the response, in the same request (`deliver_after`), and the outbox worker's cron
-//! trigger re-drives the retries.
+//! Deliveries are durable outbox rows; whatever queues one (a create, a resend, a replay) leaves it to
+//! the outbox worker, whose cron trigger delivers due rows every second, retries included: no
+//! request waits for a relay or a receiver, nor holds its instance for one (docs/notifications.md).
 
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -18,7 +18,6 @@ use crate::bindings::notifications::{
     Webhook,
 };
 use crate::bindings::prescriptions;
-use crate::floor::after::deliver_after;
 use crate::http::{Request, Response, path_id};
 
 /// Rows one `POST /api/v2/deliveries/run/` delivers (the cron worker's batch).
@@ -108,7 +107,7 @@ pub fn resend(req: &Request, caller: Principal, signature: &str) -> Result<Respo
             cc.join(", ")
         )
     };
-    Ok(Response::message(200, &message).then(deliver_after(rx.id)))
+    Ok(Response::message(200, &message))
 }
 
 /// `POST /api/v2/webhooks/` `{url, hospitals: [ids], medics: [ids or emails], events?}` (API admin)
@@ -243,12 +242,11 @@ pub fn get_delivery(id: &str) -> Result<Response, Error> {
 }
 
 /// `POST /api/v2/deliveries/<id>/replay/` (API admin) → 200 the delivery, due now with a fresh retry
-/// schedule and delivered right after the response (a webhook keeps its `webhook-id`). 400 when its
+/// schedule, delivered by the outbox worker within a second (a webhook keeps its `webhook-id`). 400 when its
 /// subscription was deleted or disabled, or an attempt is under way; 404.
 pub fn replay(id: &str) -> Result<Response, Error> {
     let delivery = notifications::replay_delivery(path_id(id)?)?;
-    let prescription = delivery.prescription;
-    Ok(Response::json(200, &delivery_view(&delivery, true)).then(deliver_after(prescription)))
+    Ok(Response::json(200, &delivery_view(&delivery, true)))
 }
 
 /// `POST /api/v2/deliveries/run/` (API admin) → 200 `{attempted, delivered, failed}`: one pass of the

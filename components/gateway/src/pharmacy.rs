@@ -28,7 +28,6 @@ use crate::bindings::prescriptions::{
     self, DispenseRequest, DispensedItem, Medication, PharmacyRef, Prescription, ReceiptSeal, Sale,
     StateChange,
 };
-use crate::floor::after::deliver_after;
 use crate::floor::body::object_items;
 use crate::floor::rx_json::{RxJson, shape};
 use crate::http::{self, Request, Response};
@@ -79,7 +78,6 @@ fn dispense(req: &Request, signature: &str, pharmacy: &Pharmacy) -> Result<Respo
     let items = sold_items(&mut f);
     let sales_code = f.finish_with(sales_code)?.trim().to_string();
     let webhooks = plan(&rx, RxEvent::Dispensed)?;
-    let queued = !webhooks.is_empty();
     let db = Db::open()?;
     let request = DispenseRequest {
         pharmacy: pharmacy_ref(pharmacy),
@@ -94,8 +92,7 @@ fn dispense(req: &Request, signature: &str, pharmacy: &Pharmacy) -> Result<Respo
         rx: pharmacy_shape(&sold.prescription)?,
         receipt: &sold.receipt,
     };
-    let response = Response::json(200, &body);
-    Ok(after(response, queued, sold.prescription.id))
+    Ok(Response::json(200, &body))
 }
 
 /// `GET /api/v2/pharmacy/receipts/<digest>/` (the pharmacy that sold, or the API admin) → 200
@@ -179,18 +176,13 @@ pub fn reject(req: &Request, pharmacy: i64, signature: &str) -> Result<Response,
         let reason = f.required_str("reason_of_rejected", REASON);
         let reason = f.finish_with(reason)?.trim().to_string();
         let webhooks = plan(&rx, RxEvent::Rejected)?;
-        let queued = !webhooks.is_empty();
         let change = StateChange {
             signature: signature.to_string(),
             reason,
             webhooks,
         };
         prescriptions::reject(Db::open()?.connection(), &pharmacy_ref(pharmacy), &change)?;
-        Ok(after(
-            Response::json(200, &json!({"status": "202 OK"})),
-            queued,
-            rx.id,
-        ))
+        Ok(Response::json(200, &json!({"status": "202 OK"})))
     })
 }
 
@@ -269,14 +261,6 @@ fn plan(rx: &Prescription, event: RxEvent) -> Result<Vec<WebhookDelivery>, Error
     notifications::plan(db.connection(), rx.medic_id, rx.hospital.id, event)
 }
 
-/// The response, delivering the change's webhooks once it is sent when any were queued.
-fn after(response: Response, queued: bool, prescription: i64) -> Response {
-    if queued {
-        response.then(deliver_after(prescription))
-    } else {
-        response
-    }
-}
 
 fn pharmacy_ref(p: &Pharmacy) -> PharmacyRef {
     PharmacyRef {

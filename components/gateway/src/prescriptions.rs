@@ -12,7 +12,7 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
-use common::codes::{Coded, DrugCategory, SentState};
+use common::codes::{Coded, DrugCategory};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
@@ -27,7 +27,6 @@ use crate::bindings::prescriptions::{
     self, HospitalSnapshot, IssueRequest, LifecycleEvent, LifecycleKind, MedicSnapshot, Medication,
     NewMedication, PatientSnapshot, PharmacyRef, StateChange,
 };
-use crate::floor::after::deliver_after;
 use crate::floor::body::{FRACCIONES, object_items, search_param};
 use crate::floor::rx_json::{create_shape, detail_shape};
 use crate::http::{self, Request, Response};
@@ -173,14 +172,7 @@ fn issue(req: &Request, medic_id: i64) -> Result<Response, Error> {
         webhooks,
     };
     let issued = prescriptions::issue(db.connection(), &request)?;
-    let queued = !request.webhooks.is_empty() || issued.status.sent_status == SentState::Pending;
-    let id = issued.id;
-    let response = Response::json(200, &create_shape(&issued, &base_url));
-    Ok(if queued {
-        response.then(deliver_after(id))
-    } else {
-        response
-    })
+    Ok(Response::json(200, &create_shape(&issued, &base_url)))
 }
 
 /// `GET /api/v2/rx-endpoint/?limit&offset&search` → 200 paginated list of the medic's prescriptions,
@@ -297,7 +289,6 @@ pub fn cancel(req: &Request, medic: i64, signature: &str) -> Result<Response, Er
     let reason = f.finish_with(reason)?.trim().to_string();
     let db = Db::open()?;
     let webhooks = notifications::plan(db.connection(), medic, rx.hospital.id, RxEvent::Cancelled)?;
-    let queued = !webhooks.is_empty();
     let change = StateChange {
         signature: signature.to_string(),
         reason,
@@ -308,12 +299,7 @@ pub fn cancel(req: &Request, medic: i64, signature: &str) -> Result<Response, Er
             Error::NotFound(_) => Error::not_found(),
             other => other,
         })?;
-    let response = Response::json(200, &detail_shape(&cancelled, &http::base_url()));
-    Ok(if queued {
-        response.then(deliver_after(cancelled.id))
-    } else {
-        response
-    })
+    Ok(Response::json(200, &detail_shape(&cancelled, &http::base_url())))
 }
 
 /// `GET /api/v2/rx-endpoint/<signature>/dispenses/?limit&offset` (the issuing medic or the API

@@ -13,7 +13,7 @@ use tempfile::TempDir;
 use wasmtime::Store;
 
 use receta_host::capability::sqlite::config::DEFAULT_DB_FILE;
-use receta_host::runtime::store::{ComponentContext, HostState, new_store};
+use receta_host::runtime::store::{ComponentContext, HostState, new_reused_store, new_store};
 
 use crate::outbound::Outbound;
 use crate::shared;
@@ -60,6 +60,32 @@ impl Base {
         let mut store = new_store(&shared.engine, self.context.clone(), deadline);
         store.data_mut().hooks.intercept = Some(self.outbound.interceptor());
         let call = async { tokio::time::timeout(CALL_TIMEOUT, f(&mut store)).await };
+        match self.runtime.block_on(call) {
+            Ok(result) => result.map_err(anyhow::Error::from),
+            Err(_) => Err(anyhow!("the call took longer than {CALL_TIMEOUT:?}")),
+        }
+    }
+
+    /// A store that lives as long as its instance (a reused WASIp3 instance's), with `f`'s
+    /// instance made in it.
+    pub(crate) fn reused<R>(
+        &self,
+        f: impl AsyncFnOnce(&mut Store<HostState>) -> wasmtime::Result<R>,
+    ) -> Result<(Store<HostState>, R)> {
+        let shared = shared::shared()?;
+        let mut store = new_reused_store(&shared.engine, self.context.clone());
+        store.data_mut().hooks.intercept = Some(self.outbound.interceptor());
+        let made = self.run_on(&mut store, f)?;
+        Ok((store, made))
+    }
+
+    /// Runs `f` on `store`, within the time limit.
+    pub(crate) fn run_on<R>(
+        &self,
+        store: &mut Store<HostState>,
+        f: impl AsyncFnOnce(&mut Store<HostState>) -> wasmtime::Result<R>,
+    ) -> Result<R> {
+        let call = async { tokio::time::timeout(CALL_TIMEOUT, f(store)).await };
         match self.runtime.block_on(call) {
             Ok(result) => result.map_err(anyhow::Error::from),
             Err(_) => Err(anyhow!("the call took longer than {CALL_TIMEOUT:?}")),

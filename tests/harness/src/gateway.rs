@@ -1,13 +1,17 @@
-//! The gateway in-process: composed with its dependencies as `receta up` composes it (linked
-//! lazily), each request a fresh store driven through `wasi:http/incoming-handler`, no socket.
+//! The gateway in-process: composed with its dependencies as `receta up` and Spin compose a WASIp3
+//! handler, driven through `wasi:http/handler@0.3.0-rc-2026-03-15`, no socket. Like a host that
+//! reuses instances, one instance serves every request of a `Gateway`, so a test also sees what
+//! an instance keeps between requests.
+
+use std::cell::RefCell;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
-use tokio::sync::oneshot;
-use wasmtime_wasi_http::p2::WasiHttpView;
-use wasmtime_wasi_http::p2::bindings::ProxyPre;
-use wasmtime_wasi_http::p2::bindings::http::types::{ErrorCode, Scheme};
+use wasmtime::Store;
+use wasmtime_wasi_http::p3::bindings::{Service, ServicePre, http::types::ErrorCode};
+use wasmtime_wasi_http::p3::{Request as WasiRequest, WasiHttpView};
 
 use receta_host::runtime::engine::WasmtimeResultExt;
 use receta_host::runtime::linking::{self, Composition};
@@ -22,8 +26,10 @@ const HOST: &str = "receta.test";
 
 /// The gateway under test.
 pub struct Gateway {
-    pre: ProxyPre<HostState>,
+    pre: ServicePre<HostState>,
     base: Base,
+    /// The instance every request runs on, made at the first request.
+    instance: RefCell<Option<(Store<HostState>, Service)>>,
 }
 
 /// A response, read whole.
@@ -61,17 +67,19 @@ impl Gateway {
     /// The gateway with these application variables (name, value) over spin.toml's defaults.
     pub fn with_variables(variables: &[(&str, &str)]) -> Result<Self> {
         let pre = shared()?.pre(GATEWAY, |s| {
-            let pre = linking::prepare(&s.engine, &s.linker, s.gateway()?, Composition::Lazy)?;
-            ProxyPre::new(pre).anyhow()
+            let pre = linking::prepare(&s.engine, &s.linker, s.gateway()?, Composition::Static)?;
+            ServicePre::new(pre).anyhow()
         })?;
         Ok(Self {
             pre,
             base: Base::new(variables)?,
+            instance: RefCell::new(None),
         })
     }
 
-    /// Sends `method path` with `headers` and `body`; returns once the guest is done, including
-    /// its work after the response (a new prescription's email and webhooks).
+    /// Sends `method path` with `headers` and `body`; returns the response once its body is read.
+    /// Work the guest does after the response goes on while later calls run; [`Gateway::settle`]
+    /// waits for it.
     pub fn request(
         &self,
         method: &str,
@@ -94,44 +102,78 @@ impl Gateway {
                     .map_err(|never| -> ErrorCode { match never {} }),
             )
             .context("not a valid request")?;
-        let pre = self.pre.clone();
-        self.base.run(async move |store| {
-            let (sender, receiver) = oneshot::channel();
-            let request = store
-                .data_mut()
-                .http()
-                .new_incoming_request(Scheme::Http, request)?;
-            let out = store.data_mut().http().new_response_outparam(sender)?;
-            let guest = async {
-                let proxy = pre.instantiate_async(&mut *store).await?;
-                proxy
-                    .wasi_http_incoming_handler()
-                    .call_handle(&mut *store, request, out)
-                    .await
-            };
-            // The body streams while the guest runs: read it alongside.
-            let read = async {
-                let response = receiver
-                    .await
-                    .map_err(|_| anyhow!("the guest set no response"))?
-                    .map_err(|code| anyhow!("the guest answered with error {code:?}"))?;
-                let (parts, body) = response.into_parts();
-                let body = body.collect().await?.to_bytes().to_vec();
-                let headers = parts
-                    .headers
-                    .iter()
-                    .map(|(n, v)| (n.to_string(), String::from_utf8_lossy(v.as_bytes()).into()))
-                    .collect();
-                anyhow::Ok(Response {
-                    status: parts.status.as_u16(),
-                    headers,
-                    body,
+        let (request, request_io) = WasiRequest::from_http(request);
+        self.on_instance(async move |store, guest| {
+            store
+                .run_concurrent(async move |accessor| -> wasmtime::Result<Response> {
+                    let request =
+                        accessor.with(|mut s| WasiHttpView::http(s.data_mut()).table.push(request))?;
+                    let response = guest
+                        .wasi_http_handler()
+                        .call_handle(accessor, request)
+                        .await?
+                        .map_err(|code| {
+                            wasmtime::format_err!("the guest answered with error {code:?}")
+                        })?;
+                    let response = accessor.with(|mut s| -> wasmtime::Result<_> {
+                        let response = WasiHttpView::http(s.data_mut()).table.delete(response)?;
+                        response.into_http(&mut s, request_io)
+                    })?;
+                    // The body streams from the guest while this loop runs: read it here.
+                    let (parts, body) = response.into_parts();
+                    let body = body
+                        .collect()
+                        .await
+                        .map_err(|code| wasmtime::format_err!("response body: {code:?}"))?
+                        .to_bytes()
+                        .to_vec();
+                    let headers = parts
+                        .headers
+                        .iter()
+                        .map(|(n, v)| (n.to_string(), String::from_utf8_lossy(v.as_bytes()).into()))
+                        .collect();
+                    Ok(Response {
+                        status: parts.status.as_u16(),
+                        headers,
+                        body,
+                    })
                 })
-            };
-            let (ran, read) = tokio::join!(guest, read);
-            ran?;
-            read.map_err(wasmtime::Error::from_anyhow)
+                .await?
         })
+    }
+
+    /// Lets the instance run the work it does after its responses (a new prescription's email
+    /// and webhooks) until `done` holds, for at most `limit`.
+    pub fn settle(&self, limit: Duration, done: impl Fn() -> bool) -> Result<()> {
+        let started = Instant::now();
+        while !done() {
+            if started.elapsed() > limit {
+                return Err(anyhow!("the guest's work after its response did not finish in {limit:?}"));
+            }
+            self.on_instance(async |store, _| {
+                store
+                    .run_concurrent(async |_| tokio::time::sleep(Duration::from_millis(5)).await)
+                    .await
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Runs `f` on this gateway's instance (made on first use).
+    fn on_instance<R>(
+        &self,
+        f: impl AsyncFnOnce(&mut Store<HostState>, &Service) -> wasmtime::Result<R>,
+    ) -> Result<R> {
+        let mut slot = self.instance.borrow_mut();
+        if slot.is_none() {
+            let pre = self.pre.clone();
+            *slot = Some(self.base.reused(async move |store| {
+                let guest = pre.instantiate_async(&mut *store).await?;
+                Ok(guest)
+            })?);
+        }
+        let (store, guest) = slot.as_mut().expect("made above");
+        self.base.run_on(store, async move |store| f(store, guest).await)
     }
 
     /// `GET path`, with `token` as `Authorization: Token …` when given.

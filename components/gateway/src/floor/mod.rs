@@ -4,12 +4,10 @@
 //! - `rx_json`: a prescription as the API writes it (the create, list, detail and pharmacy shapes)
 //! - `campaign_json`: a pharmacy campaign as the patient landing shows it
 //! - `body`: the `search` parameter, lists of objects in a body, shared closed sets
-//! - `after`: the work a request does after its response (delivering new outbox rows)
 //! - `links`: which URLs the service accepts, and its media links
 //! - `idempotency`: `Idempotency-Key` on the creating calls (a retry answers the first response)
 //! - `register`: the antibiotic register's answer (a pharmacy's own, or any pharmacy's for the admin)
 
-pub mod after;
 pub mod body;
 pub mod campaign_json;
 pub mod idempotency;

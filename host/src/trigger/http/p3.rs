@@ -106,18 +106,20 @@ pub(super) async fn execute(
         .map_err(|_| anyhow!("the instance stopped before the guest answered"))?
 }
 
-/// The request's URI with `http://<Host>` in front, as Spin hands it to the guest.
+/// The request's URI with `http://<Host>` in front, as Spin hands it to the guest. A `Host` that
+/// is no authority stays out of the URI: the guest reads the header and answers it (400).
 fn with_absolute_uri(mut req: Request<Full<Bytes>>) -> Result<Request<Full<Bytes>>> {
-    let host = req
+    let Some(authority) = req
         .headers()
         .get(http::header::HOST)
-        .context("the request has no Host")?
-        .to_str()
-        .context("the Host header is not text")?
-        .to_string();
+        .and_then(|host| host.to_str().ok())
+        .and_then(|host| host.parse::<http::uri::Authority>().ok())
+    else {
+        return Ok(req);
+    };
     let mut parts = req.uri().clone().into_parts();
     parts.scheme = Some(http::uri::Scheme::HTTP);
-    parts.authority = Some(host.parse().context("the Host header is not an authority")?);
+    parts.authority = Some(authority);
     if parts.path_and_query.is_none() {
         parts.path_and_query = Some(http::uri::PathAndQuery::from_static("/"));
     }

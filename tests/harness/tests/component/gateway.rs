@@ -2,6 +2,8 @@
 //! through `wasi:http/incoming-handler`: the routes, the error shapes, and a create whose email
 //! leaves after the response.
 
+use std::time::Duration;
+
 use anyhow::Result;
 use receta_harness::Gateway;
 use serde_json::{Value, json};
@@ -85,8 +87,9 @@ fn a_prescription_created_over_http_is_emailed_after_the_response() -> Result<()
         .unwrap_or_default()
         .to_string();
     assert_eq!(signature.len(), 64);
+    gateway.settle(Duration::from_secs(5), || !gateway.outbound().sent().is_empty())?;
     let sent = gateway.outbound().sent();
-    assert_eq!(sent.len(), 1, "the email went out once the guest finished");
+    assert_eq!(sent.len(), 1, "the email went out after the response");
     assert_eq!(sent[0].url, relay);
     let detail = gateway.get(
         &format!("/api/v2/rx-endpoint/{signature}/"),

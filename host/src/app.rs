@@ -124,7 +124,8 @@ impl App {
 
             let instance_pre = linking::prepare(&engine, &linker, decl, composition)?;
             if *is_http {
-                let handler = http_handler(id, &instance_pre, &engine, &context, options, &settings)?;
+                let handler =
+                    http_handler(id, &instance_pre, &engine, &context, options, &settings)?;
                 let context = context.clone();
                 http_components.insert(id.to_string(), HttpComponent { context, handler });
             }
@@ -191,12 +192,14 @@ fn http_handler(
         };
         return Ok(Handler::P3(ProxyHandler::new(reuse, HandlerPre::P3(pre))));
     }
-    let pre = ProxyPre::new(instance_pre.clone()).anyhow().with_context(|| {
-        format!(
-            "component {id:?} has an HTTP trigger but exports neither \
+    let pre = ProxyPre::new(instance_pre.clone())
+        .anyhow()
+        .with_context(|| {
+            format!(
+                "component {id:?} has an HTTP trigger but exports neither \
              wasi:http/incoming-handler@0.2.x nor {WASI_HTTP_P3}"
-        )
-    })?;
+            )
+        })?;
     Ok(Handler::P2(pre))
 }
 

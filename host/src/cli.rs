@@ -181,4 +181,38 @@ mod tests {
         assert_eq!(o.sqlite, ["SELECT 1", "@x.sql"]);
         assert!(parse(["up".to_string(), "--bogus".to_string()]).is_err());
     }
+
+    #[test]
+    fn spin_up_s_reuse_flags_and_defaults() {
+        let o = up(&["up"]);
+        assert_eq!(o.reuse, ReuseConfig::default());
+        assert_eq!(o.reuse.max_reuse, Range::Value(128));
+        assert_eq!(o.reuse.max_concurrent, Range::Value(16));
+        let o = up(&[
+            "up",
+            "--max-instance-reuse-count",
+            "1",
+            "--max-instance-concurrent-reuse-count=2..4",
+            "--idle-instance-timeout",
+            "250ms",
+            "--request-timeout",
+            "5s",
+        ]);
+        assert_eq!(o.reuse.max_reuse, Range::Value(1));
+        assert_eq!(o.reuse.max_concurrent, Range::Bounds(2, 4));
+        assert_eq!(
+            o.reuse.idle_timeout,
+            Range::Value(std::time::Duration::from_millis(250))
+        );
+        assert_eq!(
+            o.reuse.request_timeout,
+            Some(Range::Value(std::time::Duration::from_secs(5)))
+        );
+        for bad in [
+            ["up", "--max-instance-reuse-count", "0"],
+            ["up", "--idle-instance-timeout", "soon"],
+        ] {
+            assert!(parse(bad.map(String::from)).is_err(), "{bad:?}");
+        }
+    }
 }

@@ -55,6 +55,8 @@ pub struct AppConfig {
     pub env: Vec<(String, String)>,
     /// `--runtime-config-file`, when the test brings its own (otherwise one is made in libSQL mode).
     pub runtime_config: Option<PathBuf>,
+    /// More `up` flags, the same on `receta` and on Spin (`--max-instance-reuse-count …`).
+    pub flags: Vec<String>,
 }
 
 impl Default for AppConfig {
@@ -79,11 +81,18 @@ impl Default for AppConfig {
                 ),
             ],
             runtime_config: None,
+            flags: Vec::new(),
         }
     }
 }
 
 impl AppConfig {
+    /// This configuration plus `up` flags (the same on `receta` and on Spin).
+    pub fn with_flags(mut self, flags: &[&str]) -> Self {
+        self.flags.extend(flags.iter().map(|f| f.to_string()));
+        self
+    }
+
     /// This configuration plus an environment variable of the host's (`RECETA_*`).
     pub fn with_env(mut self, name: &str, value: &str) -> Self {
         self.env.push((name.to_string(), value.to_string()));
@@ -244,10 +253,11 @@ pub fn start_listening(config: AppConfig, state_dir: tempfile::TempDir, listen: 
         });
         sqld = Some(server);
     }
-    let (bin, args, env) = match spin() {
-        None => (host_binary(), Vec::new(), config.env),
+    let (bin, mut args, env) = match spin() {
+        None => (host_binary(), Vec::new(), config.env.clone()),
         Some(spin) => spin.launch(&config),
     };
+    args.extend(config.flags.iter().cloned());
     let host = Host::start(Launch {
         bin: &bin,
         manifest: &config.manifest,

@@ -26,6 +26,7 @@ mod pharmacies;
 mod prescriptions;
 mod receipts;
 mod replicas;
+mod reuse;
 mod scale_out;
 mod skeleton;
 mod verification;

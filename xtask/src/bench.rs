@@ -311,6 +311,24 @@ fn peers(
         },
         rows,
     )?;
+    // The same as a WASIp3 handler, its instances reused (`spin up`'s defaults), as the gateway's.
+    let hello_p2 = ceilings.hello.clone();
+    load_rows(
+        settings,
+        &fixture,
+        "`hello-p3` component (WASIp3, instances reused with the default flags) through `receta`",
+        "/p3/",
+        &[],
+        None,
+        &conns,
+        |c, run, row| {
+            if let Some(h) = at(&hello_p2, c) {
+                row.ratios
+                    .push((run.rps / h, "of the WASIp2 `hello`".into()));
+            }
+        },
+        rows,
+    )?;
 
     // PDF render time in the component and natively.
     let path = format!("/pdf/run?renders={PDF_RENDERS}");

@@ -48,9 +48,7 @@ impl Request {
     /// Reads the request; a body over the limit is answered 413 without reading the rest.
     pub async fn read(incoming: wasi::Request) -> Result<Request, Response> {
         let method = incoming.get_method();
-        let path_with_query = incoming
-            .get_path_with_query()
-            .unwrap_or_else(|| "/".into());
+        let path_with_query = incoming.get_path_with_query().unwrap_or_else(|| "/".into());
         let (path, query) = path_with_query
             .split_once('?')
             .unwrap_or((&path_with_query, ""));
@@ -455,7 +453,8 @@ impl Response {
             .map_err(|e| ErrorCode::InternalError(Some(format!("response headers: {e:?}"))))?;
         let (mut body_tx, body_rx) = wit_stream::new();
         let (trailers_tx, trailers_rx) = wit_future::new(|| Ok(None));
-        let (response, sent) = wasi::Response::new(fields, has_body.then_some(body_rx), trailers_rx);
+        let (response, sent) =
+            wasi::Response::new(fields, has_body.then_some(body_rx), trailers_rx);
         response
             .set_status_code(self.status)
             .map_err(|()| ErrorCode::InternalError(Some("invalid status".into())))?;
@@ -492,7 +491,10 @@ async fn read_body(incoming: wasi::Request) -> Result<Vec<u8>, Response> {
             StreamResult::Complete(_) => {}
             StreamResult::Dropped => break,
             StreamResult::Cancelled => {
-                return Err(Response::message(400, "The request body could not be read."));
+                return Err(Response::message(
+                    400,
+                    "The request body could not be read.",
+                ));
             }
         }
     }

@@ -261,7 +261,6 @@ fn plan(rx: &Prescription, event: RxEvent) -> Result<Vec<WebhookDelivery>, Error
     notifications::plan(db.connection(), rx.medic_id, rx.hospital.id, event)
 }
 
-
 fn pharmacy_ref(p: &Pharmacy) -> PharmacyRef {
     PharmacyRef {
         id: p.id,

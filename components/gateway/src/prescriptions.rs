@@ -299,7 +299,10 @@ pub fn cancel(req: &Request, medic: i64, signature: &str) -> Result<Response, Er
             Error::NotFound(_) => Error::not_found(),
             other => other,
         })?;
-    Ok(Response::json(200, &detail_shape(&cancelled, &http::base_url())))
+    Ok(Response::json(
+        200,
+        &detail_shape(&cancelled, &http::base_url()),
+    ))
 }
 
 /// `GET /api/v2/rx-endpoint/<signature>/dispenses/?limit&offset` (the issuing medic or the API

@@ -11,16 +11,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail, ensure};
-use http_body_util::BodyExt;
 use bytes::Bytes;
+use http_body_util::BodyExt;
 use http_body_util::combinators::UnsyncBoxBody;
+use wasmtime_wasi::TrappableError;
 use wasmtime_wasi_http::p2::bindings::http::types::ErrorCode;
 use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
 use wasmtime_wasi_http::p2::types::{
     HostFutureIncomingResponse, IncomingResponse, OutgoingRequestConfig,
 };
 use wasmtime_wasi_http::p2::{self, HttpResult};
-use wasmtime_wasi::TrappableError;
 use wasmtime_wasi_http::p3;
 use wasmtime_wasi_http::p3::bindings::http::types::ErrorCode as ErrorCode3;
 
@@ -349,9 +349,10 @@ impl p2::WasiHttpHooks for OutboundHooks {
             return Err(ErrorCode::HttpRequestDenied.into());
         }
         if let Some(intercept) = self.intercept.clone() {
-            let handle = wasmtime_wasi::runtime::spawn(async move {
-                Ok(intercepted(intercept, request).await)
-            });
+            let handle =
+                wasmtime_wasi::runtime::spawn(
+                    async move { Ok(intercepted(intercept, request).await) },
+                );
             return Ok(HostFutureIncomingResponse::pending(handle));
         }
         // The guest's timeouts, or ours where it set none (wasi:http's defaults are 600 s).
@@ -381,7 +382,7 @@ impl p3::WasiHttpHooks for OutboundHooks {
         dyn Future<
                 Output = Result<
                     (
-                    http::Response<UnsyncBoxBody<Bytes, ErrorCode3>>,
+                        http::Response<UnsyncBoxBody<Bytes, ErrorCode3>>,
                         Box<dyn Future<Output = Result<(), ErrorCode3>> + Send>,
                     ),
                     TrappableError<ErrorCode3>,

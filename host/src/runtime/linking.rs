@@ -150,9 +150,8 @@ pub fn prepare(
                 dep.source.display()
             );
         };
-        let Some(ComponentItem::ComponentInstance(ty)) = component
-            .component_type()
-            .get_import(engine, import)
+        let Some(ComponentItem::ComponentInstance(ty)) =
+            component.component_type().get_import(engine, import)
         else {
             bail!("import {import:?} of component {id:?} is not an interface");
         };

@@ -4,9 +4,8 @@
 //! an instance keeps between requests.
 
 use std::cell::RefCell;
-use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Context, Result};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use wasmtime::Store;
@@ -78,8 +77,6 @@ impl Gateway {
     }
 
     /// Sends `method path` with `headers` and `body`; returns the response once its body is read.
-    /// Work the guest does after the response goes on while later calls run; [`Gateway::settle`]
-    /// waits for it.
     pub fn request(
         &self,
         method: &str,
@@ -106,8 +103,8 @@ impl Gateway {
         self.on_instance(async move |store, guest| {
             store
                 .run_concurrent(async move |accessor| -> wasmtime::Result<Response> {
-                    let request =
-                        accessor.with(|mut s| WasiHttpView::http(s.data_mut()).table.push(request))?;
+                    let request = accessor
+                        .with(|mut s| WasiHttpView::http(s.data_mut()).table.push(request))?;
                     let response = guest
                         .wasi_http_handler()
                         .call_handle(accessor, request)
@@ -142,23 +139,6 @@ impl Gateway {
         })
     }
 
-    /// Lets the instance run the work it does after its responses (a new prescription's email
-    /// and webhooks) until `done` holds, for at most `limit`.
-    pub fn settle(&self, limit: Duration, done: impl Fn() -> bool) -> Result<()> {
-        let started = Instant::now();
-        while !done() {
-            if started.elapsed() > limit {
-                return Err(anyhow!("the guest's work after its response did not finish in {limit:?}"));
-            }
-            self.on_instance(async |store, _| {
-                store
-                    .run_concurrent(async |_| tokio::time::sleep(Duration::from_millis(5)).await)
-                    .await
-            })?;
-        }
-        Ok(())
-    }
-
     /// Runs `f` on this gateway's instance (made on first use).
     fn on_instance<R>(
         &self,
@@ -173,7 +153,8 @@ impl Gateway {
             })?);
         }
         let (store, guest) = slot.as_mut().expect("made above");
-        self.base.run_on(store, async move |store| f(store, guest).await)
+        self.base
+            .run_on(store, async move |store| f(store, guest).await)
     }
 
     /// `GET path`, with `token` as `Authorization: Token …` when given.

@@ -51,14 +51,14 @@ const RSS_NOTE: &str = "Server peak RSS of the app's rows is the process's `VmHW
     idle RSS row.";
 
 /// The pharmacy of the pharmacy rows and its dispensable prescriptions (`seed-pharmacy`).
-struct Dispensable {
+pub struct Dispensable {
     token: String,
     /// (signature, the medication's id, its fills).
     prescriptions: Vec<(String, i64, u32)>,
 }
 
 impl Dispensable {
-    fn read(dir: &Path) -> Result<Dispensable> {
+    pub fn read(dir: &Path) -> Result<Dispensable> {
         let text = std::fs::read_to_string(dir.join("pharmacy.tsv"))
             .map_err(|e| format!("pharmacy.tsv: {e}"))?;
         let mut lines = text.lines();
@@ -197,6 +197,19 @@ const SEARCH_ALL_10: &str = "/api/v2/rx-endpoint/?search=correo.mx&limit=10";
 /// The detail row's load: 2,000 signatures, each with its medic's token.
 pub fn details(seed: &Seed) -> Load {
     Load::Rotated(seed.per_signature(2000, |s| format!("/api/v2/rx-endpoint/{s}/")))
+}
+
+/// The pharmacy lookup row's load: the detail's 2,000 signatures, with the pharmacy's token.
+pub fn lookups(seed: &Seed, pharmacy: &Dispensable) -> Load {
+    Load::Rotated(
+        seed.per_signature(2000, |s| format!("/api/v2/pharmacy/rx/{s}"))
+            .into_iter()
+            .map(|r| Req {
+                token: pharmacy.token.clone(),
+                ..r
+            })
+            .collect(),
+    )
 }
 
 /// The search row's load: a surname, rotated over the medics with a long history.
@@ -357,7 +370,7 @@ fn full_size(
 
 /// A claim of each single-fill prescription followed by the holder's one-unit burn of it (the
 /// holder's token closes its claim; the secret header would add one SHA-256).
-fn claims_then_burns(pharmacy: &Dispensable) -> Vec<Req> {
+pub fn claims_then_burns(pharmacy: &Dispensable) -> Vec<Req> {
     burns(pharmacy, false)
         .into_iter()
         .flat_map(|burn| {

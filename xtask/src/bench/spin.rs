@@ -1,14 +1,15 @@
-//! The rows on real Spin (issue 37): the same app, state and loads as the app stage's detail,
-//! search and create, served by `spin up` on the repository's `spin.toml` as the README runs it
-//! (migrations as `--sqlite @file`, variables as `SPIN_VARIABLE_*`), beside the same rows on this
-//! project's host and the Django peer, so the table says what the host adds and where the app
-//! stands where its users deploy it.
+//! The rows on real Spin (issues 37 and 59): the same app, state and loads as the app stage's
+//! detail, search, create, pharmacy lookup and claim-then-burn, served by `spin up` on the
+//! repository's `spin.toml` as the README runs it (migrations as `--sqlite @file`, variables as
+//! `SPIN_VARIABLE_*`, and Spin's default instance reuse: no reuse flag given), beside the same rows
+//! on this project's host and the Django peer, so the table says what the host adds and where the
+//! app stands where its users deploy it.
 
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::Command;
 
-use super::app::{details, searches};
+use super::app::{Dispensable, claims_then_burns, details, lookups, searches};
 use super::harness::{ADMIN_HEADER, ADMIN_TOKEN, FLOOR_PATH, READY_PATH, Seed};
 use super::procs::{Banner, Server};
 use super::report::Row;
@@ -16,8 +17,8 @@ use super::scenarios::{Baselines, Load, Measured, Scenario, measure};
 use super::settings::Settings;
 use crate::project::{Result, root};
 
-/// On Spin, detail, search and create each at least this many times the peer (issue 37).
-const PEER_TIMES: Option<f64> = Some(1.5);
+/// On Spin, detail, search and create each at least this many times the peer (issue 59).
+const PEER_TIMES: Option<f64> = Some(3.0);
 
 /// Measures the rows on the app stage's state dir (`app-state`, its host stopped) and appends
 /// them (and a note) to `rows`.
@@ -61,9 +62,10 @@ pub fn rows(
     )?;
 
     rows.push(Row::section(&format!(
-        "The app on real Spin ({version}, its pooling allocator and SQLite as shipped, the app stage's database): compare with the same rows on `receta` above and the peer"
+        "The app on real Spin ({version}, its pooling allocator and SQLite as shipped, default instance reuse: --max-instance-reuse-count 128, --max-instance-concurrent-reuse-count 16, --idle-instance-timeout 1s; the app stage's database): compare with the same rows on `receta` above and the peer"
     )));
     let seed = Seed::read(&dir.join("seed"))?;
+    let pharmacy = Dispensable::read(&dir.join("seed"))?;
     let scenarios = vec![
         Scenario::new(
             "floor",
@@ -88,6 +90,17 @@ pub fn rows(
             Load::Rotated(seed.rx_creates()),
         )
         .vs_peer(PEER_TIMES),
+        Scenario::new(
+            "pharmacy-lookup",
+            "Spin: GET /api/v2/pharmacy/rx/&lt;signature&gt; (pharmacy token, 2,000 signatures rotated)",
+            lookups(&seed, &pharmacy),
+        )
+        .vs_row("rx-detail", "of Spin's detail", None),
+        Scenario::new(
+            "pharmacy-claim-burn",
+            "Spin: POST /api/v2/pharmacy/rx/&lt;signature&gt;/claim/ then its burn by the holder (req/s counts each call)",
+            Load::Rotated(claims_then_burns(&pharmacy)),
+        ),
     ];
     let first = rows.len();
     measure(
@@ -125,9 +138,9 @@ fn migrations() -> Result<Vec<String>> {
 const SPIN_NOTE: &str = "Spin rows: `spin up` (Spin 4.0.2, the offline copy of \
     `../shared/tools/spin` unless `RECETA_SPIN` or `spin` on `PATH`) on the repository's \
     `spin.toml` and the app stage's state dir, after that stage's host stopped; CPU per request \
-    is `spin up` and its trigger processes. Spin instantiates the whole composition (the gateway \
-    and its 7 dependencies) for every request and, with its pooling allocator, zeroes up to \
-    2 MiB of each of their memories afterwards; each `open` of the database is a new SQLite \
-    connection that parses the whole schema, and the last connection to close checkpoints and \
-    removes the WAL. docs/bench.md's findings and docs/architecture.md (\"On real Spin\") say \
-    what the app does about it and what is left.";
+    is `spin up` and its trigger processes. The gateway is a WASIp3 handler: Spin reuses an \
+    instance of the whole composition (the gateway and its dependencies) for up to 128 requests, \
+    16 at once, and the components keep their clean SQLite connections across them \
+    (docs/architecture.md, \"What an instance keeps\"); with `--max-instance-reuse-count 1` every \
+    request pays a new composition and a new connection that parses the whole schema, as it did \
+    with the WASIp2 gateway.";

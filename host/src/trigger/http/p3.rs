@@ -54,27 +54,27 @@ pub(super) async fn execute(
                 };
                 let answered = async {
                     let result: wasmtime::Result<_> = async {
-                    let request = store.with(|mut store| {
-                        WasiHttpView::http(store.data_mut())
-                            .table
-                            .push(request)
-                            .map_err(wasmtime::Error::from)
-                    })?;
-                    let response = guest
-                        .wasi_http_handler()
-                        .call_handle(store, request)
-                        .await?;
-                    let response = store.with(|mut store| -> wasmtime::Result<_> {
-                        let response = response.map_err(|code| {
-                            wasmtime::format_err!("the guest answered with error code {code:?}")
+                        let request = store.with(|mut store| {
+                            WasiHttpView::http(store.data_mut())
+                                .table
+                                .push(request)
+                                .map_err(wasmtime::Error::from)
                         })?;
-                        let response = WasiHttpView::http(store.data_mut())
-                            .table
-                            .delete(response)
-                            .map_err(wasmtime::Error::from)?;
-                        response.into_http(&mut store, request_io)
-                    })?;
-                    Ok(response)
+                        let response = guest
+                            .wasi_http_handler()
+                            .call_handle(store, request)
+                            .await?;
+                        let response = store.with(|mut store| -> wasmtime::Result<_> {
+                            let response = response.map_err(|code| {
+                                wasmtime::format_err!("the guest answered with error code {code:?}")
+                            })?;
+                            let response = WasiHttpView::http(store.data_mut())
+                                .table
+                                .delete(response)
+                                .map_err(wasmtime::Error::from)?;
+                            response.into_http(&mut store, request_io)
+                        })?;
+                        Ok(response)
                     }
                     .await;
                     result

@@ -16,11 +16,6 @@ pub const SKIPPED_ON_SPIN: &[(&str, &str)] = &[
          takes an instance",
     ),
     (
-        "availability::a_slow_webhook_receiver_never_slows_creates_or_reads",
-        "this host's separate budget for work after the response; on Spin each slow delivery holds \
-         one pooled instance until it ends",
-    ),
-    (
         "availability::oversized_targets_and_headers_are_refused_in_the_api_shape",
         "this host's own answers before a component runs (414, 431 as JSON)",
     ),

@@ -68,7 +68,7 @@ pub struct UpOptions {
 #[derive(Debug)]
 pub enum Command {
     /// `receta up`
-    Up(UpOptions),
+    Up(Box<UpOptions>),
     /// `--help`
     Help,
 }
@@ -136,7 +136,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command> {
             other => bail!("unknown option {other:?} (try `receta up --help`)"),
         }
     }
-    Ok(Command::Up(options))
+    Ok(Command::Up(Box::new(options)))
 }
 
 /// An environment variable parsed as a number, or `default`.
@@ -156,7 +156,7 @@ mod tests {
 
     fn up(args: &[&str]) -> UpOptions {
         match parse(args.iter().map(|s| s.to_string())).unwrap() {
-            Command::Up(o) => o,
+            Command::Up(o) => *o,
             other => panic!("not up: {other:?}"),
         }
     }

@@ -34,7 +34,7 @@ fn main() -> ExitCode {
             print!("{}", cli::USAGE);
             return ExitCode::SUCCESS;
         }
-        cli::Command::Up(options) => options,
+        cli::Command::Up(options) => *options,
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -11,6 +11,7 @@
 //! does moves to a separate budget of background instances, or, when that budget is full, is
 //! stopped (the app's durable outbox delivers it later).
 
+mod answer;
 mod bare;
 mod p3;
 pub mod reuse;
@@ -37,6 +38,7 @@ use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
 
 use crate::runtime::store::{ComponentContext, HostState};
 use crate::trigger::{Inflight, Runner, until_deadline};
+use answer::{NotifyOnEnd, QUEUE_TIMEOUT, busy, text};
 use router::{RouteMatch, Router};
 /// The longest a connection may take to send a request's head.
 const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
@@ -46,9 +48,6 @@ const MAX_URI_BYTES: usize = 8 << 10;
 /// headers or ~400 KiB of head, hyper answers by itself and closes the connection; `bare` gives
 /// those answers the same JSON shape.)
 const MAX_HEADER_BYTES: usize = 64 << 10;
-/// The longest a request waits for a free instance before it is told to come back (503).
-pub(crate) const QUEUE_TIMEOUT: Duration = Duration::from_secs(5);
-
 /// The HTTP trigger: the routes and the components they run.
 pub struct HttpTrigger {
     /// How components run.
@@ -155,23 +154,6 @@ pub async fn serve(
     drop(listener);
 }
 
-/// An answer of the host itself (no route, a failed component), in the API's error shape:
-/// `{"message": "..."}`, so a client parses every error the same way.
-fn text(status: StatusCode, message: &'static str) -> Response<HyperOutgoingBody> {
-    let body = format!("{{\"message\":\"{message}\"}}");
-    let mut response = Response::new(
-        Full::new(Bytes::from(body))
-            .map_err(|never| match never {})
-            .boxed_unsync(),
-    );
-    *response.status_mut() = status;
-    response.headers_mut().insert(
-        http::header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    response
-}
-
 async fn handle(
     http: Arc<HttpTrigger>,
     inflight: Arc<Inflight>,
@@ -262,53 +244,6 @@ async fn read_body(
     }
 }
 
-/// 503 with `Retry-After`: no instance freed in time.
-pub(crate) fn busy() -> Response<HyperOutgoingBody> {
-    let mut busy = text(
-        StatusCode::SERVICE_UNAVAILABLE,
-        "The service is busy; retry in a moment.",
-    );
-    busy.headers_mut()
-        .insert(http::header::RETRY_AFTER, HeaderValue::from_static("1"));
-    busy
-}
-
-/// A response body that says when it has been sent in full (or dropped: the client went away).
-pub(crate) struct NotifyOnEnd {
-    inner: HyperOutgoingBody,
-    ended: Option<oneshot::Sender<()>>,
-}
-
-impl hyper::body::Body for NotifyOnEnd {
-    type Data = Bytes;
-    type Error = <HyperOutgoingBody as hyper::body::Body>::Error;
-
-    fn poll_frame(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<std::result::Result<hyper::body::Frame<Bytes>, Self::Error>>> {
-        let polled = std::pin::Pin::new(&mut self.inner).poll_frame(cx);
-        if matches!(polled, std::task::Poll::Ready(None)) {
-            self.ended.take().map(|tx| tx.send(()));
-        }
-        polled
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> hyper::body::SizeHint {
-        self.inner.size_hint()
-    }
-}
-
-impl Drop for NotifyOnEnd {
-    fn drop(&mut self) {
-        self.ended.take().map(|tx| tx.send(()));
-    }
-}
-
 /// Spin's `spin-*` request headers.
 fn spin_headers(
     route: &RouteMatch<'_>,
@@ -386,7 +321,9 @@ async fn execute(
 
     let pre = match &component.handler {
         Handler::P2(pre) => pre.clone(),
-        Handler::P3(handler) => return p3::execute(http, inflight, handler, req).await,
+        Handler::P3(handler) => {
+            return p3::execute(&http.runner.instance_permits, inflight, handler, req).await;
+        }
     };
     let req = req.map(|body| body.map_err(|never| -> ErrorCode { match never {} }));
     let Some(run) = http

@@ -12,26 +12,26 @@ use anyhow::{Context, Result, anyhow};
 use bytes::Bytes;
 use http::{Request, Response};
 use http_body_util::{BodyExt, Full};
-use tokio::sync::oneshot;
+use tokio::sync::{Semaphore, oneshot};
 use wasmtime::component::Accessor;
 use wasmtime_wasi_http::handler::{Proxy, ProxyHandler};
 use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
 use wasmtime_wasi_http::p3::bindings::http::types::ErrorCode;
 use wasmtime_wasi_http::p3::{self, WasiHttpView};
 
+use super::answer::{NotifyOnEnd, QUEUE_TIMEOUT, busy};
 use super::reuse::Reuse;
-use super::{HttpTrigger, NotifyOnEnd, QUEUE_TIMEOUT, busy};
 use crate::runtime::store::HostState;
 use crate::trigger::Inflight;
 
 /// Runs `req` (its body already read) on an instance of the component behind `handler`.
 pub(super) async fn execute(
-    http: &HttpTrigger,
+    permits: &Arc<Semaphore>,
     inflight: &Arc<Inflight>,
     handler: &ProxyHandler<Reuse>,
     req: Request<Full<Bytes>>,
 ) -> Result<Response<HyperOutgoingBody>> {
-    let acquire = http.runner.instance_permits.clone().acquire_owned();
+    let acquire = permits.clone().acquire_owned();
     let Ok(permit) = tokio::time::timeout(QUEUE_TIMEOUT, acquire).await else {
         return Ok(busy());
     };

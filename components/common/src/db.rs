@@ -152,6 +152,13 @@ impl Db {
         Ok(Db { conn })
     }
 
+    /// Marks this connection's state as unknown, so it is closed rather than kept once the
+    /// request is done with it: for a caller that lent it to a call that failed in a way the
+    /// caller cannot see into (a dependency's internal error).
+    pub fn forget(&self) {
+        self.conn.taint();
+    }
+
     /// The connection, to lend to a component's export that takes one (see [`lent`]).
     pub fn connection(&self) -> &Connection {
         &self.conn

@@ -160,6 +160,15 @@ impl Request {
         Ok(self.db.get_or_init(|| db))
     }
 
+    /// After a server error: the request's connection, if it opened one, is closed rather than
+    /// kept for a later request, since a component it was lent to may have left it in a state
+    /// nobody here can see (docs/architecture.md, "What an instance keeps").
+    pub fn forget_connection(&self) {
+        if let Some(db) = self.db.get() {
+            db.forget();
+        }
+    }
+
     /// Whose token the request carries (`receta:auth/auth#authenticate`).
     fn authenticate(&self) -> Result<Caller, Error> {
         auth::authenticate(self.db()?.connection(), self.header("authorization"))

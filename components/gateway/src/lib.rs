@@ -37,7 +37,13 @@ impl wasip3::exports::http::handler::Guest for Gateway {
         let response = match Request::read(incoming).await {
             // The route runs without yielding, and the request (with its SQLite connection) is
             // dropped before anything is awaited: another request of this instance never sees it.
-            Ok(request) => route(&request).unwrap_or_else(Response::error),
+            Ok(request) => {
+                let outcome = route(&request);
+                if matches!(outcome, Err(Error::Internal(_) | Error::Unavailable(_))) {
+                    request.forget_connection();
+                }
+                outcome.unwrap_or_else(Response::error)
+            }
             Err(response) => response,
         };
         response.send()

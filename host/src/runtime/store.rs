@@ -179,9 +179,8 @@ pub fn new_store(
     component: Arc<ComponentContext>,
     deadline: Instant,
 ) -> Store<HostState> {
-    let mut store = Store::new(engine, HostState::new(component));
-    store.limiter(|state| &mut state.limits);
-    store.set_epoch_deadline(1);
+    // A reused store's set-up (memory limit, a yield at every tick), plus the hard deadline.
+    let mut store = new_reused_store(engine, component);
     let hard_deadline = deadline + Duration::from_secs(1);
     store.epoch_deadline_callback(move |_| {
         if Instant::now() >= hard_deadline {

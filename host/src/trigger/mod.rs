@@ -43,13 +43,9 @@ pub struct Run {
 }
 
 impl Runner {
-    /// Waits for an instance permit (at most `wait`, when given: `None` back if none freed in
-    /// time), then makes the run's store with its deadline.
-    pub async fn start(
-        &self,
-        component: &Arc<ComponentContext>,
-        wait: Option<Duration>,
-    ) -> Result<Option<Run>> {
+    /// Waits for an instance permit: at most `wait`, when given (`None` back if none freed in
+    /// time).
+    pub async fn admit(&self, wait: Option<Duration>) -> Result<Option<OwnedSemaphorePermit>> {
         let acquire = self.instance_permits.clone().acquire_owned();
         let permit = match wait {
             Some(wait) => match tokio::time::timeout(wait, acquire).await {
@@ -57,8 +53,20 @@ impl Runner {
                 Err(_) => return Ok(None),
             },
             None => acquire.await,
-        }
-        .context("the instance pool is closed")?;
+        };
+        permit.context("the instance pool is closed").map(Some)
+    }
+
+    /// Waits for an instance permit ([`Runner::admit`]), then makes the run's store with its
+    /// deadline.
+    pub async fn start(
+        &self,
+        component: &Arc<ComponentContext>,
+        wait: Option<Duration>,
+    ) -> Result<Option<Run>> {
+        let Some(permit) = self.admit(wait).await? else {
+            return Ok(None);
+        };
         let deadline = Instant::now() + self.timeout;
         Ok(Some(Run {
             slot: Arc::new(Mutex::new(Some(permit))),

@@ -322,7 +322,7 @@ async fn execute(
     let pre = match &component.handler {
         Handler::P2(pre) => pre.clone(),
         Handler::P3(handler) => {
-            return p3::execute(&http.runner.instance_permits, inflight, handler, req).await;
+            return p3::execute(&http.runner, inflight, handler, req).await;
         }
     };
     let req = req.map(|body| body.map_err(|never| -> ErrorCode { match never {} }));

@@ -11,31 +11,32 @@ use std::sync::Arc;
 use anyhow::{Context, Result, anyhow};
 use bytes::Bytes;
 use http::{Request, Response};
+use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full};
-use tokio::sync::{Semaphore, oneshot};
+use tokio::sync::oneshot;
 use wasmtime::component::Accessor;
 use wasmtime_wasi_http::handler::{Proxy, ProxyHandler};
 use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
+use wasmtime_wasi_http::p3::bindings::Service;
 use wasmtime_wasi_http::p3::bindings::http::types::ErrorCode;
 use wasmtime_wasi_http::p3::{self, WasiHttpView};
 
 use super::answer::{NotifyOnEnd, QUEUE_TIMEOUT, busy};
 use super::reuse::Reuse;
 use crate::runtime::store::HostState;
-use crate::trigger::Inflight;
+use crate::trigger::{Inflight, Runner};
 
-/// Runs `req` (its body already read) on an instance of the component behind `handler`.
+/// Runs `req` (its body already read) on an instance of the component behind `handler`, once
+/// `runner` admits it.
 pub(super) async fn execute(
-    permits: &Arc<Semaphore>,
+    runner: &Runner,
     inflight: &Arc<Inflight>,
     handler: &ProxyHandler<Reuse>,
     req: Request<Full<Bytes>>,
 ) -> Result<Response<HyperOutgoingBody>> {
-    let acquire = permits.clone().acquire_owned();
-    let Ok(permit) = tokio::time::timeout(QUEUE_TIMEOUT, acquire).await else {
+    let Some(permit) = runner.admit(Some(QUEUE_TIMEOUT)).await? else {
         return Ok(busy());
     };
-    let permit = permit.context("the instance pool is closed")?;
     let req = with_absolute_uri(req)?;
     let req = req.map(|body| body.map_err(|never| -> ErrorCode { match never {} }));
     let (request, request_io) = p3::Request::from_http(req);
@@ -52,34 +53,7 @@ pub(super) async fn execute(
                     let _ = tx.send(Err(anyhow!("not a WASIp3 component")));
                     return;
                 };
-                let answered = async {
-                    let result: wasmtime::Result<_> = async {
-                        let request = store.with(|mut store| {
-                            WasiHttpView::http(store.data_mut())
-                                .table
-                                .push(request)
-                                .map_err(wasmtime::Error::from)
-                        })?;
-                        let response = guest
-                            .wasi_http_handler()
-                            .call_handle(store, request)
-                            .await?;
-                        let response = store.with(|mut store| -> wasmtime::Result<_> {
-                            let response = response.map_err(|code| {
-                                wasmtime::format_err!("the guest answered with error code {code:?}")
-                            })?;
-                            let response = WasiHttpView::http(store.data_mut())
-                                .table
-                                .delete(response)
-                                .map_err(wasmtime::Error::from)?;
-                            response.into_http(&mut store, request_io)
-                        })?;
-                        Ok(response)
-                    }
-                    .await;
-                    result
-                };
-                match answered.await {
+                match handle(store, guest, request, request_io).await {
                     Ok(response) => {
                         // The store's event loop must go on until the client has the whole
                         // body: the guest writes it.
@@ -104,6 +78,28 @@ pub(super) async fn execute(
     );
     rx.await
         .map_err(|_| anyhow!("the instance stopped before the guest answered"))?
+}
+
+/// The guest's `handle` of `request`, and its response as hyper writes it.
+async fn handle(
+    store: &Accessor<HostState>,
+    guest: &Service,
+    request: p3::Request,
+    request_io: impl Future<Output = std::result::Result<(), ErrorCode>> + Send + 'static,
+) -> wasmtime::Result<Response<UnsyncBoxBody<Bytes, ErrorCode>>> {
+    let request =
+        store.with(|mut store| WasiHttpView::http(store.data_mut()).table.push(request))?;
+    let response = guest
+        .wasi_http_handler()
+        .call_handle(store, request)
+        .await?
+        .map_err(|code| wasmtime::format_err!("the guest answered with error code {code:?}"))?;
+    store.with(|mut store| {
+        let response = WasiHttpView::http(store.data_mut())
+            .table
+            .delete(response)?;
+        response.into_http(&mut store, request_io)
+    })
 }
 
 /// The request's URI with `http://<Host>` in front, as Spin hands it to the guest. A `Host` that

@@ -61,7 +61,7 @@ pub struct AppConfig {
 
 impl Default for AppConfig {
     /// The admin token, and the outbound permissions `cargo xtask up` gives local development (local
-    /// email relays and webhook receivers allowed).
+    /// email relays, webhook receivers and timestamp authorities allowed).
     fn default() -> Self {
         Self {
             manifest: repo_root().join("spin.toml"),
@@ -78,6 +78,10 @@ impl Default for AppConfig {
                 (
                     "SPIN_VARIABLE_WEBHOOK_HOST_B".into(),
                     "http://localhost:*".into(),
+                ),
+                (
+                    "SPIN_VARIABLE_TIMESTAMP_HOST".into(),
+                    "http://127.0.0.1:*".into(),
                 ),
             ],
             runtime_config: None,

@@ -10,6 +10,7 @@ mod access_log;
 mod availability;
 mod campaigns;
 mod claims;
+mod constancias;
 mod hospitals;
 mod integrator;
 mod landing;

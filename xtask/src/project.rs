@@ -128,9 +128,11 @@ pub fn host_binary() -> PathBuf {
 }
 
 /// Development defaults for the outbound permissions (spin.toml's defaults allow nothing): local
-/// email relays and webhook receivers work out of the box. A variable already set is kept.
-pub const DEV_OUTBOUND: [(&str, &str); 3] = [
+/// email relays, webhook receivers and timestamp authorities work out of the box. A variable
+/// already set is kept.
+pub const DEV_OUTBOUND: [(&str, &str); 4] = [
     ("SPIN_VARIABLE_EMAIL_RELAY_HOST", "http://127.0.0.1:*"),
+    ("SPIN_VARIABLE_TIMESTAMP_HOST", "http://127.0.0.1:*"),
     ("SPIN_VARIABLE_WEBHOOK_HOST_A", "http://127.0.0.1:*"),
     ("SPIN_VARIABLE_WEBHOOK_HOST_B", "http://localhost:*"),
 ];

@@ -104,6 +104,7 @@ fn landing_body(rx: LandingRx, active: &[Campaign]) -> Value {
             "fills": rx.fills,
             "sales": rx.sales,
             "access_log": rx.access_log,
+            "constancia": crate::floor::rx_json::constancia(&rx.constancia),
         },
         "campaigns": active.iter().map(landing_json).collect::<Vec<_>>(),
         "default_campaign": default_campaign,

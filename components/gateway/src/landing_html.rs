@@ -15,7 +15,7 @@ use common::codes::{Labelled, RxState};
 use sha2::{Digest, Sha256};
 
 use crate::bindings::campaigns::Campaign;
-use crate::bindings::prescriptions::LandingRx;
+use crate::bindings::prescriptions::{Constancia, ConstanciaStatus, LandingRx};
 use crate::floor::links::is_http_url;
 use common::html::escape;
 
@@ -210,6 +210,12 @@ pub fn page(rx: &LandingRx, campaigns: &[Campaign]) -> String {
         "<div><dt>Estado</dt><dd id=\"estado\">{}</dd></div>\n</dl>\n",
         escape(rx.rx_status.label())
     ));
+    if let Some(line) = constancia_line(&rx.constancia) {
+        html.push_str(&format!(
+            "<p class=\"note\" id=\"constancia\">{}</p>\n",
+            escape(&line)
+        ));
+    }
     if let Some(note) = state_note(rx.rx_status, &rx.reason_of_rejected) {
         html.push_str(&format!(
             "<p class=\"note\" id=\"aviso\">{}</p>\n",
@@ -274,6 +280,17 @@ pub fn page(rx: &LandingRx, campaigns: &[Campaign]) -> String {
     html.push_str(FOOTER);
     html.push_str("</main>\n</body>\n</html>\n");
     html
+}
+
+/// "Constancia NOM-151: <TSA>, <time>" once stamped, a note while pending, nothing when disabled.
+fn constancia_line(c: &Constancia) -> Option<String> {
+    match (c.status, &c.tsa, &c.gen_time) {
+        (ConstanciaStatus::Stamped, Some(tsa), Some(time)) => {
+            Some(format!("Constancia NOM-151: {tsa}, {time}"))
+        }
+        (ConstanciaStatus::Disabled, ..) => None,
+        _ => Some("Constancia NOM-151: en trámite con la autoridad de sellado de tiempo.".into()),
+    }
 }
 
 /// The seal of each sale: when, which pharmacy (name and license), what it sold.
@@ -468,7 +485,32 @@ mod tests {
             fills: 1,
             sales: Vec::new(),
             access_log: Vec::new(),
+            constancia: Constancia {
+                status: ConstanciaStatus::Disabled,
+                gen_time: None,
+                tsa: None,
+                digest: "ab".repeat(32),
+            },
         }
+    }
+
+    #[test]
+    fn the_page_shows_the_constancia_once_stamped() {
+        let mut r = rx();
+        assert!(!page(&r, &[]).contains("Constancia NOM-151"));
+        r.constancia.status = ConstanciaStatus::Pending;
+        assert!(page(&r, &[]).contains("Constancia NOM-151: en trámite"));
+        r.constancia = Constancia {
+            status: ConstanciaStatus::Stamped,
+            gen_time: Some("2026-11-27T23:05:01Z".into()),
+            tsa: Some("PSC <Ejemplo>".into()),
+            digest: "ab".repeat(32),
+        };
+        let html = page(&r, &[]);
+        assert!(
+            html.contains("Constancia NOM-151: PSC &lt;Ejemplo&gt;, 2026-11-27T23:05:01Z"),
+            "{html}"
+        );
     }
 
     #[test]

@@ -159,6 +159,7 @@ fn handler<'a>(req: &'a Request, method: Method, segments: &'a [&'a str]) -> Opt
         (Get, ["api", "v2", "rx-endpoint", signature]) => caller(req, move |c| prescriptions::detail(c, signature)),
         (Post, ["api", "v2", "rx-endpoint", signature, "cancel"]) => medic(req, move |m| prescriptions::cancel(req, m, signature)),
         (Get, ["api", "v2", "rx-endpoint", signature, "document"]) => caller(req, move |c| prescriptions::document(c, signature)),
+        (Get, ["api", "v2", "rx-endpoint", signature, "constancia"]) => caller(req, move |c| prescriptions::constancia(c, signature)),
         (Get, ["api", "v2", "rx-endpoint", signature, "dispenses"]) => caller(req, move |c| prescriptions::events(req, c, signature)),
         (Get, ["api", "v2", "medications"]) => medic(req, move |m| prescriptions::prescribed(req, m)),
         (Get, ["api", "v2", "rx", "pdf", signature]) => caller(req, move |c| prescriptions::pdf(c, signature)),
@@ -193,6 +194,7 @@ fn handler<'a>(req: &'a Request, method: Method, segments: &'a [&'a str]) -> Opt
         (Post, ["api", "v2", "pharmacy", "rx", signature, "claim"]) => pharmacy(req, move |p| pharmacy::claim(p, signature)),
         (Post, ["api", "v2", "pharmacy", "rx", signature, "release"]) => pharmacy(req, move |p| pharmacy::release(req, p, signature)),
         (Get, ["api", "v2", "pharmacy", "receipts", digest]) => pharmacy_or_admin(req, move |p| pharmacy::receipt(p, digest)),
+        (Get, ["api", "v2", "pharmacy", "receipts", digest, "constancia"]) => pharmacy_or_admin(req, move |p| pharmacy::receipt_constancia(p, digest)),
         // The contract (OpenAPI) and its reference page.
         (Get, ["api", "v2", "openapi.json"]) => public(reference::openapi),
         (Get, ["docs"]) => public(reference::docs),

@@ -103,7 +103,23 @@ pub fn receipt(pharmacy: Option<i64>, digest: &str) -> Result<Response, Error> {
     let receipt = prescriptions::get_receipt(Db::open()?.connection(), pharmacy, digest)?;
     Ok(Response::json(
         200,
-        &json!({"document": receipt.document, "receipt": receipt.seal}),
+        &json!({
+            "document": receipt.document,
+            "receipt": receipt.seal,
+            "constancia": crate::floor::rx_json::constancia(&receipt.constancia),
+        }),
+    ))
+}
+
+/// `GET /api/v2/pharmacy/receipts/<digest>/constancia/` (the pharmacy that sold, or the API admin)
+/// → 200 `application/timestamp-reply`: the receipt's NOM-151 constancia (DER, as stored); 404
+/// `{"message"}` while there is none, and for another pharmacy's sale.
+pub fn receipt_constancia(pharmacy: Option<i64>, digest: &str) -> Result<Response, Error> {
+    let reply = prescriptions::get_receipt_constancia(Db::open()?.connection(), pharmacy, digest)?;
+    Ok(Response::bytes(
+        200,
+        crate::prescriptions::TIMESTAMP_REPLY,
+        reply,
     ))
 }
 

@@ -274,6 +274,18 @@ pub fn document(caller: Principal, signature: &str) -> Result<Response, Error> {
     ))
 }
 
+/// `GET /api/v2/rx-endpoint/<signature>/constancia/` (the issuing medic or the API admin; anyone
+/// else 404) → 200 `application/timestamp-reply`: the NOM-151 constancia, the timestamp authority's
+/// `TimeStampResp` (DER) exactly as stored; 404 `{"message"}` while there is none
+/// (docs/verification.md, "Constancias NOM-151").
+pub fn constancia(caller: Principal, signature: &str) -> Result<Response, Error> {
+    let reply = prescriptions::get_constancia(Db::open()?.connection(), caller, signature)?;
+    Ok(Response::bytes(200, TIMESTAMP_REPLY, reply))
+}
+
+/// The media type of an RFC 3161 reply.
+pub const TIMESTAMP_REPLY: &str = "application/timestamp-reply";
+
 /// `POST /api/v2/rx-endpoint/<signature>/cancel/` `{reason}` (the issuing medic; another medic or
 /// an unknown signature: 404) → 200 the prescription in the detail shape, `cancelled`. 409 once
 /// anything was dispensed, after a rejection, or a second time.

@@ -13,6 +13,7 @@ use serde_json::json;
 use common::types::Error;
 
 use crate::bindings::prescriptions::{self, KeyStatus, PublishedKey};
+use crate::floor::rx_json::constancia;
 use crate::http::{Request, Response};
 
 /// How long a client may cache the keys.
@@ -48,7 +49,7 @@ pub fn keys() -> Result<Response, Error> {
 }
 
 /// `GET /api/v2/verify/<signature>` → 200 `{valid, kid, issued_at, rx_status, medic: {name,
-/// cedula_prof}, hospital: {name}, valid_until}` (`valid` false for an altered prescription); 404 `{"valid":
+/// cedula_prof}, hospital: {name}, valid_until, constancia}` (`valid` false for an altered prescription); 404 `{"valid":
 /// false}` for an unknown one; 429 past 60 calls a minute from one address.
 pub fn verify(req: &Request, signature: &str) -> Result<Response, Error> {
     let client = client_ip(req.header("spin-client-addr").unwrap_or_default());
@@ -63,6 +64,7 @@ pub fn verify(req: &Request, signature: &str) -> Result<Response, Error> {
                 "medic": {"name": v.medic_name, "cedula_prof": v.medic_cedula_prof},
                 "hospital": {"name": v.hospital_name},
                 "valid_until": v.valid_until,
+                "constancia": constancia(&v.constancia),
             }),
         )),
         Err(Error::NotFound(_)) => Ok(Response::json(404, &json!({"valid": false}))),
@@ -70,7 +72,8 @@ pub fn verify(req: &Request, signature: &str) -> Result<Response, Error> {
     }
 }
 
-/// `GET /api/v2/verify/receipt/<digest>` → 200 `{valid, kid, sold_at, pharmacy: {name, license}}`
+/// `GET /api/v2/verify/receipt/<digest>` → 200 `{valid, kid, sold_at, pharmacy: {name, license},
+/// constancia}`
 /// (`valid` false for an altered receipt); 404 `{"valid": false}` for an unknown one; 429 as
 /// `verify`.
 pub fn receipt(req: &Request, digest: &str) -> Result<Response, Error> {
@@ -83,6 +86,7 @@ pub fn receipt(req: &Request, digest: &str) -> Result<Response, Error> {
                 "kid": r.kid,
                 "sold_at": r.sold_at,
                 "pharmacy": {"name": r.pharmacy_name, "license": r.pharmacy_license},
+                "constancia": constancia(&r.constancia),
             }),
         )),
         Err(Error::NotFound(_)) => Ok(Response::json(404, &json!({"valid": false}))),

@@ -21,6 +21,19 @@ pub struct Config {
     pub retry_scale: f64,
     /// `delivery_timeout_ms`: the most one delivery attempt may take, answer included.
     pub timeout: Duration,
+    /// The timestamp authority; `None` while `timestamp_url` is empty (no constancias).
+    pub stamping: Option<Stamping>,
+}
+
+/// Where NOM-151 constancias come from (docs/verification.md, "Constancias NOM-151").
+#[derive(Debug, Clone)]
+pub struct Stamping {
+    /// `timestamp_url`: RFC 3161 over HTTP.
+    pub url: String,
+    /// `timestamp_token`: sent as `Authorization: Bearer <token>` when set.
+    pub token: Option<String>,
+    /// `timestamp_ca`: PEM of the authorities the TSA's certificate must chain to, when set.
+    pub ca: Option<String>,
 }
 
 /// Used when `email_from` is not set.
@@ -59,6 +72,11 @@ impl Config {
                 .unwrap_or_else(|| DEFAULT_BASE_URL.into()),
             retry_scale,
             timeout,
+            stamping: var("timestamp_url").map(|url| Stamping {
+                url,
+                token: var("timestamp_token"),
+                ca: var("timestamp_ca"),
+            }),
         }
     }
 

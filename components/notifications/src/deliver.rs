@@ -263,7 +263,8 @@ fn judge(
     let (status_code, error) = match answer {
         Ok(a) if (200..300).contains(&a.status) => (Some(a.status), None),
         Ok(a) => {
-            let head = a.body_head.trim();
+            let head = a.head();
+            let head = head.trim();
             let error = if head.is_empty() {
                 format!("HTTP {}", a.status)
             } else {

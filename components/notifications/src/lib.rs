@@ -4,6 +4,7 @@
 //! - `outbox`: queueing emails, leasing, recording attempts, the admin's view and replay
 //! - `resends`: the resend limits (per prescription, per caller's recipients)
 //! - `deliver`: one worker run (lease, build, send concurrently, record)
+//! - `stamps`: the NOM-151 constancias (lease digests, ask the TSA, check and store its replies)
 //! - `email`: the relay's JSON (pure); `signing`: Standard Webhooks (pure); `schedule`: retries (pure)
 //! - `send`: outbound POSTs with timeouts; `target`: URL parsing (pure); `config`: the variables
 
@@ -15,6 +16,7 @@ mod resends;
 mod schedule;
 mod send;
 mod signing;
+mod stamps;
 mod target;
 mod webhooks;
 
@@ -68,7 +70,12 @@ impl Guest for Notifications {
     }
 
     fn deliver_due(limit: u32, prescription: Option<i64>) -> Result<DeliveryRun, Error> {
-        deliver::run(limit, prescription)
+        let mut run = deliver::run(limit, prescription)?;
+        let stamped = stamps::run(&config::Config::load(), limit, prescription)?;
+        run.attempted += stamped.attempted;
+        run.delivered += stamped.delivered;
+        run.failed += stamped.failed;
+        Ok(run)
     }
 
     fn list_deliveries(filter: DeliveryFilter, page: PageRequest) -> Result<DeliveryPage, Error> {

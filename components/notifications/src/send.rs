@@ -22,13 +22,23 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 const DEADLINE_MARGIN: Duration = Duration::from_millis(500);
 /// How much of a response body is kept for the delivery record.
 const BODY_HEAD: usize = 300;
+/// How much of a response body is read at most: a timestamp reply with its certificates is a few KB.
+const BODY_MAX: usize = 64 * 1024;
 
 /// What came back.
 #[derive(Debug, Clone)]
 pub struct Answer {
     pub status: u16,
-    /// The start of the body (for the delivery record), lossy UTF-8.
-    pub body_head: String,
+    /// The body, up to 64 KiB.
+    pub body: Vec<u8>,
+}
+
+impl Answer {
+    /// The start of the body, for the delivery record: lossy UTF-8.
+    pub fn head(&self) -> String {
+        let head = &self.body[..self.body.len().min(BODY_HEAD)];
+        String::from_utf8_lossy(head).into_owned()
+    }
 }
 
 /// Why nothing usable came back.
@@ -54,7 +64,7 @@ impl std::fmt::Display for Failure {
     }
 }
 
-/// POSTs `body` to `target` and waits at most `timeout` for the answer (status and body start).
+/// POSTs `body` to `target` and waits at most `timeout` for the answer (status and body).
 pub async fn post(
     target: &Target,
     headers: &[(String, Vec<u8>)],
@@ -113,8 +123,8 @@ async fn exchange(
         return Err(Failure::Other(format!("writing the request body: {e:?}")));
     }
     let status = response.status();
-    let body_head = read_head(&response).await;
-    Ok(Answer { status, body_head })
+    let body = read_body(&response).await;
+    Ok(Answer { status, body })
 }
 
 /// Waits for the response of a sent request. Dropped early (the deadline passed), it releases its
@@ -163,19 +173,19 @@ fn wait_for(
     })
 }
 
-/// The first bytes of the body, for the record; read errors end it quietly.
-async fn read_head(response: &IncomingResponse) -> String {
+/// The body, up to [`BODY_MAX`] bytes; read errors end it quietly.
+async fn read_body(response: &IncomingResponse) -> Vec<u8> {
     use futures::StreamExt;
     let mut stream = std::pin::pin!(response.take_body_stream());
-    let mut head = Vec::new();
-    while head.len() < BODY_HEAD {
+    let mut body = Vec::new();
+    while body.len() < BODY_MAX {
         match stream.next().await {
-            Some(Ok(chunk)) => head.extend_from_slice(&chunk),
+            Some(Ok(chunk)) => body.extend_from_slice(&chunk),
             _ => break,
         }
     }
-    head.truncate(BODY_HEAD);
-    String::from_utf8_lossy(&head).into_owned()
+    body.truncate(BODY_MAX);
+    body
 }
 
 /// Resolves at `deadline` (monotonic clock, nanoseconds).

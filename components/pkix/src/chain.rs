@@ -34,7 +34,10 @@ pub fn chains_to(
         if let Some(anchor) = anchors.iter().find(|a| issued(a, &cert)) {
             return valid_at(anchor, at);
         }
-        match pool.iter().find(|c| *c != &cert && issued(c, &cert) && is_ca(c)) {
+        match pool
+            .iter()
+            .find(|c| *c != &cert && issued(c, &cert) && is_ca(c))
+        {
             Some(issuer) => cert = issuer.clone(),
             None => {
                 return Err(format!(

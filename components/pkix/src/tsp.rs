@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use cms::content_info::ContentInfo;
 use cms::signed_data::SignedData;
-use const_oid::db::rfc5280::{ID_CE_EXT_KEY_USAGE, ID_KP_TIME_STAMPING};
 use const_oid::ObjectIdentifier;
+use const_oid::db::rfc5280::{ID_CE_EXT_KEY_USAGE, ID_KP_TIME_STAMPING};
 use const_oid::db::rfc5911::ID_SIGNED_DATA;
 use const_oid::db::rfc5912::ID_SHA_256;
 use der::asn1::{Int, OctetString, Uint};
@@ -45,7 +45,8 @@ pub fn request(digest: &[u8; 32], nonce: &[u8]) -> Result<Vec<u8>, String> {
         cert_req: true,
         extensions: None,
     };
-    req.to_der().map_err(|e| format!("encoding the request: {e}"))
+    req.to_der()
+        .map_err(|e| format!("encoding the request: {e}"))
 }
 
 /// What a checked reply says.
@@ -120,8 +121,8 @@ fn token_parts(token: &ContentInfo) -> Result<(TstInfo, Certificate, Vec<Certifi
         return Err("the timestamp token is not CMS signed data".into());
     }
     let der = token.content.to_der().map_err(|e| e.to_string())?;
-    let data = SignedData::from_der(&der)
-        .map_err(|e| format!("unreadable timestamp token: {e}"))?;
+    let data =
+        SignedData::from_der(&der).map_err(|e| format!("unreadable timestamp token: {e}"))?;
     if data.encap_content_info.econtent_type != ID_CT_TST_INFO {
         return Err("the timestamp token does not hold a TSTInfo".into());
     }
@@ -185,7 +186,10 @@ mod tests {
         let stamp = check_reply(&reply, &d, Some(&nonce), Some(&anchors)).unwrap();
         assert_eq!(stamp.tsa, TSA_NAME);
         assert_eq!(stamp.policy, "1.2.3.4.1");
-        assert!(stamp.gen_time.ends_with('Z') && stamp.gen_time.len() == 20, "{stamp:?}");
+        assert!(
+            stamp.gen_time.ends_with('Z') && stamp.gen_time.len() == 20,
+            "{stamp:?}"
+        );
         assert_eq!(imprint(&reply).unwrap(), d.to_vec());
         // OpenSSL agrees, on its own.
         receta_test_tsa::verify(&reply, &hex_of(&d), &tsa.ca_path()).unwrap();

@@ -188,6 +188,8 @@ pub fn issue(req: IssueRequest) -> Result<Prescription, Error> {
             outbox::queue_email(db, id, &signed.signature, to, &issued_at)?;
         }
         outbox::queue_webhooks(db, id, &signed.signature, &req.webhooks, &issued_at)?;
+        let stamped = outbox::Stamped::Prescription;
+        outbox::queue_stamp(db, stamped, id, &signed.signature, &issued_at)?;
         // Last, so that the last inserted rowid is the last medication's: the medications' ids
         // are consecutive (one statement, holding the write lock).
         let classes: Vec<Param> = std::iter::once(int(id))
@@ -210,6 +212,7 @@ pub fn issue(req: IssueRequest) -> Result<Prescription, Error> {
     Ok(Prescription {
         id,
         medic_id: req.medic.id,
+        constancia: crate::constancia::queued(&signed.signature),
         signature: signed.signature,
         hospital: RxHospital {
             id: req.hospital.id,

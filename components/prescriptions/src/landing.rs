@@ -23,10 +23,11 @@ const SELECT_LANDING: &str = "SELECT p.id, p.signature, p.created_at, p.patient_
     t.valid_until, t.expires_at, COALESCE(t.fills, 1) AS fills, \
     CASE WHEN json_valid(d.canonical) THEN COALESCE(json_extract(d.canonical, '$.medic.name'), '') ELSE '' END AS medic_name, \
     CASE WHEN json_valid(d.canonical) THEN COALESCE(json_extract(d.canonical, '$.hospital.name'), '') ELSE '' END AS hospital_name, \
-    length(d.pdf) AS raw_size \
+    length(d.pdf) AS raw_size, nc.gen_time AS constancia_time, nc.tsa AS constancia_tsa \
     FROM prescriptions p JOIN prescription_documents d ON d.prescription_id = p.id \
     LEFT JOIN prescription_seals s ON s.prescription_id = p.id \
     LEFT JOIN prescription_terms t ON t.prescription_id = p.id \
+    LEFT JOIN constancias nc ON nc.digest = p.signature \
     WHERE p.signature = ?1 AND (?2 IS NULL OR p.medic_id = ?2)";
 
 const SELECT_PDF: &str = "SELECT d.pdf FROM prescription_documents d \
@@ -67,6 +68,7 @@ pub fn view(caller: Option<Principal>, signature: &str) -> Result<LandingRx, Err
                 fills: u32::try_from(r.i64("fills")?)?,
                 sales: Vec::new(),
                 access_log: Vec::new(),
+                constancia: crate::constancia::from_row(r, &r.string("signature")?)?,
             },
         ))
     })?;

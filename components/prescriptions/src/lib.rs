@@ -11,6 +11,7 @@
 //! - `claims`: a pharmacy's hold on a prescription while it dispenses (claim, release, burn's check)
 //! - `outbox`: the outbox rows written in this component's transactions
 //! - `seal`: the digital seal (Ed25519) and the service's keys; `verify`: the public check
+//! - `constancia`: the NOM-151 constancias (RFC 3161 timestamps) as readers see them
 //! - `drugs`: the formulary (the API's drug catalog)
 //! - `rules`: the Mexican rules (classes that may be issued, repeats, validity; pure)
 //! - `sales`: the seal of each sale; `register`: a pharmacy's antibiotic register
@@ -19,6 +20,7 @@
 
 mod access;
 mod claims;
+mod constancia;
 mod detail;
 mod document;
 mod drugs;
@@ -157,6 +159,22 @@ impl Guest for Prescriptions {
 
     fn verify(signature: String, client: String) -> Result<Verification, Error> {
         verify::verify(&signature, &client)
+    }
+
+    fn get_constancia(
+        db: &Connection,
+        caller: Principal,
+        signature: String,
+    ) -> Result<Vec<u8>, Error> {
+        lent(db, || constancia::of_prescription(&caller, &signature))
+    }
+
+    fn get_receipt_constancia(
+        db: &Connection,
+        pharmacy: Option<i64>,
+        digest: String,
+    ) -> Result<Vec<u8>, Error> {
+        lent(db, || constancia::of_receipt(pharmacy, &digest))
     }
 
     fn get_document(

@@ -198,6 +198,8 @@ pub fn dispense(req: DispenseRequest) -> Result<Dispensed, Error> {
             sold_at: &now,
         };
         let receipt = receipts::issue(db, state.id, &sale)?;
+        let stamped = outbox::Stamped::Receipt;
+        outbox::queue_stamp(db, stamped, state.id, &receipt.digest, &now)?;
         let actor = access::Actor::Pharmacy(&req.pharmacy);
         access::record(db, &req.signature, access::Action::Dispense, &actor, &now)?;
         outbox::queue_webhooks(db, state.id, &req.signature, &req.webhooks, &now)?;

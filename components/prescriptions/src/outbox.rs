@@ -2,6 +2,8 @@
 //! `outbox` table (migration 0003) is worked by the notifications component, which reads exactly
 //! the payloads written here (0005 documents them). Issuing writes the patient's email and the
 //! `prescription.created` webhooks; a dispense, rejection or cancellation writes its own event's.
+//! Issuing and each sale also queue their document's NOM-151 constancia (`stamp_queue`, migration
+//! 0020), stamped by the same worker.
 
 use serde_json::json;
 
@@ -11,6 +13,39 @@ use common::types::{Error, RxEvent, WebhookDelivery};
 const INSERT_OUTBOX: &str = "INSERT INTO outbox \
     (kind, prescription_id, target, payload, status, attempts, next_attempt_at, created_at, updated_at) \
     VALUES (?, ?, ?, ?, 'pending', 0, ?, ?, ?)";
+
+/// `?1` digest, `?2` subject, `?3` prescription, `?4` now.
+const QUEUE_STAMP: &str = "INSERT INTO stamp_queue \
+    (digest, subject, prescription_id, status, attempts, next_attempt_at, created_at, updated_at) \
+    VALUES (?1, ?2, ?3, 'pending', 0, ?4, ?4, ?4)";
+
+/// What a constancia is over: a prescription's canonical document (digest = its signature) or a
+/// dispense receipt (its digest).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stamped {
+    Prescription,
+    Receipt,
+}
+
+/// Queues the NOM-151 constancia of `digest` (of prescription `id`), due at `now`. Queued whether a
+/// timestamp authority is configured or not: the worker stamps the backlog once one is.
+pub fn queue_stamp(
+    db: &Db,
+    subject: Stamped,
+    id: i64,
+    digest: &str,
+    now: &str,
+) -> Result<(), Error> {
+    let subject = match subject {
+        Stamped::Prescription => "prescription",
+        Stamped::Receipt => "receipt",
+    };
+    db.execute_batched(
+        QUEUE_STAMP,
+        &[text(digest), text(subject), int(id), text(now)],
+    )?;
+    Ok(())
+}
 
 /// Queues the patient's email of prescription `id`, due at `now`.
 pub fn queue_email(db: &Db, id: i64, signature: &str, to: &str, now: &str) -> Result<(), Error> {

@@ -70,7 +70,23 @@ pub fn document(
         fills: terms.fills,
         fill_interval_days: terms.fill_interval_days,
         antibiotic_repeat_reason: terms.antibiotic_repeat_reason.clone(),
+        constancia: constancia_note(&req.base_url),
     }
+}
+
+/// Where the PDF says the constancia is: it is stamped after issue, so the PDF (rendered at issue)
+/// names the public check that shows it; nothing when no timestamp authority is configured.
+fn constancia_note(base_url: &str) -> String {
+    let configured =
+        spin_sdk::variables::get("timestamp_url").is_ok_and(|url| !url.trim().is_empty());
+    if !configured {
+        return String::new();
+    }
+    format!(
+        "sello de tiempo RFC 3161 de una autoridad acreditada, solicitado al emitir; consulte el \
+         emisor y la hora con el folio en {}/api/v2/verify/",
+        base_url.trim_end_matches('/')
+    )
 }
 
 /// Pages a prescription may print on (docs/patients-and-prescriptions.md, "Limits"): a real one

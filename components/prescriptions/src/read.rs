@@ -25,12 +25,15 @@ pub(crate) const COLUMNS: &str = "p.id, p.medic_id, p.signature, p.hospital_id, 
     t.valid_until, t.expires_at, COALESCE(t.fills, 1) AS fills, \
     COALESCE(t.fill_interval_days, 0) AS fill_interval_days, \
     COALESCE(t.antibiotic_repeat_reason, '') AS antibiotic_repeat_reason, \
-    (SELECT COUNT(*) FROM prescription_events e WHERE e.prescription_id = p.id AND e.kind = 'dispense') AS fills_used";
+    (SELECT COUNT(*) FROM prescription_events e WHERE e.prescription_id = p.id AND e.kind = 'dispense') AS fills_used, \
+    nc.gen_time AS constancia_time, nc.tsa AS constancia_tsa";
 
-/// A prescription with its seal (none for one issued before seals existed) and its terms (none
-/// for one issued before validity and repeats existed: valid without limit, one fill).
+/// A prescription with its seal (none for one issued before seals existed), its terms (none
+/// for one issued before validity and repeats existed: valid without limit, one fill) and its
+/// NOM-151 constancia (`crate::constancia`).
 pub(crate) const SEALED: &str = "prescriptions p LEFT JOIN prescription_seals s ON s.prescription_id = p.id \
-    LEFT JOIN prescription_terms t ON t.prescription_id = p.id";
+    LEFT JOIN prescription_terms t ON t.prescription_id = p.id \
+    LEFT JOIN constancias nc ON nc.digest = p.signature";
 
 /// `?1` medic, `?2` a `LIKE … ESCAPE '\'` pattern or NULL. The patient's name, email and the
 /// diagnosis joined by U+001F, as in the index of migration 0019: SQLite reads the joined string
@@ -182,6 +185,7 @@ pub(crate) fn from_row(r: &Row) -> anyhow::Result<Prescription> {
         fills_used: u32::try_from(r.i64("fills_used")?)?,
         fill_interval_days: u32::try_from(r.i64("fill_interval_days")?)?,
         antibiotic_repeat_reason: r.string("antibiotic_repeat_reason")?,
+        constancia: crate::constancia::from_row(r, &r.string("signature")?)?,
     })
 }
 

@@ -26,10 +26,13 @@ const INSERT: &str = "INSERT INTO receipts \
     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
 
 /// `?1` digest, `?2` the pharmacy that sold, or NULL for the API admin.
-const GET: &str = "SELECT document, kid, sig FROM receipts \
-    WHERE digest = ?1 AND (?2 IS NULL OR pharmacy_id = ?2)";
+const GET: &str = "SELECT r.document, r.kid, r.sig, nc.gen_time AS constancia_time, \
+    nc.tsa AS constancia_tsa FROM receipts r LEFT JOIN constancias nc ON nc.digest = r.digest \
+    WHERE r.digest = ?1 AND (?2 IS NULL OR r.pharmacy_id = ?2)";
 
-const CHECK: &str = "SELECT document, kid, sig, created_at FROM receipts WHERE digest = ?1";
+const CHECK: &str = "SELECT r.document, r.kid, r.sig, r.created_at, nc.gen_time AS constancia_time, \
+    nc.tsa AS constancia_tsa FROM receipts r LEFT JOIN constancias nc ON nc.digest = r.digest \
+    WHERE r.digest = ?1";
 
 /// The answer for a stored receipt that no longer hashes to its digest.
 const ALTERED: &str = "This receipt's stored document no longer matches its digest: it was \
@@ -129,9 +132,14 @@ pub fn get(pharmacy: Option<i64>, digest: &str) -> Result<Receipt, Error> {
     }
     let who = pharmacy.map_or(Param::Null, int);
     let db = Db::open()?;
-    let (document, kid, sig) = db
+    let (document, kid, sig, constancia) = db
         .query_opt(GET, &[text(digest), who], |r| {
-            Ok((r.string("document")?, r.string("kid")?, r.string("sig")?))
+            Ok((
+                r.string("document")?,
+                r.string("kid")?,
+                r.string("sig")?,
+                crate::constancia::from_row(r, digest)?,
+            ))
         })?
         .ok_or_else(Error::not_found)?;
     if signature_of(&document) != digest {
@@ -145,6 +153,7 @@ pub fn get(pharmacy: Option<i64>, digest: &str) -> Result<Receipt, Error> {
             alg: ALG.into(),
             sig,
         },
+        constancia,
     })
 }
 
@@ -155,13 +164,14 @@ pub fn verify(digest: &str, client: &str) -> Result<ReceiptCheck, Error> {
     if !is_signature(digest) {
         return Err(Error::not_found());
     }
-    let (document, kid, sig, sold_at) = db
+    let (document, kid, sig, sold_at, constancia) = db
         .query_opt(CHECK, &[text(digest)], |r| {
             Ok((
                 r.string("document")?,
                 r.string("kid")?,
                 r.string("sig")?,
                 r.string("created_at")?,
+                crate::constancia::from_row(r, digest)?,
             ))
         })?
         .ok_or_else(Error::not_found)?;
@@ -175,6 +185,7 @@ pub fn verify(digest: &str, client: &str) -> Result<ReceiptCheck, Error> {
         sold_at,
         pharmacy_name: field("/pharmacy/name"),
         pharmacy_license: field("/pharmacy/license"),
+        constancia,
     })
 }
 

@@ -35,6 +35,10 @@ pub struct RxDocument {
     pub fill_interval_days: u32,
     /// Why an antibiotic is repeated (printed when not empty).
     pub antibiotic_repeat_reason: String,
+    /// The NOM-151 constancia, printed "Constancia NOM-151: <this>" on the verification block
+    /// (none when empty): who stamped it and when, or where to fetch it (the PDF is rendered at
+    /// issue, before the timestamp authority answers).
+    pub constancia: String,
 }
 
 /// The hospital (or office, or clinic) the prescription is issued from: header and footer.

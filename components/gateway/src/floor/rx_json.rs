@@ -6,8 +6,31 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::bindings::prescriptions::{
-    Medication, Prescription, RxHospital, RxPatient, RxStatus, Seal,
+    Constancia, ConstanciaStatus, Medication, Prescription, RxHospital, RxPatient, RxStatus, Seal,
 };
+
+/// A document's NOM-151 constancia as the API writes it: `{status, gen_time, tsa, digest}`,
+/// `status` `pending`, `stamped` or `disabled` (docs/verification.md, "Constancias NOM-151").
+#[derive(Serialize)]
+pub struct ConstanciaJson<'a> {
+    status: &'static str,
+    gen_time: Option<&'a str>,
+    tsa: Option<&'a str>,
+    digest: &'a str,
+}
+
+pub fn constancia(c: &Constancia) -> ConstanciaJson<'_> {
+    ConstanciaJson {
+        status: match c.status {
+            ConstanciaStatus::Pending => "pending",
+            ConstanciaStatus::Stamped => "stamped",
+            ConstanciaStatus::Disabled => "disabled",
+        },
+        gen_time: c.gen_time.as_deref(),
+        tsa: c.tsa.as_deref(),
+        digest: &c.digest,
+    }
+}
 
 /// The create response (openapi/receta.json): `hospital` as its id, `patient` as `{uid, name, email}`, no status.
 pub fn create_shape<'a>(
@@ -29,6 +52,7 @@ pub fn create_shape<'a>(
     v.status = None;
     v.reason_of_rejected = None;
     v.seal = None;
+    v.constancia = None;
     v
 }
 
@@ -81,6 +105,9 @@ pub struct RxJson<'a, H, P, M> {
     fills_used: u32,
     fill_interval_days: u32,
     antibiotic_repeat_reason: &'a str,
+    /// The NOM-151 constancia; not in the create shape.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    constancia: Option<ConstanciaJson<'a>>,
     cta_link: String,
     additional_data: Map<String, Value>,
 }
@@ -128,6 +155,7 @@ pub fn shape<'a, H, P, M>(
         fills_used,
         fill_interval_days,
         antibiotic_repeat_reason,
+        constancia: stamp,
     } = rx;
     RxJson {
         id: *id,
@@ -156,6 +184,7 @@ pub fn shape<'a, H, P, M>(
         fills_used: *fills_used,
         fill_interval_days: *fill_interval_days,
         antibiotic_repeat_reason,
+        constancia: Some(constancia(stamp)),
         cta_link: format!("{base_url}/rx/{signature}"),
         additional_data: Map::new(),
     }

@@ -178,6 +178,11 @@ impl Layout<'_> {
         let note = "El folio identifica el documento; el sello digital del servicio lo autentica. \
                     Cualquier farmacia puede verificarlo con el código QR y la clave pública del servicio.";
         rows.extend(self.paragraph_rows(note, x, width, g.style(Font::Regular, 7.5, MUTED)));
+        let constancia = self.doc.constancia.trim();
+        if !constancia.is_empty() {
+            let line = format!("Constancia NOM-151: {constancia}");
+            rows.extend(self.paragraph_rows(&line, x, width, g.style(Font::Regular, 7.5, MUTED)));
+        }
         let used: f32 = rows.iter().map(|r| r.height).sum();
         rows.push(Row::gap((qr_size + 2.0 * pad - used).max(pad)));
         for row in &mut rows {

@@ -153,6 +153,7 @@ pub fn sample() -> RxDocument {
         fills: 1,
         fill_interval_days: 0,
         antibiotic_repeat_reason: String::new(),
+        constancia: String::new(),
     }
 }
 

@@ -39,25 +39,61 @@ impl Authority {
         openssl(
             d,
             &[
-                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out",
-                "ca.pem", "-days", "3650", "-subj", "/CN=Receta Test Root CA/O=Receta Pruebas",
-                "-addext", "basicConstraints=critical,CA:true", "-addext",
+                "req",
+                "-x509",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-keyout",
+                "ca.key",
+                "-out",
+                "ca.pem",
+                "-days",
+                "3650",
+                "-subj",
+                "/CN=Receta Test Root CA/O=Receta Pruebas",
+                "-addext",
+                "basicConstraints=critical,CA:true",
+                "-addext",
                 "keyUsage=critical,keyCertSign,cRLSign",
             ],
         );
         openssl(
             d,
             &[
-                "req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-                "-keyout", "tsa.key", "-out", "tsa.csr", "-subj",
+                "req",
+                "-new",
+                "-newkey",
+                "ec",
+                "-pkeyopt",
+                "ec_paramgen_curve:P-256",
+                "-nodes",
+                "-keyout",
+                "tsa.key",
+                "-out",
+                "tsa.csr",
+                "-subj",
                 &format!("/CN={TSA_NAME}/O=Receta Pruebas"),
             ],
         );
         openssl(
             d,
             &[
-                "x509", "-req", "-in", "tsa.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
-                "-CAcreateserial", "-out", "tsa.pem", "-days", "3650", "-sha256", "-extfile",
+                "x509",
+                "-req",
+                "-in",
+                "tsa.csr",
+                "-CA",
+                "ca.pem",
+                "-CAkey",
+                "ca.key",
+                "-CAcreateserial",
+                "-out",
+                "tsa.pem",
+                "-days",
+                "3650",
+                "-sha256",
+                "-extfile",
                 "tsa-ext.cnf",
             ],
         );
@@ -86,7 +122,13 @@ impl Authority {
         openssl(
             d,
             &[
-                "ts", "-reply", "-config", "tsa.cnf", "-queryfile", "query.tsq", "-out",
+                "ts",
+                "-reply",
+                "-config",
+                "tsa.cnf",
+                "-queryfile",
+                "query.tsq",
+                "-out",
                 "reply.tsr",
             ],
         );
@@ -102,8 +144,7 @@ impl Authority {
             openssl(
                 d,
                 &[
-                    "ts", "-query", "-digest", digest_hex, "-sha256", "-cert", "-out",
-                    "own.tsq",
+                    "ts", "-query", "-digest", digest_hex, "-sha256", "-cert", "-out", "own.tsq",
                 ],
             );
             std::fs::read(d.join("own.tsq")).unwrap()

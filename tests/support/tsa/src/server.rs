@@ -58,7 +58,10 @@ pub struct Server {
 impl Server {
     /// A new authority on an ephemeral port.
     pub fn start() -> Server {
-        Self::on(TcpListener::bind("127.0.0.1:0").expect("bind"), Authority::new())
+        Self::on(
+            TcpListener::bind("127.0.0.1:0").expect("bind"),
+            Authority::new(),
+        )
     }
 
     /// `authority` on `listener` (a port the app already knows, to bring a down TSA up).

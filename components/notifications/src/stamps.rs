@@ -1,0 +1,320 @@
+//! NOM-151 constancias (migration 0020; docs/verification.md, "Constancias NOM-151"): one worker run
+//! leases due `stamp_queue` rows, asks the timestamp authority (`timestamp_url`, RFC 3161 over HTTP)
+//! for a timestamp of each digest, concurrently, checks every reply (`pkix::tsp::check_reply`:
+//! granted, imprint, the nonce sent, the TSA's signature, the chain to `timestamp_ca` when set), and
+//! stores an accepted one in `constancias` in the transaction that ends its queue row. A refused or
+//! missing reply is retried on the outbox's schedule and never stored.
+
+use std::time::SystemTime;
+
+use common::db::{Db, Param, blob, int, text};
+use common::time::iso8601;
+use common::types::Error;
+
+use crate::bindings::exports::receta::notifications::notifications::DeliveryRun;
+use crate::config::{Config, Stamping};
+use crate::schedule;
+use crate::send::{self, Answer, Failure};
+use crate::target::Target;
+
+/// `?1` now, `?2` a prescription id or NULL.
+const DUE: &str = "status = 'pending' AND next_attempt_at <= ?1 \
+    AND (lease_until IS NULL OR lease_until < ?1) AND (?2 IS NULL OR prescription_id = ?2)";
+
+const ANY_DUE: &str = "SELECT EXISTS (SELECT 1 FROM stamp_queue WHERE \
+    status = 'pending' AND next_attempt_at <= ?1 \
+    AND (lease_until IS NULL OR lease_until < ?1) AND (?2 IS NULL OR prescription_id = ?2))";
+
+/// One statement, so two workers never lease the same row: `?3` lease end, `?4` limit.
+fn lease_sql() -> String {
+    format!(
+        "UPDATE stamp_queue SET lease_until = ?3, attempts = attempts + 1, updated_at = ?1 \
+         WHERE digest IN (SELECT digest FROM stamp_queue WHERE {DUE} \
+         ORDER BY next_attempt_at, digest LIMIT ?4) \
+         RETURNING digest, subject, prescription_id, attempts, lease_until"
+    )
+}
+
+/// `?1` now, `?2` digest, `?3` the lease this worker holds: a worker that lost it changes nothing.
+const MARK_DONE: &str = "UPDATE stamp_queue SET status = 'done', lease_until = NULL, \
+    updated_at = ?1, last_error = NULL WHERE digest = ?2 AND lease_until = ?3 RETURNING digest";
+/// `?4` when to try again, `?5` the error.
+const MARK_RETRY: &str = "UPDATE stamp_queue SET lease_until = NULL, updated_at = ?1, \
+    next_attempt_at = ?4, last_error = ?5 WHERE digest = ?2 AND lease_until = ?3 RETURNING digest";
+/// `?4` the error.
+const MARK_DEAD: &str = "UPDATE stamp_queue SET status = 'dead', lease_until = NULL, \
+    updated_at = ?1, last_error = ?4 WHERE digest = ?2 AND lease_until = ?3 RETURNING digest";
+
+/// Stored once: a second accepted reply for the same digest (a lost lease) is dropped.
+const STORE: &str = "INSERT INTO constancias \
+    (digest, subject, prescription_id, reply, gen_time, tsa, serial, created_at) \
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (digest) DO NOTHING";
+
+/// A leased queue row.
+struct Leased {
+    digest: String,
+    subject: String,
+    prescription_id: i64,
+    /// Attempts started, this one included.
+    attempts: u32,
+    lease: String,
+}
+
+/// How an attempt ended.
+enum Outcome {
+    Stamped {
+        reply: Vec<u8>,
+        stamp: pkix::tsp::Stamp,
+    },
+    Retry {
+        at: SystemTime,
+        error: String,
+    },
+    Dead {
+        error: String,
+    },
+}
+
+/// Stamps up to `limit` due digests (of one prescription, when given). Nothing is leased while no
+/// authority is configured (`timestamp_url` empty): the rows wait, as emails wait for a relay.
+pub fn run(config: &Config, limit: u32, only: Option<i64>) -> Result<DeliveryRun, Error> {
+    let mut summary = DeliveryRun {
+        attempted: 0,
+        delivered: 0,
+        failed: 0,
+    };
+    let Some(stamping) = config.stamping.as_ref() else {
+        return Ok(summary);
+    };
+    if limit == 0 {
+        return Ok(summary);
+    }
+    let db = Db::open()?;
+    let now = SystemTime::now();
+    let due = db.scalar_i64(ANY_DUE, &[text(&iso8601(now)), opt_int(only)])?;
+    if due == 0 {
+        return Ok(summary);
+    }
+    let leased = lease(&db, now, now + config.lease(), limit, only)?;
+    let target = Target::parse(&stamping.url);
+    let anchors = pkix::pem_bundle(stamping.ca.as_deref().unwrap_or(""));
+    let requests: Vec<_> = leased.iter().map(|row| request(stamping, row)).collect();
+    let timeout = config.timeout;
+    let answers = spin_sdk::http::run(futures::future::join_all(requests.iter().map(|prepared| {
+        let target = target.as_ref();
+        async move {
+            match (target, prepared) {
+                (Ok(t), Ok(p)) => Some(send::post(t, &p.headers, p.query.clone(), timeout).await),
+                _ => None,
+            }
+        }
+    })));
+
+    let mut trouble = None;
+    for ((row, prepared), answer) in leased.iter().zip(&requests).zip(answers) {
+        summary.attempted += 1;
+        let judged = match (&target, &anchors, prepared, answer) {
+            (Err(e), ..) => Err(format!("timestamp_url: {e}")),
+            (_, Err(e), ..) => Err(format!("timestamp_ca: {e}")),
+            (_, _, Err(e), _) => Err(e.clone()),
+            (Ok(_), Ok(anchors), Ok(p), Some(answer)) => judge(p, anchors, answer),
+            (_, _, _, None) => Err("not sent".into()),
+        };
+        let outcome = match judged {
+            Ok((reply, stamp)) => {
+                summary.delivered += 1;
+                Outcome::Stamped { reply, stamp }
+            }
+            Err(error) => {
+                summary.failed += 1;
+                eprintln!("notifications: constancia of {}: {error}", row.digest);
+                failed(config, row, error)
+            }
+        };
+        if let Err(e) = finish(&db, row, &outcome) {
+            eprintln!(
+                "notifications: recording constancia of {}: {e:?}",
+                row.digest
+            );
+            trouble.get_or_insert(e);
+        }
+    }
+    match trouble {
+        Some(e) => Err(e),
+        None => Ok(summary),
+    }
+}
+
+/// A request ready to go, and the nonce its reply must carry.
+struct Prepared {
+    query: Vec<u8>,
+    headers: Vec<(String, Vec<u8>)>,
+    digest: [u8; 32],
+    nonce: [u8; 16],
+}
+
+fn request(stamping: &Stamping, row: &Leased) -> Result<Prepared, String> {
+    let digest = digest_bytes(&row.digest).ok_or("the queued digest is not 64 hex")?;
+    let mut nonce = [0u8; 16];
+    getrandom::fill(&mut nonce).map_err(|e| format!("no randomness: {e}"))?;
+    let query = pkix::tsp::request(&digest, &nonce)?;
+    let mut headers = vec![
+        (
+            "content-type".to_string(),
+            pkix::tsp::QUERY_TYPE.as_bytes().to_vec(),
+        ),
+        (
+            "accept".to_string(),
+            pkix::tsp::REPLY_TYPE.as_bytes().to_vec(),
+        ),
+        (
+            "user-agent".to_string(),
+            crate::config::USER_AGENT.as_bytes().to_vec(),
+        ),
+    ];
+    if let Some(token) = &stamping.token {
+        headers.push((
+            "authorization".to_string(),
+            format!("Bearer {token}").into_bytes(),
+        ));
+    }
+    Ok(Prepared {
+        query,
+        headers,
+        digest,
+        nonce,
+    })
+}
+
+/// The stored reply and what it says, or why it is not taken.
+fn judge(
+    prepared: &Prepared,
+    anchors: &[pkix::Certificate],
+    answer: Result<Answer, Failure>,
+) -> Result<(Vec<u8>, pkix::tsp::Stamp), String> {
+    let answer = answer.map_err(|f| f.to_string())?;
+    if !(200..300).contains(&answer.status) {
+        let head = answer.head();
+        return Err(format!("HTTP {}: {}", answer.status, head.trim()));
+    }
+    let anchors = (!anchors.is_empty()).then_some(anchors);
+    let stamp = pkix::tsp::check_reply(
+        &answer.body,
+        &prepared.digest,
+        Some(&prepared.nonce),
+        anchors,
+    )
+    .map_err(|why| format!("reply refused, not stored: {why}"))?;
+    Ok((answer.body, stamp))
+}
+
+/// A failed attempt: try again on the outbox's schedule, or give up after the last attempt.
+fn failed(config: &Config, row: &Leased, error: String) -> Outcome {
+    match schedule::delay_after(row.attempts, config.retry_scale, schedule::unit_random()) {
+        Some(delay) => Outcome::Retry {
+            at: SystemTime::now() + delay,
+            error,
+        },
+        None => Outcome::Dead {
+            error: format!("{error} (gave up after {} attempts)", row.attempts),
+        },
+    }
+}
+
+fn lease(
+    db: &Db,
+    now: SystemTime,
+    until: SystemTime,
+    limit: u32,
+    only: Option<i64>,
+) -> Result<Vec<Leased>, Error> {
+    let rows = db.query(
+        &lease_sql(),
+        &[
+            text(&iso8601(now)),
+            opt_int(only),
+            text(&iso8601(until)),
+            int(limit.into()),
+        ],
+        |r| {
+            Ok(Leased {
+                digest: r.string("digest")?,
+                subject: r.string("subject")?,
+                prescription_id: r.i64("prescription_id")?,
+                attempts: u32::try_from(r.i64("attempts")?).unwrap_or(u32::MAX),
+                lease: r.string("lease_until")?,
+            })
+        },
+    )?;
+    Ok(rows)
+}
+
+/// Ends or reschedules the row and, when stamped, stores the constancia: one transaction, and
+/// nothing at all when this worker lost its lease.
+fn finish(db: &Db, row: &Leased, outcome: &Outcome) -> Result<(), Error> {
+    let now = common::time::now_iso8601();
+    let held = [text(&now), text(&row.digest), text(&row.lease)];
+    db.transaction(|db| -> Result<(), Error> {
+        let (sql, extra) = match outcome {
+            Outcome::Stamped { .. } => (MARK_DONE, vec![]),
+            Outcome::Retry { at, error } => (MARK_RETRY, vec![text(&iso8601(*at)), text(error)]),
+            Outcome::Dead { error } => (MARK_DEAD, vec![text(error)]),
+        };
+        let params: Vec<Param> = held.iter().cloned().chain(extra).collect();
+        let still_ours = db.query_opt(sql, &params, |r| r.string("digest"))?;
+        if let (Some(_), Outcome::Stamped { reply, stamp }) = (still_ours, outcome) {
+            db.execute(
+                STORE,
+                &[
+                    text(&row.digest),
+                    text(&row.subject),
+                    int(row.prescription_id),
+                    blob(reply),
+                    text(&stamp.gen_time),
+                    text(&stamp.tsa),
+                    text(&stamp.serial),
+                    text(&now),
+                ],
+            )?;
+        }
+        Ok(())
+    })
+}
+
+/// 64 hex characters as the 32 bytes they spell.
+fn digest_bytes(hex: &str) -> Option<[u8; 32]> {
+    if hex.len() != 64 || !hex.is_ascii() {
+        return None;
+    }
+    let mut out = [0u8; 32];
+    for (i, byte) in out.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok()?;
+    }
+    Some(out)
+}
+
+fn opt_int(n: Option<i64>) -> Param {
+    n.map_or(Param::Null, int)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digests_read_as_their_bytes() {
+        let hex = "00ff".repeat(16);
+        let bytes = digest_bytes(&hex).unwrap();
+        assert_eq!((bytes[0], bytes[1], bytes[31]), (0x00, 0xff, 0xff));
+        assert!(digest_bytes("abc").is_none());
+        assert!(digest_bytes(&"zz".repeat(32)).is_none());
+    }
+
+    #[test]
+    fn the_lease_takes_the_due_rows_parameters() {
+        let sql = lease_sql();
+        for p in ["?1", "?2", "?3", "?4"] {
+            assert!(sql.contains(p), "{p} in {sql}");
+        }
+    }
+}

@@ -1,0 +1,98 @@
+//! NOM-151 constancias as readers see them (tables `stamp_queue` and `constancias`, migration
+//! 0020, worked by the notifications component; docs/verification.md, "Constancias NOM-151"): the
+//! `constancia` object of a prescription or a receipt, and the stored `TimeStampResp` itself.
+
+use common::db::{Db, Param, Row, int, text};
+use common::types::{Error, Principal};
+
+use crate::bindings::exports::receta::prescriptions::prescriptions::{
+    Constancia, ConstanciaStatus,
+};
+use crate::document::is_signature;
+use crate::read::{VISIBLE_BY_SIGNATURE, caller_param};
+
+/// `?1` signature, `?2` the medic or NULL (the admin): the row exists when the caller may see it,
+/// its `reply` is NULL while there is no constancia.
+fn prescription_reply_sql() -> String {
+    format!(
+        "SELECT c.reply FROM prescriptions p LEFT JOIN constancias c ON c.digest = p.signature \
+         WHERE {VISIBLE_BY_SIGNATURE}"
+    )
+}
+
+/// `?1` digest, `?2` the pharmacy that sold or NULL (the admin).
+const RECEIPT_REPLY: &str = "SELECT c.reply FROM receipts r \
+    LEFT JOIN constancias c ON c.digest = r.digest \
+    WHERE r.digest = ?1 AND (?2 IS NULL OR r.pharmacy_id = ?2)";
+
+const NONE_YET: &str = "There is no NOM-151 constancia for this document yet: the service requests \
+    it from its timestamp authority after issue and after each sale; try again shortly.";
+const DISABLED: &str = "This service issues no NOM-151 constancias: no timestamp authority is \
+    configured (timestamp_url).";
+
+/// Whether a timestamp authority is configured (`timestamp_url`).
+fn configured() -> bool {
+    spin_sdk::variables::get("timestamp_url").is_ok_and(|url| !url.trim().is_empty())
+}
+
+/// The constancia of `digest` from a row with the columns `constancia_time` and `constancia_tsa`
+/// (`nc.gen_time`, `nc.tsa` of `LEFT JOIN constancias nc ON nc.digest = <the digest>`).
+pub(crate) fn from_row(r: &Row, digest: &str) -> anyhow::Result<Constancia> {
+    let gen_time = r.opt_string("constancia_time")?;
+    let tsa = r.opt_string("constancia_tsa")?;
+    let status = match (&gen_time, configured()) {
+        (Some(_), _) => ConstanciaStatus::Stamped,
+        (None, true) => ConstanciaStatus::Pending,
+        (None, false) => ConstanciaStatus::Disabled,
+    };
+    Ok(Constancia {
+        status,
+        gen_time,
+        tsa,
+        digest: digest.to_string(),
+    })
+}
+
+/// The constancia of a document just queued (the create's answer): pending, or disabled.
+pub(crate) fn queued(digest: &str) -> Constancia {
+    Constancia {
+        status: if configured() {
+            ConstanciaStatus::Pending
+        } else {
+            ConstanciaStatus::Disabled
+        },
+        gen_time: None,
+        tsa: None,
+        digest: digest.to_string(),
+    }
+}
+
+/// A prescription's stored reply, for its issuing medic or the API admin.
+pub fn of_prescription(caller: &Principal, signature: &str) -> Result<Vec<u8>, Error> {
+    if !is_signature(signature) {
+        return Err(Error::not_found());
+    }
+    let db = Db::open()?;
+    let params = [text(signature), caller_param(caller)];
+    stored(&db, &prescription_reply_sql(), &params)
+}
+
+/// A receipt's stored reply, for the pharmacy that sold it (`Some`) or the API admin (`None`).
+pub fn of_receipt(pharmacy: Option<i64>, digest: &str) -> Result<Vec<u8>, Error> {
+    if !is_signature(digest) {
+        return Err(Error::not_found());
+    }
+    let db = Db::open()?;
+    let params = [text(digest), pharmacy.map_or(Param::Null, int)];
+    stored(&db, RECEIPT_REPLY, &params)
+}
+
+fn stored(db: &Db, sql: &str, params: &[Param]) -> Result<Vec<u8>, Error> {
+    let visible = db.query_opt(sql, params, |r| r.opt_blob("reply"))?;
+    match visible {
+        None => Err(Error::not_found()),
+        Some(Some(reply)) => Ok(reply),
+        Some(None) if configured() => Err(Error::NotFound(NONE_YET.into())),
+        Some(None) => Err(Error::NotFound(DISABLED.into())),
+    }
+}

@@ -123,6 +123,15 @@ fn a_prescription_and_a_sale_get_constancias_that_openssl_verifies() {
         receta_test_tsa::verify(&reply.body, &hex_sha256(&bent), &ca).is_err(),
         "one changed byte of the document"
     );
+    // receta-verify says the same offline.
+    let (ok, out) = receta_verify(&document.body, &reply.body, &ca);
+    assert!(ok && out.starts_with("VALID"), "{out}");
+    assert!(out.contains(TSA_NAME) && out.contains(&sig), "{out}");
+    let (ok, out) = receta_verify(&bent, &reply.body, &ca);
+    assert!(!ok && out.contains("another digest"), "{out}");
+    let stranger = receta_test_tsa::Authority::new();
+    let (ok, out) = receta_verify(&document.body, &reply.body, &stranger.ca_path());
+    assert!(!ok && out.contains("does not chain"), "{out}");
     // The admin may read it; another medic may not know it exists.
     assert_eq!(app.get(&path, Some(ADMIN_TOKEN)).body, reply.body);
     let stranger = Practice::new(&app, "constancia-otro@example.mx", "Clínica Ajena");
@@ -163,6 +172,8 @@ fn a_prescription_and_a_sale_get_constancias_that_openssl_verifies() {
     let document = receipt["document"].as_str().unwrap();
     assert_eq!(hex_sha256(document.as_bytes()), digest);
     receta_test_tsa::verify(&reply.body, &digest, &ca).expect("openssl ts -verify");
+    let (ok, out) = receta_verify(&serde_json::to_vec(&receipt).unwrap(), &reply.body, &ca);
+    assert!(ok && out.contains(&digest), "the receipt as saved from the API: {out}");
     let altered = document.replace("Farmacia Sellada", "Farmacia Falsa");
     assert!(receta_test_tsa::verify(&reply.body, &hex_sha256(altered.as_bytes()), &ca).is_err());
     assert_eq!(app.get(&path, Some(ADMIN_TOKEN)).status, 200);
@@ -173,6 +184,28 @@ fn a_prescription_and_a_sale_get_constancias_that_openssl_verifies() {
         .json();
     assert_eq!(check["constancia"], receipt["constancia"]);
     assert_eq!(stored_constancias(&app), 2);
+}
+
+/// `receta-verify constancia <document> --reply <reply> --ca <ca>` on saved files: (valid, what it
+/// printed).
+fn receta_verify(document: &[u8], reply: &[u8], ca: &std::path::Path) -> (bool, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let (doc, tsr) = (dir.path().join("document.json"), dir.path().join("reply.tsr"));
+    std::fs::write(&doc, document).unwrap();
+    std::fs::write(&tsr, reply).unwrap();
+    let out = std::process::Command::new(crate::helpers::verify_binary())
+        .arg("constancia")
+        .arg(&doc)
+        .arg("--reply")
+        .arg(&tsr)
+        .arg("--ca")
+        .arg(ca)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).to_string(),
+    )
 }
 
 #[test]

@@ -1,7 +1,9 @@
 //! `receta-verify <QR text or URL | receipt.json> --keys <keys.json>`: checks a prescription's
-//! seal, or a saved dispense receipt, offline (docs/verification.md). Exit status: 0 valid,
-//! 1 not valid, 2 a usage error.
+//! seal, or a saved dispense receipt, offline (docs/verification.md).
+//! `receta-verify constancia <document> --reply <reply.tsr> --ca <ca.pem>`: checks a saved NOM-151
+//! constancia against the saved document. Exit status: 0 valid, 1 not valid, 2 a usage error.
 
+mod constancia;
 mod seal;
 
 use std::path::PathBuf;
@@ -14,23 +16,55 @@ receta-verify: checks a Receta seal offline
 
 USAGE:
     receta-verify <QR TEXT OR URL | RECEIPT.JSON> --keys <KEYS.JSON>
+    receta-verify constancia <DOCUMENT> --reply <REPLY.TSR> --ca <CA.PEM>
 
-A prescription's QR text (or its email link), or a dispense receipt (the body of
+The first form: a prescription's QR text (or its email link), or a dispense receipt (the body of
 GET /api/v2/pharmacy/receipts/<digest>/ saved to a file), checked against the keys of
-/.well-known/receta-keys.json saved to a file. Prints VALID or INVALID with the reason; exits 1
-when it does not verify.
+/.well-known/receta-keys.json saved to a file.
+
+The second: a NOM-151 constancia (GET .../constancia/ saved to a file) checked against the document
+it stamps (GET /api/v2/rx-endpoint/<signature>/document/, or the receipt saved as above) and the
+timestamp authority's CA certificates (PEM).
+
+Prints VALID or INVALID with the reason; exits 1 when it does not verify.
 ";
 
 /// What the command line asks for.
 #[derive(Debug, PartialEq)]
 enum Command {
-    Check { text: String, keys: PathBuf },
+    Check {
+        text: String,
+        keys: PathBuf,
+    },
+    Constancia {
+        document: PathBuf,
+        reply: PathBuf,
+        ca: PathBuf,
+    },
     Help,
 }
 
 fn main() -> ExitCode {
     let (text, keys) = match parse(std::env::args().skip(1)) {
         Ok(Command::Check { text, keys }) => (text, keys),
+        Ok(Command::Constancia { document, reply, ca }) => {
+            return match constancia::run(&document, &reply, &ca) {
+                Ok(s) => {
+                    println!(
+                        "VALID: constancia NOM-151 of {}: timestamped by {} at {}, chaining to {}.",
+                        s.digest,
+                        s.tsa,
+                        s.gen_time,
+                        ca.display()
+                    );
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    println!("INVALID: {e:#}");
+                    ExitCode::FAILURE
+                }
+            };
+        }
         Ok(Command::Help) => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;
@@ -55,10 +89,15 @@ fn main() -> ExitCode {
     }
 }
 
-/// `<text> --keys <file>`, the flag before or after the text.
+/// `<text> --keys <file>`, the flag before or after the text; or `constancia <document> --reply
+/// <file> --ca <file>`.
 fn parse(args: impl IntoIterator<Item = String>) -> Result<Command> {
+    let mut args = args.into_iter().peekable();
+    if args.peek().is_some_and(|a| a == "constancia") {
+        args.next();
+        return parse_constancia(args);
+    }
     let (mut text, mut keys) = (None, None);
-    let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--help" | "-h" => return Ok(Command::Help),
@@ -71,6 +110,24 @@ fn parse(args: impl IntoIterator<Item = String>) -> Result<Command> {
     Ok(Command::Check {
         text: text.context("the QR text or URL, or a receipt file, is missing")?,
         keys: keys.context("--keys <keys.json> is missing")?,
+    })
+}
+
+fn parse_constancia(mut args: impl Iterator<Item = String>) -> Result<Command> {
+    let (mut document, mut reply, mut ca) = (None, None, None);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--help" | "-h" => return Ok(Command::Help),
+            "--reply" => reply = Some(PathBuf::from(args.next().context("--reply needs a file")?)),
+            "--ca" => ca = Some(PathBuf::from(args.next().context("--ca needs a file")?)),
+            _ if document.is_none() => document = Some(PathBuf::from(arg)),
+            _ => bail!("unexpected argument {arg:?}"),
+        }
+    }
+    Ok(Command::Constancia {
+        document: document.context("the document file is missing")?,
+        reply: reply.context("--reply <reply.tsr> is missing")?,
+        ca: ca.context("--ca <ca.pem> is missing")?,
     })
 }
 
@@ -110,5 +167,20 @@ mod tests {
             "two texts"
         );
         assert_eq!(parse(args(&["--help"])).unwrap(), Command::Help);
+    }
+
+    #[test]
+    fn a_constancia_needs_its_document_reply_and_ca() {
+        let line = ["constancia", "--ca", "ca.pem", "doc.json", "--reply", "r.tsr"];
+        assert_eq!(
+            parse(args(&line)).unwrap(),
+            Command::Constancia {
+                document: PathBuf::from("doc.json"),
+                reply: PathBuf::from("r.tsr"),
+                ca: PathBuf::from("ca.pem"),
+            }
+        );
+        assert!(parse(args(&["constancia", "doc.json", "--reply", "r"])).is_err());
+        assert!(parse(args(&["constancia", "--reply", "r", "--ca", "c"])).is_err());
     }
 }

@@ -173,7 +173,10 @@ fn a_prescription_and_a_sale_get_constancias_that_openssl_verifies() {
     assert_eq!(hex_sha256(document.as_bytes()), digest);
     receta_test_tsa::verify(&reply.body, &digest, &ca).expect("openssl ts -verify");
     let (ok, out) = receta_verify(&serde_json::to_vec(&receipt).unwrap(), &reply.body, &ca);
-    assert!(ok && out.contains(&digest), "the receipt as saved from the API: {out}");
+    assert!(
+        ok && out.contains(&digest),
+        "the receipt as saved from the API: {out}"
+    );
     let altered = document.replace("Farmacia Sellada", "Farmacia Falsa");
     assert!(receta_test_tsa::verify(&reply.body, &hex_sha256(altered.as_bytes()), &ca).is_err());
     assert_eq!(app.get(&path, Some(ADMIN_TOKEN)).status, 200);
@@ -190,7 +193,10 @@ fn a_prescription_and_a_sale_get_constancias_that_openssl_verifies() {
 /// printed).
 fn receta_verify(document: &[u8], reply: &[u8], ca: &std::path::Path) -> (bool, String) {
     let dir = tempfile::tempdir().unwrap();
-    let (doc, tsr) = (dir.path().join("document.json"), dir.path().join("reply.tsr"));
+    let (doc, tsr) = (
+        dir.path().join("document.json"),
+        dir.path().join("reply.tsr"),
+    );
     std::fs::write(&doc, document).unwrap();
     std::fs::write(&tsr, reply).unwrap();
     let out = std::process::Command::new(crate::helpers::verify_binary())

@@ -77,8 +77,8 @@ fn up(flags: &[String]) -> Result {
 }
 
 /// The black-box groups that run a second time on libSQL: catalog, patients, prescriptions,
-/// notifications, pharmacies (test-name filters).
-const LIBSQL_GROUPS: [&str; 9] = [
+/// notifications, pharmacies, constancias (test-name filters).
+const LIBSQL_GROUPS: [&str; 10] = [
     "hospitals::",
     "medics::",
     "memberships::",
@@ -88,6 +88,7 @@ const LIBSQL_GROUPS: [&str; 9] = [
     "prescriptions::",
     "notifications::",
     "pharmacies::",
+    "constancias::",
 ];
 
 fn test() -> Result {
@@ -187,8 +188,11 @@ fn component_tests() -> Result {
 }
 
 /// Command-line tools the tests drive, and the Debian packages that provide them. `chromium` runs
-/// headless in the patient landing's browser test (`tests/api/landing_browser.rs`).
+/// headless in the patient landing's browser test (`tests/api/landing_browser.rs`); `openssl` is
+/// the tests' timestamp authority (`openssl ts -reply`) and their independent check of constancias
+/// (`openssl ts -verify`, `tests/support/tsa`).
 const TEST_TOOLS: &[(&str, &str)] = &[
+    ("openssl", "openssl"),
     ("pdftotext", "poppler-utils"),
     ("zbarimg", "zbar-tools"),
     ("chromium", "chromium"),

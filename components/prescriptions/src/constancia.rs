@@ -3,22 +3,12 @@
 //! `constancia` object of a prescription or a receipt, and the stored `TimeStampResp` itself.
 
 use common::db::{Db, Param, Row, int, text};
-use common::types::{Error, Principal};
+use common::types::Error;
 
 use crate::bindings::exports::receta::prescriptions::prescriptions::{
     Constancia, ConstanciaStatus,
 };
 use crate::document::is_signature;
-use crate::read::{VISIBLE_BY_SIGNATURE, caller_param};
-
-/// `?1` signature, `?2` the medic or NULL (the admin): the row exists when the caller may see it,
-/// its `reply` is NULL while there is no constancia.
-fn prescription_reply_sql() -> String {
-    format!(
-        "SELECT c.reply FROM prescriptions p LEFT JOIN constancias c ON c.digest = p.signature \
-         WHERE {VISIBLE_BY_SIGNATURE}"
-    )
-}
 
 /// `?1` digest, `?2` the pharmacy that sold or NULL (the admin).
 const RECEIPT_REPLY: &str = "SELECT c.reply FROM receipts r \
@@ -67,16 +57,6 @@ pub(crate) fn queued(digest: &str) -> Constancia {
     }
 }
 
-/// A prescription's stored reply, for its issuing medic or the API admin.
-pub fn of_prescription(caller: &Principal, signature: &str) -> Result<Vec<u8>, Error> {
-    if !is_signature(signature) {
-        return Err(Error::not_found());
-    }
-    let db = Db::open()?;
-    let params = [text(signature), caller_param(caller)];
-    stored(&db, &prescription_reply_sql(), &params)
-}
-
 /// A receipt's stored reply, for the pharmacy that sold it (`Some`) or the API admin (`None`).
 pub fn of_receipt(pharmacy: Option<i64>, digest: &str) -> Result<Vec<u8>, Error> {
     if !is_signature(digest) {
@@ -87,7 +67,9 @@ pub fn of_receipt(pharmacy: Option<i64>, digest: &str) -> Result<Vec<u8>, Error>
     stored(&db, RECEIPT_REPLY, &params)
 }
 
-fn stored(db: &Db, sql: &str, params: &[Param]) -> Result<Vec<u8>, Error> {
+/// The `reply` column of the one row `sql` finds: `not-found` when there is no row (unknown, or not
+/// the caller's), and, saying why, while the row has no constancia.
+pub(crate) fn stored(db: &Db, sql: &str, params: &[Param]) -> Result<Vec<u8>, Error> {
     let visible = db.query_opt(sql, params, |r| r.opt_blob("reply"))?;
     match visible {
         None => Err(Error::not_found()),

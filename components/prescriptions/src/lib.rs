@@ -166,7 +166,7 @@ impl Guest for Prescriptions {
         caller: Principal,
         signature: String,
     ) -> Result<Vec<u8>, Error> {
-        lent(db, || constancia::of_prescription(&caller, &signature))
+        lent(db, || read::constancia(&caller, &signature))
     }
 
     fn get_receipt_constancia(

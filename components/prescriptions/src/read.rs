@@ -333,6 +333,26 @@ pub fn pdf(caller: &Principal, signature: &str) -> Result<Vec<u8>, Error> {
     Ok(pdf)
 }
 
+/// `?1` signature, `?2` the medic or NULL (the admin): the row exists when the caller may see it,
+/// its `reply` is NULL while there is no constancia.
+fn constancia_sql() -> String {
+    format!(
+        "SELECT c.reply FROM prescriptions p LEFT JOIN constancias c ON c.digest = p.signature \
+         WHERE {VISIBLE_BY_SIGNATURE}"
+    )
+}
+
+/// A prescription's stored NOM-151 constancia (`crate::constancia`), for its issuing medic or the
+/// API admin.
+pub fn constancia(caller: &Principal, signature: &str) -> Result<Vec<u8>, Error> {
+    if !is_signature(signature) {
+        return Err(Error::not_found());
+    }
+    let db = Db::open()?;
+    let params = [text(signature), caller_param(caller)];
+    crate::constancia::stored(&db, &constancia_sql(), &params)
+}
+
 pub fn document(caller: &Principal, signature: &str) -> Result<String, Error> {
     if !is_signature(signature) {
         return Err(Error::not_found());

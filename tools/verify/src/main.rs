@@ -47,7 +47,11 @@ enum Command {
 fn main() -> ExitCode {
     let (text, keys) = match parse(std::env::args().skip(1)) {
         Ok(Command::Check { text, keys }) => (text, keys),
-        Ok(Command::Constancia { document, reply, ca }) => {
+        Ok(Command::Constancia {
+            document,
+            reply,
+            ca,
+        }) => {
             return match constancia::run(&document, &reply, &ca) {
                 Ok(s) => {
                     println!(
@@ -171,7 +175,14 @@ mod tests {
 
     #[test]
     fn a_constancia_needs_its_document_reply_and_ca() {
-        let line = ["constancia", "--ca", "ca.pem", "doc.json", "--reply", "r.tsr"];
+        let line = [
+            "constancia",
+            "--ca",
+            "ca.pem",
+            "doc.json",
+            "--reply",
+            "r.tsr",
+        ];
         assert_eq!(
             parse(args(&line)).unwrap(),
             Command::Constancia {

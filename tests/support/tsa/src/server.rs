@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use der::Decode;
 
-use crate::Authority;
+use crate::authority::Authority;
 
 /// How the server answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,7 +4,7 @@
 //! The listener speaks just enough HTTP/1.1: it reads a request (Content-Length or chunked, as
 //! spin-sdk sends it), records it, answers what the test's `reply` says, and closes the connection.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -219,61 +219,12 @@ fn serve(stream: TcpStream, log: &Mutex<Vec<Received>>, reply: &ReplyFn, stop: &
 }
 
 fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Received> {
-    let mut line = String::new();
-    reader.read_line(&mut line).ok()?;
-    let mut parts = line.split_whitespace();
-    let method = parts.next()?.to_string();
-    let path = parts.next()?.to_string();
-    let mut headers = Vec::new();
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).ok()? == 0 {
-            return None;
-        }
-        let line = line.trim_end();
-        if line.is_empty() {
-            break;
-        }
-        let (k, v) = line.split_once(':')?;
-        headers.push((k.trim().to_ascii_lowercase(), v.trim().to_string()));
-    }
-    let header = |name: &str| {
-        headers
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.clone())
-    };
-    let mut body = Vec::new();
-    if header("transfer-encoding").is_some_and(|v| v.to_ascii_lowercase().contains("chunked")) {
-        loop {
-            let mut size = String::new();
-            reader.read_line(&mut size).ok()?;
-            let size = usize::from_str_radix(size.trim().split(';').next()?, 16).ok()?;
-            if size == 0 {
-                // Trailers, then the blank line.
-                loop {
-                    let mut t = String::new();
-                    if reader.read_line(&mut t).ok()? == 0 || t.trim().is_empty() {
-                        break;
-                    }
-                }
-                break;
-            }
-            let mut chunk = vec![0; size];
-            reader.read_exact(&mut chunk).ok()?;
-            body.extend_from_slice(&chunk);
-            let mut crlf = [0; 2];
-            reader.read_exact(&mut crlf).ok()?;
-        }
-    } else if let Some(len) = header("content-length").and_then(|v| v.parse::<usize>().ok()) {
-        body.resize(len, 0);
-        reader.read_exact(&mut body).ok()?;
-    }
+    let r = receta_test_host::read_request(reader)?;
     Some(Received {
-        method,
-        path,
-        headers,
-        body,
+        method: r.method,
+        path: r.path,
+        headers: r.headers,
+        body: r.body,
         at: Instant::now(),
     })
 }

@@ -19,7 +19,9 @@
 //!    measures them and computes their ratios and targets);
 //! 4. the same app on real Spin 4.0.2 (`bench/spin.rs`): detail, search and create on the app
 //!    stage's database, beside the same rows on this host and the peer;
-//! 5. the same app on libSQL (`bench/libsql.rs`).
+//! 5. the same app on libSQL (`bench/libsql.rs`);
+//! 6. the NOM-151 rows (`bench/constancias.rs`): the create and the burn on the app stage's
+//!    database without and with a timestamp authority on loopback, and the stamping rate.
 //!
 //! Every load comes from `wrk` (installed with apt-get when missing) on loopback: fixed
 //! connections, a warm-up run, then measured runs; the median run is reported. The table goes to
@@ -32,6 +34,7 @@
 //! `bench/` (harness, settings, wrk, procs, scripts, report).
 
 mod app;
+mod constancias;
 mod harness;
 mod libsql;
 mod peer;
@@ -122,7 +125,11 @@ pub fn bench() -> Result {
     if let Err(e) = &libsql {
         notes.push(format!("The libSQL stage did not complete: {e}"));
     }
-    let stages = on_spin.and(libsql);
+    let stamping = constancias::rows(&settings, &dir, &mut rows, &mut notes);
+    if let Err(e) = &stamping {
+        notes.push(format!("The NOM-151 stage did not complete: {e}"));
+    }
+    let stages = on_spin.and(libsql).and(stamping);
     sizes(&mut rows)?;
 
     let load_after = loadavg();
@@ -162,13 +169,7 @@ pub fn peer_only() -> Result {
 pub fn spin_only() -> Result {
     let settings = Settings::from_env()?;
     ensure_wrk()?;
-    let dir = target_dir().join("bench").join("latest");
-    if !dir.join("app-state").is_dir() || !dir.join("seed").is_dir() {
-        return Err(format!(
-            "no seeded state in {}: run `cargo xtask bench` once first",
-            dir.display()
-        ));
-    }
+    let dir = last_seeded()?;
     crate::project::build()?;
     let (mut rows, mut notes) = (Vec::new(), Vec::new());
     let peer = peer::rows(&settings, &dir, &mut rows, &mut notes)?;
@@ -195,6 +196,31 @@ pub fn libsql_only() -> Result {
     libsql::rows(&settings, &dir, &Default::default(), &mut rows, &mut notes)?;
     println!("{}\n{}", report::markdown(&rows), notes.join("\n\n"));
     Ok(())
+}
+
+/// `cargo xtask bench constancias`: the NOM-151 stage alone on the last full run's seeded state
+/// (which it changes: its creates and burns add documents), printed.
+pub fn constancias_only() -> Result {
+    let settings = Settings::from_env()?;
+    ensure_wrk()?;
+    let dir = last_seeded()?;
+    crate::project::build()?;
+    let (mut rows, mut notes) = (Vec::new(), Vec::new());
+    constancias::rows(&settings, &dir, &mut rows, &mut notes)?;
+    println!("{}\n{}", report::markdown(&rows), notes.join("\n\n"));
+    Ok(())
+}
+
+/// The last full run's directory, `$CARGO_TARGET_DIR/bench/latest`, when it holds a seeded app.
+fn last_seeded() -> Result<PathBuf> {
+    let dir = target_dir().join("bench").join("latest");
+    if !dir.join("app-state").is_dir() || !dir.join("seed").is_dir() {
+        return Err(format!(
+            "no seeded state in {}: run `cargo xtask bench` once first",
+            dir.display()
+        ));
+    }
+    Ok(dir)
 }
 
 /// `$CARGO_TARGET_DIR/bench/<name>`, emptied.

@@ -7,7 +7,7 @@
 //! - `build`            build the components (wasm32-wasip2) and the host, release mode
 //! - `bench`            build, then measure the host and the app, write `docs/bench.md` (`bench.rs`);
 //!   `bench peer` measures the Django peer alone, `bench spin` the peer and the app on real Spin,
-//!   `bench libsql` the libSQL stage alone
+//!   `bench libsql` the libSQL stage alone, `bench constancias` the NOM-151 rows alone
 //! - `cluster [PORT]`   build, then a libSQL primary and two nodes with embedded replicas (`cluster.rs`)
 //! - `fuzz [EXAMPLES]`  build, then schemathesis against the real host for every operation (`fuzz.rs`)
 
@@ -41,6 +41,9 @@ fn main() -> ExitCode {
         Some("bench") if args.get(1).is_some_and(|a| a == "peer") => bench::peer_only(),
         Some("bench") if args.get(1).is_some_and(|a| a == "spin") => bench::spin_only(),
         Some("bench") if args.get(1).is_some_and(|a| a == "libsql") => bench::libsql_only(),
+        Some("bench") if args.get(1).is_some_and(|a| a == "constancias") => {
+            bench::constancias_only()
+        }
         Some("bench") => bench::bench(),
         Some("fuzz") => {
             let examples = args
@@ -51,7 +54,7 @@ fn main() -> ExitCode {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask <up [receta up flags…] | test | lint | cycles | build | bench [peer|spin] | cluster [PORT] | fuzz [EXAMPLES]>"
+                "usage: cargo xtask <up [receta up flags…] | test | lint | cycles | build | bench [peer|spin|libsql|constancias] | cluster [PORT] | fuzz [EXAMPLES]>"
             );
             return ExitCode::from(2);
         }

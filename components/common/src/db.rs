@@ -416,6 +416,10 @@ pub fn opt_text(s: Option<&str>) -> Value {
     s.map_or(Value::Null, text)
 }
 
+pub fn opt_int(n: Option<i64>) -> Value {
+    n.map_or(Value::Null, int)
+}
+
 /// A `LIKE … ESCAPE '\\'` pattern matching any text that contains `s`: `%`, `_` and `\\` in `s` match
 /// themselves. Use it as a bound parameter, never spliced into SQL.
 pub fn like_contains(s: &str) -> String {

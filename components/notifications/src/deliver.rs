@@ -63,7 +63,7 @@ pub fn run(limit: u32, only: Option<i64>) -> Result<DeliveryRun, Error> {
             Err(Stop::Dead(reason)) => Outcome::Dead { error: reason },
             Err(Stop::Internal(e)) => {
                 eprintln!("notifications: outbox row {}: {e:?}", row.id);
-                failed(&config, &row, format!("internal error: {e:?}"))
+                failed(&config, row.attempts, format!("internal error: {e:?}"))
             }
         };
         if let Err(e) = outbox::finish(&db, &row, None, &outcome) {
@@ -279,7 +279,7 @@ fn judge(
         Some(e) if row.kind == WEBHOOK && status_code == Some(410) => Outcome::Dead {
             error: format!("{e} (410 Gone: the subscription is now disabled)"),
         },
-        Some(e) => failed(config, row, e.clone()),
+        Some(e) => failed(config, row.attempts, e.clone()),
     };
     let record = AttemptRecord {
         started_at,
@@ -290,15 +290,16 @@ fn judge(
     (record, outcome)
 }
 
-/// A failed attempt: try again on schedule, or give up after the last attempt.
-fn failed(config: &Config, row: &Leased, error: String) -> Outcome {
-    match schedule::delay_after(row.attempts, config.retry_scale, schedule::unit_random()) {
+/// A failed attempt (the `attempts`-th of its row, an outbox row or a constancia): try again on
+/// schedule, or give up after the last attempt.
+pub fn failed(config: &Config, attempts: u32, error: String) -> Outcome {
+    match schedule::delay_after(attempts, config.retry_scale, schedule::unit_random()) {
         Some(delay) => Outcome::Retry {
             at: SystemTime::now() + delay,
             error,
         },
         None => Outcome::Dead {
-            error: format!("{error} (gave up after {} attempts)", row.attempts),
+            error: format!("{error} (gave up after {attempts} attempts)"),
         },
     }
 }

@@ -9,7 +9,7 @@ use std::time::SystemTime;
 
 use serde_json::{Value, json};
 
-use common::db::{Db, Param, Row, boolean, int, opt_text, text};
+use common::db::{Db, Param, Row, boolean, int, opt_int, opt_text, text};
 use common::time::iso8601;
 use common::types::{Error, PageRequest, Principal};
 
@@ -425,10 +425,6 @@ fn delivery(r: &Row) -> anyhow::Result<Delivery> {
         cc: strings("cc"),
         history: Vec::new(),
     })
-}
-
-fn opt_int(n: Option<i64>) -> Param {
-    n.map_or(Param::Null, int)
 }
 
 #[cfg(test)]

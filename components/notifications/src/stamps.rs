@@ -7,13 +7,14 @@
 
 use std::time::SystemTime;
 
-use common::db::{Db, Param, blob, int, text};
+use common::db::{Db, Param, blob, int, opt_int, text};
 use common::time::iso8601;
 use common::types::Error;
 
 use crate::bindings::exports::receta::notifications::notifications::DeliveryRun;
 use crate::config::{Config, Stamping};
-use crate::schedule;
+use crate::deliver::failed;
+use crate::outbox::Outcome;
 use crate::send::{self, Answer, Failure};
 use crate::target::Target;
 
@@ -60,20 +61,8 @@ struct Leased {
     lease: String,
 }
 
-/// How an attempt ended.
-enum Outcome {
-    Stamped {
-        reply: Vec<u8>,
-        stamp: pkix::tsp::Stamp,
-    },
-    Retry {
-        at: SystemTime,
-        error: String,
-    },
-    Dead {
-        error: String,
-    },
-}
+/// An accepted reply and what it says.
+type Accepted = (Vec<u8>, pkix::tsp::Stamp);
 
 /// Stamps up to `limit` due digests (of one prescription, when given). Nothing is leased while no
 /// authority is configured (`timestamp_url` empty): the rows wait, as emails wait for a relay.
@@ -120,18 +109,18 @@ pub fn run(config: &Config, limit: u32, only: Option<i64>) -> Result<DeliveryRun
             (Ok(_), Ok(anchors), Ok(p), Some(answer)) => judge(p, anchors, answer),
             (_, _, _, None) => Err("not sent".into()),
         };
-        let outcome = match judged {
-            Ok((reply, stamp)) => {
+        let (outcome, accepted) = match judged {
+            Ok(accepted) => {
                 summary.delivered += 1;
-                Outcome::Stamped { reply, stamp }
+                (Outcome::Done, Some(accepted))
             }
             Err(error) => {
                 summary.failed += 1;
                 eprintln!("notifications: constancia of {}: {error}", row.digest);
-                failed(config, row, error)
+                (failed(config, row.attempts, error), None)
             }
         };
-        if let Err(e) = finish(&db, row, &outcome) {
+        if let Err(e) = finish(&db, row, &outcome, accepted.as_ref()) {
             eprintln!(
                 "notifications: recording constancia of {}: {e:?}",
                 row.digest
@@ -191,7 +180,7 @@ fn judge(
     prepared: &Prepared,
     anchors: &[pkix::Certificate],
     answer: Result<Answer, Failure>,
-) -> Result<(Vec<u8>, pkix::tsp::Stamp), String> {
+) -> Result<Accepted, String> {
     let answer = answer.map_err(|f| f.to_string())?;
     if !(200..300).contains(&answer.status) {
         let head = answer.head();
@@ -206,19 +195,6 @@ fn judge(
     )
     .map_err(|why| format!("reply refused, not stored: {why}"))?;
     Ok((answer.body, stamp))
-}
-
-/// A failed attempt: try again on the outbox's schedule, or give up after the last attempt.
-fn failed(config: &Config, row: &Leased, error: String) -> Outcome {
-    match schedule::delay_after(row.attempts, config.retry_scale, schedule::unit_random()) {
-        Some(delay) => Outcome::Retry {
-            at: SystemTime::now() + delay,
-            error,
-        },
-        None => Outcome::Dead {
-            error: format!("{error} (gave up after {} attempts)", row.attempts),
-        },
-    }
 }
 
 fn lease(
@@ -249,20 +225,25 @@ fn lease(
     Ok(rows)
 }
 
-/// Ends or reschedules the row and, when stamped, stores the constancia: one transaction, and
+/// Ends or reschedules the row and, when `accepted`, stores the constancia: one transaction, and
 /// nothing at all when this worker lost its lease.
-fn finish(db: &Db, row: &Leased, outcome: &Outcome) -> Result<(), Error> {
+fn finish(
+    db: &Db,
+    row: &Leased,
+    outcome: &Outcome,
+    accepted: Option<&Accepted>,
+) -> Result<(), Error> {
     let now = common::time::now_iso8601();
     let held = [text(&now), text(&row.digest), text(&row.lease)];
     db.transaction(|db| -> Result<(), Error> {
         let (sql, extra) = match outcome {
-            Outcome::Stamped { .. } => (MARK_DONE, vec![]),
+            Outcome::Done => (MARK_DONE, vec![]),
             Outcome::Retry { at, error } => (MARK_RETRY, vec![text(&iso8601(*at)), text(error)]),
             Outcome::Dead { error } => (MARK_DEAD, vec![text(error)]),
         };
         let params: Vec<Param> = held.iter().cloned().chain(extra).collect();
         let still_ours = db.query_opt(sql, &params, |r| r.string("digest"))?;
-        if let (Some(_), Outcome::Stamped { reply, stamp }) = (still_ours, outcome) {
+        if let (Some(_), Some((reply, stamp))) = (still_ours, accepted) {
             db.execute(
                 STORE,
                 &[
@@ -291,10 +272,6 @@ fn digest_bytes(hex: &str) -> Option<[u8; 32]> {
         *byte = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok()?;
     }
     Some(out)
-}
-
-fn opt_int(n: Option<i64>) -> Param {
-    n.map_or(Param::Null, int)
 }
 
 #[cfg(test)]

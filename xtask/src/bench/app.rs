@@ -415,7 +415,7 @@ fn patient_creates(seed: &Seed) -> Vec<Req> {
 }
 
 /// One-unit burns of the single-fill prescriptions, or of the repeat ones.
-fn burns(pharmacy: &Dispensable, repeats: bool) -> Vec<Req> {
+pub fn burns(pharmacy: &Dispensable, repeats: bool) -> Vec<Req> {
     pharmacy
         .prescriptions
         .iter()

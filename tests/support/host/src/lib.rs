@@ -14,6 +14,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+mod incoming;
+
+pub use incoming::{Incoming, read_request};
+
 /// What to start.
 pub struct Launch<'a> {
     /// The `receta` binary.

@@ -1,7 +1,7 @@
 //! The authority over HTTP/1.1 on 127.0.0.1, one thread per connection, as a PSC answers:
 //! `POST` with `Content-Type: application/timestamp-query`, answer `application/timestamp-reply`.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -25,21 +25,7 @@ pub enum Mode {
 }
 
 /// One request the server received.
-#[derive(Debug, Clone)]
-pub struct Received {
-    /// Lowercase names.
-    pub headers: Vec<(String, String)>,
-    pub body: Vec<u8>,
-}
-
-impl Received {
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-}
+pub type Received = receta_test_host::Incoming;
 
 struct Shared {
     authority: Authority,
@@ -130,7 +116,7 @@ fn serve(stream: TcpStream, shared: &Shared) {
     let Ok(clone) = stream.try_clone() else {
         return;
     };
-    let Some(request) = read_request(&mut BufReader::new(clone)) else {
+    let Some(request) = receta_test_host::read_request(&mut BufReader::new(clone)) else {
         return;
     };
     shared.received.lock().unwrap().push(request.clone());
@@ -163,50 +149,4 @@ fn digest_of(query: &[u8]) -> Option<String> {
     let req = x509_tsp::TimeStampReq::from_der(query).ok()?;
     let bytes = req.message_imprint.hashed_message.as_bytes();
     Some(bytes.iter().map(|b| format!("{b:02x}")).collect())
-}
-
-fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Received> {
-    let mut line = String::new();
-    reader.read_line(&mut line).ok()?;
-    let mut headers = Vec::new();
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).ok()? == 0 {
-            return None;
-        }
-        let line = line.trim_end();
-        if line.is_empty() {
-            break;
-        }
-        let (k, v) = line.split_once(':')?;
-        headers.push((k.trim().to_ascii_lowercase(), v.trim().to_string()));
-    }
-    let header = |name: &str| {
-        headers
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v): &(String, String)| v.clone())
-    };
-    let mut body = Vec::new();
-    if header("transfer-encoding").is_some_and(|v| v.to_ascii_lowercase().contains("chunked")) {
-        loop {
-            let mut size = String::new();
-            reader.read_line(&mut size).ok()?;
-            let size = usize::from_str_radix(size.trim().split(';').next()?, 16).ok()?;
-            if size == 0 {
-                let mut t = String::new();
-                while reader.read_line(&mut t).ok()? > 0 && !t.trim().is_empty() {
-                    t.clear();
-                }
-                break;
-            }
-            let mut chunk = vec![0; size + 2];
-            reader.read_exact(&mut chunk).ok()?;
-            body.extend_from_slice(&chunk[..size]);
-        }
-    } else if let Some(len) = header("content-length").and_then(|v| v.parse::<usize>().ok()) {
-        body.resize(len, 0);
-        reader.read_exact(&mut body).ok()?;
-    }
-    Some(Received { headers, body })
 }

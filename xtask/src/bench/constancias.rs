@@ -1,0 +1,145 @@
+//! The NOM-151 rows (issue 60): the app stage's database served again, once without and once with
+//! a timestamp authority on loopback (`receta-test-tsa`: OpenSSL's `ts -reply` behind HTTP, the one
+//! the tests use), the create and the burn measured each time. With the authority, the outbox
+//! worker stamps every second while the rows run (the app stage's documents are its backlog), so
+//! the rows show what stamping costs the requests: it is asynchronous, so nothing but the worker's
+//! own commits. Then the stamping rate: constancias the authority issued in a fixed window.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use super::app::{Dispensable, burns};
+use super::harness::{ADMIN_HEADER, READY_PATH, Seed, app_command};
+use super::procs::{Banner, Server};
+use super::report::Row;
+use super::scenarios::{Baselines, Load, Measured, Scenario, measure};
+use super::settings::Settings;
+use crate::project::Result;
+
+/// How long the stamping rate is counted.
+const WINDOW: Duration = Duration::from_secs(10);
+
+/// Measures the rows on `dir`'s seeded app state (the app stage's) and appends them.
+pub fn rows(
+    settings: &Settings,
+    dir: &Path,
+    rows: &mut Vec<Row>,
+    notes: &mut Vec<String>,
+) -> Result {
+    let seed_dir = dir.join("seed");
+    let seed = Seed::read(&seed_dir)?;
+    let pharmacy = Dispensable::read(&seed_dir)?;
+    let scripts_dir = dir.join("scripts");
+    let baselines = Baselines {
+        hello: &[],
+        sqlite_tps: 0.0,
+        peer: &Default::default(),
+        peer_rss_mib: None,
+    };
+    let mut measured = Measured::default();
+    rows.push(Row::section(
+        "NOM-151 constancias: the create and the burn without, then with, a timestamp authority on loopback (OpenSSL's `ts -reply`), the outbox worker stamping while they run",
+    ));
+
+    let server = start(dir, &[], "constancias-off")?;
+    let plain = vec![
+        Scenario::new(
+            "nom151-off-create",
+            "POST /api/v2/rx-endpoint/ (5 medications), no timestamp authority",
+            Load::Rotated(seed.rx_creates()),
+        ),
+        Scenario::new(
+            "nom151-off-burn",
+            "POST /api/v1/prescriptions/burn/&lt;signature&gt; (1 unit), no timestamp authority",
+            Load::Rotated(burns(&pharmacy, false)),
+        ),
+    ];
+    measure(
+        settings,
+        &server,
+        &scripts_dir,
+        &baselines,
+        plain,
+        &mut measured,
+        rows,
+    )?;
+    server.stop();
+
+    let tsa = receta_test_tsa::Server::start();
+    let ca = tsa.authority().ca_pem();
+    let url = tsa.url("/tsr");
+    let origin = tsa.origin();
+    let vars = [
+        ("SPIN_VARIABLE_TIMESTAMP_URL", url.as_str()),
+        ("SPIN_VARIABLE_TIMESTAMP_HOST", origin.as_str()),
+        ("SPIN_VARIABLE_TIMESTAMP_CA", ca.as_str()),
+    ];
+    let server = start(dir, &vars, "constancias-on")?;
+    let stamped = vec![
+        Scenario::new(
+            "nom151-on-create",
+            "POST /api/v2/rx-endpoint/ (5 medications), `timestamp_url` set: each queues its constancia",
+            Load::Rotated(seed.rx_creates()),
+        )
+        .vs_row("nom151-off-create", "of the same without an authority", None),
+        Scenario::new(
+            "nom151-on-burn",
+            "POST /api/v1/prescriptions/burn/&lt;signature&gt; (1 unit), `timestamp_url` set: the receipt's constancia queued",
+            Load::Rotated(burns(&pharmacy, false)),
+        )
+        .vs_row("nom151-off-burn", "of the same without an authority", None),
+    ];
+    measure(
+        settings,
+        &server,
+        &scripts_dir,
+        &baselines,
+        stamped,
+        &mut measured,
+        rows,
+    )?;
+
+    // The backlog (every document of the app stage and of these rows) keeps the worker busy.
+    let before = tsa.requests().len();
+    let started = Instant::now();
+    std::thread::sleep(WINDOW);
+    let issued = tsa.requests().len() - before;
+    let rate = issued as f64 / started.elapsed().as_secs_f64();
+    server.stop();
+    rows.push(Row {
+        name: format!(
+            "Constancias stamped per second by the outbox worker (cron every second, 50 per batch, \
+             checked and stored one commit each), counted at the authority over {} s, idle API",
+            WINDOW.as_secs()
+        ),
+        result: format!("{rate:.0} constancias/s"),
+        ..Row::default()
+    });
+    notes.push(format!(
+        "NOM-151 rows: the authority is `openssl ts -reply`, one process per request behind a lock \
+         (`tests/support/tsa`), so the stamping rate is as much OpenSSL's start-up as the worker's; \
+         {} documents had been stamped when the window closed (requests to the authority in all).",
+        tsa.requests().len()
+    ));
+    Ok(())
+}
+
+/// The app on the app stage's state, with `vars` set.
+fn start(dir: &Path, vars: &[(&str, &str)], log: &str) -> Result<Server> {
+    let mut cmd = app_command(
+        dir,
+        &dir.join("app-state"),
+        &dir.join("cache"),
+        "127.0.0.1:0",
+    );
+    for (name, value) in vars {
+        cmd.env(name, value);
+    }
+    Server::start(
+        cmd,
+        Banner::Stdout,
+        &dir.join(format!("{log}.log")),
+        READY_PATH,
+        &[ADMIN_HEADER],
+    )
+}

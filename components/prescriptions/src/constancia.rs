@@ -21,7 +21,7 @@ const DISABLED: &str = "This service issues no NOM-151 constancias: no timestamp
     configured (timestamp_url).";
 
 /// Whether a timestamp authority is configured (`timestamp_url`).
-fn configured() -> bool {
+pub(crate) fn configured() -> bool {
     spin_sdk::variables::get("timestamp_url").is_ok_and(|url| !url.trim().is_empty())
 }
 

@@ -112,6 +112,7 @@ pub fn issue(req: IssueRequest) -> Result<Prescription, Error> {
         &signed.signature,
         &seal,
         &issued_at[..10],
+        crate::constancia::configured(),
     )?;
     let email = email_target(&req);
     let sent_status = if email.is_some() {

@@ -70,16 +70,14 @@ pub fn document(
         fills: terms.fills,
         fill_interval_days: terms.fill_interval_days,
         antibiotic_repeat_reason: terms.antibiotic_repeat_reason.clone(),
-        constancia: constancia_note(&req.base_url),
+        constancia: String::new(),
     }
 }
 
 /// Where the PDF says the constancia is: it is stamped after issue, so the PDF (rendered at issue)
 /// names the public check that shows it; nothing when no timestamp authority is configured.
-fn constancia_note(base_url: &str) -> String {
-    let configured =
-        spin_sdk::variables::get("timestamp_url").is_ok_and(|url| !url.trim().is_empty());
-    if !configured {
+fn constancia_note(base_url: &str, stamping: bool) -> String {
+    if !stamping {
         return String::new();
     }
     format!(
@@ -94,7 +92,8 @@ fn constancia_note(base_url: &str) -> String {
 pub const MAX_PAGES: usize = 20;
 
 /// The PDF bytes of a prescription about to be issued, or `invalid` on `medications` when it
-/// would print on more than `MAX_PAGES` pages.
+/// would print on more than `MAX_PAGES` pages. `stamping`: a timestamp authority is configured
+/// (the PDF then says where its constancia is).
 pub fn render(
     req: &IssueRequest,
     meds: &[Resolved],
@@ -102,11 +101,11 @@ pub fn render(
     signature: &str,
     seal: &Seal,
     issued_on: &str,
+    stamping: bool,
 ) -> Result<Vec<u8>, common::types::Error> {
-    rxpdf::render_at_most(
-        &document(req, meds, terms, signature, seal, issued_on),
-        MAX_PAGES,
-    ).map_err(
+    let mut doc = document(req, meds, terms, signature, seal, issued_on);
+    doc.constancia = constancia_note(&req.base_url, stamping);
+    rxpdf::render_at_most(&doc, MAX_PAGES).map_err(
         |pages| {
             common::types::Error::field(
                 "medications",
@@ -137,6 +136,16 @@ mod tests {
     use crate::medications::resolve;
 
     #[test]
+    fn the_pdf_says_where_the_constancia_is_when_there_is_an_authority() {
+        let note = constancia_note("https://receta.example.mx/", true);
+        assert!(
+            note.ends_with("https://receta.example.mx/api/v2/verify/"),
+            "{note}"
+        );
+        assert_eq!(constancia_note("https://receta.example.mx", false), "");
+    }
+
+    #[test]
     fn renders_a_pdf_with_the_link_and_signature() {
         let req = request();
         let meds: Vec<Resolved> = req
@@ -165,11 +174,11 @@ mod tests {
             )
         );
         assert_eq!(doc.medications[0].qty_label, "1 caja");
-        let pdf = render(&req, &meds, &terms, &signature, &seal, "2026-11-22").unwrap();
+        let pdf = render(&req, &meds, &terms, &signature, &seal, "2026-11-22", true).unwrap();
         assert!(pdf.starts_with(b"%PDF-"));
         assert_eq!(
             pdf,
-            render(&req, &meds, &terms, &signature, &seal, "2026-11-22").unwrap(),
+            render(&req, &meds, &terms, &signature, &seal, "2026-11-22", true).unwrap(),
             "deterministic"
         );
     }

@@ -135,6 +135,7 @@ fn landing_json_has_the_spec_shape() {
         keys(rx),
         [
             "access_log",
+            "constancia",
             "created_at",
             "fills",
             "medic",

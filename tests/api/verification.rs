@@ -243,6 +243,7 @@ fn every_prescription_is_sealed_and_anyone_can_check_the_seal() {
     assert_eq!(
         fields,
         [
+            "constancia",
             "hospital",
             "issued_at",
             "kid",

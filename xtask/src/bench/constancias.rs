@@ -14,6 +14,7 @@ use super::procs::{Banner, Server};
 use super::report::Row;
 use super::scenarios::{Baselines, Load, Measured, Scenario, measure};
 use super::settings::Settings;
+use super::wrk;
 use crate::project::Result;
 
 /// How long the stamping rate is counted.
@@ -99,13 +100,26 @@ pub fn rows(
         rows,
     )?;
 
-    // The backlog (every document of the app stage and of these rows) keeps the worker busy.
+    // The backlog (every document of the app stage and of these rows) keeps the worker busy. Where
+    // the CPU goes while it stamps: the host (the worker's requests, checks and commits) and the
+    // authority (`openssl ts -reply`, children this process waits for).
+    let ticks = || {
+        let host = wrk::process_ticks(server.pid()).unwrap_or(0);
+        let authority = wrk::waited_children_ticks(std::process::id()).unwrap_or(0);
+        (host, authority)
+    };
     let before = tsa.requests().len();
+    let (host_before, authority_before) = ticks();
     let started = Instant::now();
     std::thread::sleep(WINDOW);
     let issued = tsa.requests().len() - before;
+    let (host_after, authority_after) = ticks();
     let rate = issued as f64 / started.elapsed().as_secs_f64();
     server.stop();
+    let per_stamp_ms =
+        |ticks: u64| ticks as f64 / wrk::clock_ticks_per_second() * 1000.0 / issued.max(1) as f64;
+    let host_ms = per_stamp_ms(host_after - host_before);
+    let authority_ms = per_stamp_ms(authority_after - authority_before);
     rows.push(Row {
         name: format!(
             "Constancias stamped per second by the outbox worker (cron every second, 50 per batch, \
@@ -113,6 +127,13 @@ pub fn rows(
             WINDOW.as_secs()
         ),
         result: format!("{rate:.0} constancias/s"),
+        ..Row::default()
+    });
+    rows.push(Row {
+        name: "CPU per constancia while stamping: the host (worker: request, reply checks, \
+               commit) / the loopback authority (`openssl ts -reply` processes)"
+            .into(),
+        result: format!("{host_ms:.2} ms / {authority_ms:.2} ms"),
         ..Row::default()
     });
     notes.push(format!(

@@ -8,10 +8,11 @@ use serde_json::{Value, json};
 use crate::helpers::{ADMIN_TOKEN, TestApp, assert_message, field_errors, medic_body, spawn_app};
 use crate::outbound::{Practice, db};
 
-const MEDIC_KEYS: [&str; 14] = [
+const MEDIC_KEYS: [&str; 16] = [
     "alma_mater",
     "campaign",
     "cedula_prof",
+    "curp",
     "date_of_birth",
     "email",
     "female",
@@ -20,6 +21,7 @@ const MEDIC_KEYS: [&str; 14] = [
     "is_active",
     "is_admin_membership",
     "name",
+    "rfc",
     "specialty",
     "specialty_no",
     "specialty_verified",

@@ -11,6 +11,8 @@ mod availability;
 mod campaigns;
 mod claims;
 mod constancias;
+mod efirma;
+mod fiel;
 mod hospitals;
 mod integrator;
 mod landing;

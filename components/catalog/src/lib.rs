@@ -3,6 +3,7 @@
 
 mod access;
 mod campaigns;
+mod efirma;
 mod hospitals;
 mod locations;
 mod medics;
@@ -19,9 +20,9 @@ use bindings::exports::receta::catalog::campaigns::{
     Campaign, CampaignPage, CampaignPatch, Guest as CampaignsGuest, NewCampaign,
 };
 use bindings::exports::receta::catalog::catalog::{
-    Guest, Hospital, HospitalPage, HospitalPatch, ImageKind, LocationEntry, Medic, MedicPatch,
-    MedicProfile, MedicSummaryPage, MedicView, MedicViewPage, Membership, MembershipPage,
-    MembershipPatch, NewHospital, NewMedic, NewMembership,
+    Efirma, Guest, Hospital, HospitalPage, HospitalPatch, ImageKind, LocationEntry, Medic,
+    MedicPatch, MedicProfile, MedicSummaryPage, MedicView, MedicViewPage, Membership,
+    MembershipPage, MembershipPatch, NewHospital, NewMedic, NewMembership,
 };
 
 struct Catalog;
@@ -97,6 +98,18 @@ impl Guest for Catalog {
 
     fn update_medic(caller: Principal, id: i64, patch: MedicPatch) -> Result<MedicView, Error> {
         profiles::update(caller, id, patch)
+    }
+
+    fn set_efirma(medic: i64, certificate: Vec<u8>) -> Result<Efirma, Error> {
+        efirma::set(medic, &certificate)
+    }
+
+    fn get_efirma(medic: i64) -> Result<Efirma, Error> {
+        efirma::get(medic)
+    }
+
+    fn delete_efirma(medic: i64) -> Result<(), Error> {
+        efirma::delete(medic)
     }
 
     fn get_membership(caller: Principal, id: i64) -> Result<Membership, Error> {

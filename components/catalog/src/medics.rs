@@ -1,6 +1,6 @@
 //! Medics: creation (with the first membership), search by email, and the profile other components read.
 
-use common::db::{self, Db, Row, boolean, int, text};
+use common::db::{self, Db, Row, boolean, int, opt_text, text};
 use common::types::{Error, FieldError, PageRequest, Principal};
 
 use crate::access;
@@ -22,6 +22,10 @@ const INSERT_FIRST_MEMBERSHIP: &str = "INSERT INTO memberships \
 
 const SELECT_MEDIC: &str = "SELECT id, name, email, password_hash, date_of_birth, cedula_prof, specialty_no, \
     specialty, alma_mater, female, specialty_verified, is_active FROM medics WHERE id = ?";
+
+/// The medic's RFC and CURP, when it has either (migration 0021).
+pub const INSERT_IDENTITY: &str =
+    "INSERT INTO medic_identity (medic_id, rfc, curp) VALUES (?1, ?2, ?3)";
 
 const COUNT_MATCHING: &str = "SELECT COUNT(*) FROM medics WHERE email LIKE ? ESCAPE '\\'";
 
@@ -82,6 +86,16 @@ pub fn create(caller: Principal, input: NewMedic) -> Result<Medic, Error> {
             Err(e) => return Err(e.into()),
         }
         let id = db.last_insert_rowid();
+        if input.rfc.is_some() || input.curp.is_some() {
+            db.execute(
+                INSERT_IDENTITY,
+                &[
+                    int(id),
+                    opt_text(input.rfc.as_deref()),
+                    opt_text(input.curp.as_deref()),
+                ],
+            )?;
+        }
         if let Some(hospital) = input.hospital {
             let kind = if input.is_admin_membership {
                 "ADMIN"
@@ -112,6 +126,8 @@ pub fn create(caller: Principal, input: NewMedic) -> Result<Medic, Error> {
                 is_active: r.bool("is_active")?,
                 hospital: input.hospital,
                 is_admin_membership: input.is_admin_membership,
+                rfc: input.rfc.clone(),
+                curp: input.curp.clone(),
             })
         })?
         .ok_or_else(|| Error::Internal(format!("medic {id} vanished after insert")))?;

@@ -19,9 +19,16 @@ const REACH: &str = "(?1 IS NULL OR m.id = ?1 OR EXISTS (SELECT 1 FROM membershi
 /// The active hospital and its membership type come from the medic's one active membership.
 const VIEW_COLUMNS: &str = "m.id, m.name, m.email, m.date_of_birth, m.cedula_prof, m.specialty_no, \
     m.specialty, m.alma_mater, m.female, m.is_active, m.specialty_verified, a.hospital_id AS hospital, \
-    COALESCE(a.type_membership = 'ADMIN', 0) AS is_admin_membership \
+    COALESCE(a.type_membership = 'ADMIN', 0) AS is_admin_membership, i.rfc, i.curp \
     FROM medics m LEFT JOIN memberships a \
-    ON a.medic_id = m.id AND a.is_active = 1 AND a.is_deleted = 0";
+    ON a.medic_id = m.id AND a.is_active = 1 AND a.is_deleted = 0 \
+    LEFT JOIN medic_identity i ON i.medic_id = m.id";
+
+/// `?1` medic, `?2` 1 to set the RFC to `?3`, `?4` 1 to set the CURP to `?5` (NULL clears).
+const UPSERT_IDENTITY: &str = "INSERT INTO medic_identity (medic_id, rfc, curp) \
+    VALUES (?1, CASE WHEN ?2 THEN ?3 END, CASE WHEN ?4 THEN ?5 END) \
+    ON CONFLICT (medic_id) DO UPDATE SET rfc = CASE WHEN ?2 THEN ?3 ELSE rfc END, \
+    curp = CASE WHEN ?4 THEN ?5 ELSE curp END";
 
 const EMAIL_TAKEN_BY_ANOTHER: &str =
     "SELECT EXISTS (SELECT 1 FROM medics WHERE email = ?1 AND id <> ?2)";
@@ -104,10 +111,28 @@ pub fn update(caller: Principal, id: i64, patch: MedicPatch) -> Result<MedicView
             b(patch.specialty_verified),
         ];
         match db.execute(UPDATE, &params) {
-            Ok(_) => Ok(()),
-            Err(e) if db::is_unique_violation(&e) => Err(Error::field("email", EMAIL_EXISTS)),
-            Err(e) => Err(e.into()),
+            Ok(_) => {}
+            Err(e) if db::is_unique_violation(&e) => {
+                return Err(Error::field("email", EMAIL_EXISTS));
+            }
+            Err(e) => return Err(e.into()),
         }
+        if patch.rfc.is_some() || patch.curp.is_some() {
+            let set = |v: &Option<Option<String>>| int(v.is_some().into());
+            let value =
+                |v: &Option<Option<String>>| opt_text(v.as_ref().and_then(|x| x.as_deref()));
+            db.execute(
+                UPSERT_IDENTITY,
+                &[
+                    int(id),
+                    set(&patch.rfc),
+                    value(&patch.rfc),
+                    set(&patch.curp),
+                    value(&patch.curp),
+                ],
+            )?;
+        }
+        Ok(())
     })?;
     find(&db, &caller, id)?.ok_or_else(Error::not_found)
 }
@@ -127,5 +152,7 @@ fn from_row(r: &Row) -> anyhow::Result<MedicView> {
         is_active: r.bool("is_active")?,
         specialty_verified: r.bool("specialty_verified")?,
         is_admin_membership: r.bool("is_admin_membership")?,
+        rfc: r.opt_string("rfc")?,
+        curp: r.opt_string("curp")?,
     })
 }

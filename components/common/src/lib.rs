@@ -13,6 +13,7 @@ pub mod fields;
 pub mod gtin;
 pub mod hex;
 pub mod html;
+pub mod ids;
 pub mod image;
 #[cfg(feature = "spin")]
 pub mod kv;

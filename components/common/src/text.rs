@@ -9,7 +9,7 @@
 //! are not rewritten: `visible` shows such a character as U+FFFD instead of obeying it.
 
 /// The fields whose text may span lines: line breaks (`\n`, `\r`) and tabs are allowed in them.
-pub const MULTILINE: [&str; 9] = [
+pub const MULTILINE: [&str; 10] = [
     "instructions",
     "diagnosis",
     "extras",
@@ -18,6 +18,8 @@ pub const MULTILINE: [&str; 9] = [
     "reason",
     "reason_of_rejected",
     "antibiotic_repeat_reason",
+    // A PEM certificate (a medic's e.firma) is lines of base64.
+    "certificate",
     // Addresses separated by commas, spaces or line breaks (resend's copies).
     "cc",
 ];

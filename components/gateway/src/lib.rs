@@ -73,9 +73,10 @@ fn route(req: &Request) -> Result<Response, Error> {
 }
 
 /// The methods routes are written for, with their names for `Allow`.
-const METHODS: [(Method, &str); 4] = [
+const METHODS: [(Method, &str); 5] = [
     (Method::Get, "GET"),
     (Method::Post, "POST"),
+    (Method::Put, "PUT"),
     (Method::Patch, "PATCH"),
     (Method::Delete, "DELETE"),
 ];
@@ -140,6 +141,9 @@ fn handler<'a>(req: &'a Request, method: Method, segments: &'a [&'a str]) -> Opt
         (Get, ["api", "v2", "medics"]) => caller(req, move |c| medics::list(req, c)),
         (Get, ["api", "v2", "medics", id]) => caller(req, move |c| medics::get(c, id)),
         (Patch, ["api", "v2", "medics", id]) => caller(req, move |c| medics::update(req, c, id)),
+        (Put, ["api", "v2", "medics", id, "efirma"]) => caller(req, move |c| medics::put_efirma(req, c, id)),
+        (Get, ["api", "v2", "medics", id, "efirma"]) => caller(req, move |c| medics::get_efirma(c, id)),
+        (Delete, ["api", "v2", "medics", id, "efirma"]) => caller(req, move |c| medics::delete_efirma(c, id)),
         (Get, ["api", "v2", "search", "medics"]) => caller(req, move |c| medics::search(req, c)),
         (Get, ["api", "v2", "management", "memberships"]) => caller(req, move |c| memberships::list(req, c)),
         (Post, ["api", "v2", "management", "memberships"]) => caller(req, move |c| memberships::create(req, c)),

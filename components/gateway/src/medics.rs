@@ -6,6 +6,8 @@
 
 use serde_json::{Value, json};
 
+use common::fields::Fields;
+use common::ids::{Curp, Rfc};
 use common::types::{Error, Principal};
 
 use crate::bindings::catalog::{MedicPatch, MedicView};
@@ -44,6 +46,8 @@ pub fn create(req: &Request) -> Result<Response, Error> {
     let hospital = fields.optional_i64("hospital");
     let is_active = fields.optional_bool("is_active").unwrap_or(true);
     let is_admin_membership = fields.optional_bool("is_admin_membership").unwrap_or(false);
+    let rfc = identity(&mut fields, "rfc", Rfc::parse).map(|r| r.as_str().to_string());
+    let curp = identity(&mut fields, "curp", Curp::parse).map(|c| c.as_str().to_string());
     let read = fields.finish_then(|| {
         Some((
             name?,
@@ -74,6 +78,8 @@ pub fn create(req: &Request) -> Result<Response, Error> {
         is_active,
         hospital,
         is_admin_membership,
+        rfc,
+        curp,
     };
     let medic = catalog::create_medic(Principal::Admin, &input)?;
     let body = json!({
@@ -92,6 +98,8 @@ pub fn create(req: &Request) -> Result<Response, Error> {
         "hospital": medic.hospital,
         "is_active": medic.is_active,
         "is_admin_membership": medic.is_admin_membership,
+        "rfc": medic.rfc,
+        "curp": medic.curp,
         "campaign": Value::Null,
     });
     // The body carries a secret: no cache may keep it.
@@ -132,6 +140,8 @@ pub fn update(req: &Request, caller: Principal, id: &str) -> Result<Response, Er
     let female = f.patch_bool("female");
     let is_active = f.patch_bool("is_active");
     let specialty_verified = f.patch_bool("specialty_verified");
+    let rfc = patch_identity(&mut f, "rfc", Rfc::parse, |r| r.as_str().to_string());
+    let curp = patch_identity(&mut f, "curp", Curp::parse, |c| c.as_str().to_string());
     f.finish()?;
     let patch = MedicPatch {
         name,
@@ -145,6 +155,8 @@ pub fn update(req: &Request, caller: Principal, id: &str) -> Result<Response, Er
         female,
         is_active,
         specialty_verified,
+        rfc,
+        curp,
     };
     let medic = catalog::update_medic(caller, id, &patch)?;
     Ok(Response::json(202, &view_json(medic)))
@@ -167,7 +179,75 @@ fn view_json(m: MedicView) -> Value {
         "specialty_verified": m.specialty_verified,
         "campaign": Value::Null,
         "is_admin_membership": m.is_admin_membership,
+        "rfc": m.rfc,
+        "curp": m.curp,
     })
+}
+
+/// An optional identity number (`rfc`, `curp`): absent or null is none; a bad one is the field's
+/// error (`parse`'s sentence).
+fn identity<T>(
+    f: &mut Fields,
+    field: &str,
+    parse: fn(&str) -> Result<T, &'static str>,
+) -> Option<T> {
+    let text = f.optional_str(field, Some(64))?;
+    parse(&text).map_err(|why| f.error(field, why)).ok()
+}
+
+/// For a PATCH: absent keeps it, `null` clears it, else it must parse.
+fn patch_identity<T>(
+    f: &mut Fields,
+    field: &str,
+    parse: fn(&str) -> Result<T, &'static str>,
+    show: fn(&T) -> String,
+) -> Option<Option<String>> {
+    match f.raw(field) {
+        None => None,
+        Some(Value::Null) => Some(None),
+        Some(_) => identity(f, field, parse).map(|v| Some(show(&v))),
+    }
+}
+
+/// The medic itself or the API admin; another medic is 403 (its e.firma is its own).
+fn own(caller: Principal, id: i64) -> Result<(), Error> {
+    match caller {
+        Principal::Admin => Ok(()),
+        Principal::Medic(me) if me == id => Ok(()),
+        Principal::Medic(_) => Err(Error::forbidden(
+            "Only the medic itself or the API admin may manage its e.firma.",
+        )),
+    }
+}
+
+/// `PUT /api/v2/medics/<id>/efirma/` `{"certificate": "<PEM, or base64 of the DER .cer>"}` (the
+/// medic itself or the API admin) → 200 `{"efirma": {serial, issuer, rfc, curp, not_before,
+/// not_after}}`; 400 on `certificate` with the reason (docs/verification.md, "The prescriber's
+/// e.firma").
+pub fn put_efirma(req: &Request, caller: Principal, id: &str) -> Result<Response, Error> {
+    let id = path_id(id)?;
+    own(caller, id)?;
+    let mut f = req.json_fields()?;
+    let certificate = f.required_str("certificate", Some(64 * 1024));
+    let certificate = f.finish_with(certificate)?;
+    let efirma = catalog::set_efirma(id, certificate.as_bytes())?;
+    Ok(Response::json(200, &json!({ "efirma": efirma })))
+}
+
+/// `GET /api/v2/medics/<id>/efirma/` → 200 `{"efirma": …}`; 404 `{message}` when none is registered.
+pub fn get_efirma(caller: Principal, id: &str) -> Result<Response, Error> {
+    let id = path_id(id)?;
+    own(caller, id)?;
+    let efirma = catalog::get_efirma(id)?;
+    Ok(Response::json(200, &json!({ "efirma": efirma })))
+}
+
+/// `DELETE /api/v2/medics/<id>/efirma/` → 204: withdrawn; 404 `{message}` when none is registered.
+pub fn delete_efirma(caller: Principal, id: &str) -> Result<Response, Error> {
+    let id = path_id(id)?;
+    own(caller, id)?;
+    catalog::delete_efirma(id)?;
+    Ok(Response::no_content())
 }
 
 /// `GET /api/v2/search/medics/?query=<email>` → 200 paginated `{id, email}`: medics whose email

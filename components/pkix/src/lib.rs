@@ -4,6 +4,7 @@
 //! - [`sig`]: one signature by a certificate's public key (RSA PKCS#1 v1.5, ECDSA P-256/P-384).
 //! - [`signed`]: a CMS `SignedData` signer's signature over its content (attached or detached).
 //! - [`chain`]: a certificate chaining to configured authorities at a given time.
+//! - [`identity`]: what a SAT e.firma certificate says of its holder (RFC, CURP, number).
 //! - [`tsp`]: a `TimeStampReq`, and the checks of a `TimeStampResp` before it is stored (NOM-151
 //!   constancias: docs/verification.md).
 //!
@@ -11,6 +12,7 @@
 //! offline with it.
 
 pub mod chain;
+pub mod identity;
 pub mod sig;
 pub mod signed;
 pub mod tsp;

@@ -1,0 +1,155 @@
+//! The medic's e.firma certificate (table `medic_efirma`, migration 0021; docs/verification.md,
+//! "The prescriber's e.firma"): registered by the medic itself or the API admin, checked once at
+//! upload against the authorities of the Spin variable `efirma_ca`, replaced by a new upload,
+//! withdrawn by a DELETE.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use common::db::{Db, blob, int, opt_text, text};
+use common::types::Error;
+
+use crate::bindings::exports::receta::catalog::catalog::Efirma;
+
+const FIELD: &str = "certificate";
+
+/// `?1` medic: its RFC and CURP, if it has any.
+const IDENTITY: &str = "SELECT m.id, i.rfc, i.curp FROM medics m \
+    LEFT JOIN medic_identity i ON i.medic_id = m.id WHERE m.id = ?1";
+
+const UPSERT: &str = "INSERT INTO medic_efirma \
+    (medic_id, certificate, serial, issuer, rfc, curp, not_before, not_after, registered_at) \
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT (medic_id) DO UPDATE SET \
+    certificate = ?2, serial = ?3, issuer = ?4, rfc = ?5, curp = ?6, not_before = ?7, \
+    not_after = ?8, registered_at = ?9";
+
+const GET: &str = "SELECT serial, issuer, rfc, curp, not_before, not_after FROM medic_efirma \
+    WHERE medic_id = ?1";
+
+const DELETE: &str = "DELETE FROM medic_efirma WHERE medic_id = ?1 RETURNING medic_id";
+
+const DISABLED: &str = "e.firma is disabled on this service: no certification authority is \
+    configured (efirma_ca).";
+const NO_EFIRMA: &str = "This medic has no e.firma registered.";
+
+/// Checks `certificate` (PEM, or base64 of the DER `.cer`, as the gateway received it) and
+/// registers it as the medic's; `invalid` on `certificate` with the reason.
+pub fn set(medic: i64, certificate: &[u8]) -> Result<Efirma, Error> {
+    let anchors = anchors()?;
+    let cert = pkix::identity::certificate(certificate).map_err(refused)?;
+    let holder = pkix::identity::holder(&cert);
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    pkix::chain::valid_at(&cert, now).map_err(|_| {
+        refused(format!(
+            "The certificate is not valid now (valid from {} to {}).",
+            holder.not_before, holder.not_after
+        ))
+    })?;
+    pkix::chain::chains_to(&cert, &[], &anchors, now).map_err(|_| {
+        refused(
+            "The certificate does not chain to the authorities this service trusts (efirma_ca).",
+        )
+    })?;
+    if !pkix::identity::signs(&cert) {
+        return Err(refused(
+            "The certificate's key usage allows neither digitalSignature nor nonRepudiation: it \
+             cannot sign.",
+        ));
+    }
+    let db = Db::open()?;
+    let (rfc, curp) = db
+        .query_opt(IDENTITY, &[int(medic)], |r| {
+            Ok((r.opt_string("rfc")?, r.opt_string("curp")?))
+        })?
+        .ok_or_else(Error::not_found)?;
+    match (&rfc, &holder.rfc) {
+        (None, _) => {
+            return Err(refused(
+                "The medic has no RFC on record: set `rfc` on the medic first (PATCH \
+                 /api/v2/medics/<id>/), so the certificate can be matched to it.",
+            ));
+        }
+        (Some(mine), Some(theirs)) if mine == theirs => {}
+        (Some(_), _) => {
+            return Err(refused(
+                "The certificate's RFC (x500UniqueIdentifier) is not the medic's.",
+            ));
+        }
+    }
+    if let (Some(mine), Some(theirs)) = (&curp, &holder.curp)
+        && mine != theirs
+    {
+        return Err(refused(
+            "The certificate's CURP (serialNumber) is not the medic's.",
+        ));
+    }
+    let der = der::Encode::to_der(&cert).map_err(|e| Error::Internal(e.to_string()))?;
+    db.execute(
+        UPSERT,
+        &[
+            int(medic),
+            blob(&der),
+            text(&holder.serial),
+            text(&holder.issuer),
+            opt_text(holder.rfc.as_deref()),
+            opt_text(holder.curp.as_deref()),
+            text(&holder.not_before),
+            text(&holder.not_after),
+            text(&common::time::now_iso8601()),
+        ],
+    )?;
+    Ok(efirma(holder))
+}
+
+/// The medic's registered certificate; `not-found` when it has none.
+pub fn get(medic: i64) -> Result<Efirma, Error> {
+    let db = Db::open()?;
+    db.query_opt(GET, &[int(medic)], |r| {
+        Ok(Efirma {
+            serial: r.string("serial")?,
+            issuer: r.string("issuer")?,
+            rfc: r.opt_string("rfc")?,
+            curp: r.opt_string("curp")?,
+            not_before: r.string("not_before")?,
+            not_after: r.string("not_after")?,
+        })
+    })?
+    .ok_or_else(|| Error::NotFound(NO_EFIRMA.into()))
+}
+
+/// Withdraws it; `not-found` when there is none.
+pub fn delete(medic: i64) -> Result<(), Error> {
+    let db = Db::open()?;
+    db.query_opt(DELETE, &[int(medic)], |r| r.i64("medic_id"))?
+        .map(|_| ())
+        .ok_or_else(|| Error::NotFound(NO_EFIRMA.into()))
+}
+
+/// The authorities of `efirma_ca`; `invalid` saying e.firma is disabled when there are none.
+fn anchors() -> Result<Vec<pkix::Certificate>, Error> {
+    let pem = spin_sdk::variables::get("efirma_ca").unwrap_or_default();
+    match pkix::pem_bundle(&pem) {
+        Ok(anchors) if !anchors.is_empty() => Ok(anchors),
+        Ok(_) => Err(refused(DISABLED)),
+        Err(e) => {
+            eprintln!("catalog: efirma_ca: {e}");
+            Err(refused(DISABLED))
+        }
+    }
+}
+
+fn refused(reason: impl Into<String>) -> Error {
+    Error::field(FIELD, reason.into())
+}
+
+fn efirma(h: pkix::identity::Holder) -> Efirma {
+    Efirma {
+        serial: h.serial,
+        issuer: h.issuer,
+        rfc: h.rfc,
+        curp: h.curp,
+        not_before: h.not_before,
+        not_after: h.not_after,
+    }
+}

@@ -1,0 +1,161 @@
+//! A test certification authority laid out as SAT's e.firma (FIEL) authority: medic certificates
+//! with the holder's RFC in `x500UniqueIdentifier` (2.5.4.45) and CURP in `serialNumber` (2.5.4.5),
+//! made with `openssl ca` (so validity dates can lie in the past).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A test e.firma authority in a temporary folder.
+pub struct Fiel {
+    dir: tempfile::TempDir,
+    name: String,
+}
+
+/// A medic's certificate, as a file (its key beside it).
+pub struct Holder {
+    pub cert: PathBuf,
+}
+
+impl Holder {
+    /// The certificate, PEM.
+    pub fn pem(&self) -> String {
+        std::fs::read_to_string(&self.cert).unwrap()
+    }
+}
+
+impl Fiel {
+    pub fn new(name: &str) -> Fiel {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(d.join("index.txt"), "").unwrap();
+        std::fs::write(
+            d.join("serial"),
+            "3330303031303030303030353030303030303031\n",
+        )
+        .unwrap();
+        std::fs::write(d.join("ca.cnf"), CA_CONFIG).unwrap();
+        openssl(
+            d,
+            &[
+                "req",
+                "-x509",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-keyout",
+                "ca.key",
+                "-out",
+                "ca.pem",
+                "-days",
+                "3650",
+                "-subj",
+                &format!("/CN={name}/O=Receta Pruebas"),
+                "-addext",
+                "basicConstraints=critical,CA:true",
+                "-addext",
+                "keyUsage=critical,keyCertSign,cRLSign",
+            ],
+        );
+        Fiel {
+            dir,
+            name: name.to_string(),
+        }
+    }
+
+    pub fn ca_path(&self) -> PathBuf {
+        self.dir.path().join("ca.pem")
+    }
+
+    pub fn ca_pem(&self) -> String {
+        std::fs::read_to_string(self.ca_path()).unwrap()
+    }
+
+    /// A certificate for `rfc` and `curp` valid from `start` to `end` (`YYYYMMDDHHMMSSZ`), with
+    /// key usage `usage` (`digitalSignature, nonRepudiation` for a FIEL).
+    pub fn issue(
+        &self,
+        file: &str,
+        rfc: &str,
+        curp: &str,
+        start: &str,
+        end: &str,
+        usage: &str,
+    ) -> Holder {
+        let d = self.dir.path();
+        let key = d.join(format!("{file}.key"));
+        let csr = d.join(format!("{file}.csr"));
+        let cert = d.join(format!("{file}.pem"));
+        let ext = d.join(format!("{file}.ext"));
+        std::fs::write(
+            &ext,
+            format!("[ holder ]\nbasicConstraints = CA:FALSE\nkeyUsage = critical, {usage}\n"),
+        )
+        .unwrap();
+        openssl(
+            d,
+            &[
+                "req",
+                "-new",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-keyout",
+                path(&key),
+                "-out",
+                path(&csr),
+                "-subj",
+                &format!("/CN=DR JOSE NUNEZ/x500UniqueIdentifier={rfc}/serialNumber={curp}/C=MX"),
+            ],
+        );
+        openssl(
+            d,
+            &[
+                "ca",
+                "-batch",
+                "-config",
+                "ca.cnf",
+                "-in",
+                path(&csr),
+                "-out",
+                path(&cert),
+                "-startdate",
+                start,
+                "-enddate",
+                end,
+                "-extfile",
+                path(&ext),
+                "-extensions",
+                "holder",
+                "-notext",
+            ],
+        );
+        Holder { cert }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+fn path(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn openssl(dir: &Path, args: &[&str]) {
+    let out = Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("the openssl command");
+    assert!(
+        out.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+const CA_CONFIG: &str = "[ ca ]\ndefault_ca = fiel\n\n[ fiel ]\ndir = .\ndatabase = ./index.txt\n\
+    new_certs_dir = .\nserial = ./serial\ncertificate = ./ca.pem\nprivate_key = ./ca.key\n\
+    default_md = sha256\npolicy = anything\nunique_subject = no\ncopy_extensions = none\n\n\
+    [ anything ]\ncommonName = supplied\nx500UniqueIdentifier = optional\nserialNumber = optional\n\
+    countryName = optional\n";

@@ -59,6 +59,9 @@ fn new_medic(email: &str, hospital: Option<i64>) -> NewMedic {
         is_active: true,
         hospital,
         is_admin_membership: false,
+        // Checked by the gateway; the component stores them (migration 0021).
+        rfc: Some("HEGT7610034S2".into()),
+        curp: None,
     }
 }
 

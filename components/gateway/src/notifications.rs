@@ -250,9 +250,14 @@ pub fn replay(id: &str) -> Result<Response, Error> {
 }
 
 /// `POST /api/v2/deliveries/run/` (API admin) → 200 `{attempted, delivered, failed}`: one pass of the
-/// outbox worker, for deployments without the cron trigger (an external scheduler calls it).
+/// outbox worker (a batch of deliveries, then a batch of constancias), for deployments without the
+/// cron trigger (an external scheduler calls it).
 pub fn run_worker() -> Result<Response, Error> {
-    let run = notifications::deliver_due(WORKER_BATCH, None)?;
+    let mut run = notifications::deliver_due(WORKER_BATCH, None)?;
+    let stamped = notifications::stamp_due(WORKER_BATCH, None)?;
+    run.attempted += stamped.attempted;
+    run.delivered += stamped.delivered;
+    run.failed += stamped.failed;
     Ok(Response::json(200, &run))
 }
 

@@ -70,12 +70,11 @@ impl Guest for Notifications {
     }
 
     fn deliver_due(limit: u32, prescription: Option<i64>) -> Result<DeliveryRun, Error> {
-        let mut run = deliver::run(limit, prescription)?;
-        let stamped = stamps::run(&config::Config::load(), limit, prescription)?;
-        run.attempted += stamped.attempted;
-        run.delivered += stamped.delivered;
-        run.failed += stamped.failed;
-        Ok(run)
+        deliver::run(limit, prescription)
+    }
+
+    fn stamp_due(limit: u32, prescription: Option<i64>) -> Result<DeliveryRun, Error> {
+        stamps::run(&config::Config::load(), limit, prescription)
     }
 
     fn list_deliveries(filter: DeliveryFilter, page: PageRequest) -> Result<DeliveryPage, Error> {

@@ -4,7 +4,8 @@
 //! picks up the rest. A create delivers its own rows at once; this is what retries failures and
 //! catches up after a restart.
 //!
-//! Each firing also forgets the rate-limit counters of past minutes (`common::counters`) and writes
+//! Each firing also stamps one batch of NOM-151 constancias (`notifications.stamp-due`), forgets
+//! the rate-limit counters of past minutes (`common::counters`) and writes
 //! the pharmacy lookups' queued call-log rows and the medics' queued reads into the logs
 //! (`pharmacies.drain-calls`, `prescriptions.drain-reads`), so the tables catch up within seconds
 //! even when nobody reads them.
@@ -40,6 +41,11 @@ impl bindings::Guest for Worker {
         }
         if let Err(e) = prescriptions::drain_reads() {
             eprintln!("receta: outbox worker: writing the queued reads: {e:?}");
+        }
+        // One batch of constancias a firing: stamping (a request, two signature checks and a
+        // commit each) never takes more than that from the API (docs/verification.md).
+        if let Err(e) = notifications::stamp_due(BATCH, None) {
+            eprintln!("receta: outbox worker: stamping constancias: {e:?}");
         }
         loop {
             let run = notifications::deliver_due(BATCH, None)

@@ -240,6 +240,18 @@ mod tests {
     }
 
     #[test]
+    fn the_test_authoritys_in_process_replies_pass_the_same_checks() {
+        let tsa = Authority::new();
+        let anchors = crate::pem_bundle(&tsa.ca_pem()).unwrap();
+        let d = digest("bench");
+        let nonce = [3; 16];
+        let reply = tsa.fast().reply(&request(&d, &nonce).unwrap()).unwrap();
+        let stamp = check_reply(&reply, &d, Some(&nonce), Some(&anchors)).unwrap();
+        assert_eq!(stamp.tsa, TSA_NAME);
+        assert!(check_reply(&reply, &digest("other"), Some(&nonce), None).is_err());
+    }
+
+    #[test]
     fn the_request_is_der_openssl_reads() {
         let d = digest("x");
         let q = request(&d, &[0, 0, 1, 2]).unwrap();

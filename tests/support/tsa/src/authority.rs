@@ -94,6 +94,11 @@ impl Authority {
         }
     }
 
+    /// The same TSA, signing in-process (`fast.rs`).
+    pub fn fast(&self) -> crate::fast::Fast {
+        crate::fast::Fast::load(self.dir.path())
+    }
+
     /// The CA certificate (PEM file) replies chain to.
     pub fn ca_path(&self) -> PathBuf {
         self.dir.path().join("ca.pem")

@@ -9,6 +9,7 @@ use std::path::Path;
 use std::process::Command;
 
 mod authority;
+mod fast;
 mod server;
 
 pub use authority::{Authority, TSA_NAME};

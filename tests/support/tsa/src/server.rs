@@ -22,6 +22,8 @@ pub enum Mode {
     OtherDigest,
     /// A valid timestamp of the request's digest with another nonce.
     OtherNonce,
+    /// A timestamp of the request made in-process (`fast.rs`: no OpenSSL process): the bench's.
+    Fast,
 }
 
 /// One request the server received.
@@ -29,6 +31,7 @@ pub type Received = receta_test_host::Incoming;
 
 struct Shared {
     authority: Authority,
+    fast: crate::fast::Fast,
     mode: Mutex<Mode>,
     received: Mutex<Vec<Received>>,
     stop: AtomicBool,
@@ -54,6 +57,7 @@ impl Server {
     pub fn on(listener: TcpListener, authority: Authority) -> Server {
         let addr = listener.local_addr().unwrap();
         let shared = Arc::new(Shared {
+            fast: authority.fast(),
             authority,
             mode: Mutex::new(Mode::Stamp),
             received: Mutex::default(),
@@ -128,6 +132,10 @@ fn serve(stream: TcpStream, shared: &Shared) {
         (Mode::Stamp, Some(_)) => (200, authority.reply(&request.body)),
         (Mode::OtherDigest, Some(_)) => (200, authority.reply_for_digest(&"ab".repeat(32))),
         (Mode::OtherNonce, Some(digest)) => (200, authority.reply_for_digest(&digest)),
+        (Mode::Fast, Some(_)) => match shared.fast.reply(&request.body) {
+            Some(reply) => (200, reply),
+            None => (500, b"could not sign".to_vec()),
+        },
     };
     let kind = if status == 200 {
         "application/timestamp-reply"

@@ -28,6 +28,15 @@ fn put(app: &TestApp, token: &str, id: i64, certificate: &str) -> crate::helpers
     )
 }
 
+/// A 400 on `certificate`: its one sentence.
+fn refused(resp: &crate::helpers::TestResponse) -> String {
+    assert_eq!(resp.status, 400, "{}", resp.text());
+    field_errors(resp)["certificate"][0]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
 fn medic_with_identity(app: &TestApp, email: &str) -> Value {
     let mut body = medic_body(email);
     body["rfc"] = json!(RFC.to_lowercase());
@@ -99,12 +108,7 @@ fn without_efirma_ca_every_upload_is_refused_saying_so() {
         "20300101000000Z",
         SIGNS,
     );
-    let resp = put(&app, token, id, &holder.pem());
-    assert_eq!(resp.status, 400, "{}", resp.text());
-    let message = field_errors(&resp)["certificate"][0]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let message = refused(&put(&app, token, id, &holder.pem()));
     assert!(message.contains("disabled"), "{message}");
 }
 
@@ -189,12 +193,7 @@ fn a_medic_registers_its_fiel_and_each_bad_certificate_is_refused_with_its_reaso
         ),
     ];
     for (certificate, says) in &cases {
-        let resp = put(&app, token, id, certificate);
-        assert_eq!(resp.status, 400, "{says}: {}", resp.text());
-        let message = field_errors(&resp)["certificate"][0]
-            .as_str()
-            .unwrap()
-            .to_string();
+        let message = refused(&put(&app, token, id, certificate));
         assert!(message.contains(says), "{says}: {message}");
     }
     assert_eq!(app.get(&efirma_path(id), Some(token)).status, 404);
@@ -247,11 +246,6 @@ fn a_medic_without_an_rfc_is_told_to_set_it_first() {
         "20300101000000Z",
         SIGNS,
     );
-    let resp = put(&app, &medic.token, medic.id, &valid.pem());
-    assert_eq!(resp.status, 400, "{}", resp.text());
-    let message = field_errors(&resp)["certificate"][0]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let message = refused(&put(&app, &medic.token, medic.id, &valid.pem()));
     assert!(message.contains("no RFC"), "{message}");
 }

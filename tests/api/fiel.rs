@@ -3,7 +3,8 @@
 //! made with `openssl ca` (so validity dates can lie in the past).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+
+use receta_test_tsa::{make_ca, openssl};
 
 /// A test e.firma authority in a temporary folder.
 pub struct Fiel {
@@ -34,28 +35,7 @@ impl Fiel {
         )
         .unwrap();
         std::fs::write(d.join("ca.cnf"), CA_CONFIG).unwrap();
-        openssl(
-            d,
-            &[
-                "req",
-                "-x509",
-                "-newkey",
-                "rsa:2048",
-                "-nodes",
-                "-keyout",
-                "ca.key",
-                "-out",
-                "ca.pem",
-                "-days",
-                "3650",
-                "-subj",
-                &format!("/CN={name}/O=Receta Pruebas"),
-                "-addext",
-                "basicConstraints=critical,CA:true",
-                "-addext",
-                "keyUsage=critical,keyCertSign,cRLSign",
-            ],
-        );
+        make_ca(d, name);
         Fiel {
             dir,
             name: name.to_string(),
@@ -139,19 +119,6 @@ impl Fiel {
 
 fn path(p: &Path) -> &str {
     p.to_str().unwrap()
-}
-
-fn openssl(dir: &Path, args: &[&str]) {
-    let out = Command::new("openssl")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("the openssl command");
-    assert!(
-        out.status.success(),
-        "openssl {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 const CA_CONFIG: &str = "[ ca ]\ndefault_ca = fiel\n\n[ fiel ]\ndir = .\ndatabase = ./index.txt\n\

@@ -99,7 +99,7 @@ pub fn run(config: &Config, limit: u32, only: Option<i64>) -> Result<DeliveryRun
         }
     })));
 
-    let mut trouble = None;
+    let mut ended = Vec::with_capacity(leased.len());
     for ((row, prepared), answer) in leased.iter().zip(&requests).zip(answers) {
         summary.attempted += 1;
         let judged = match (&target, &anchors, prepared, answer) {
@@ -120,18 +120,18 @@ pub fn run(config: &Config, limit: u32, only: Option<i64>) -> Result<DeliveryRun
                 (failed(config, row.attempts, error), None)
             }
         };
-        if let Err(e) = finish(&db, row, &outcome, accepted.as_ref()) {
-            eprintln!(
-                "notifications: recording constancia of {}: {e:?}",
-                row.digest
-            );
-            trouble.get_or_insert(e);
+        ended.push((row, outcome, accepted));
+    }
+    // The whole batch in one commit (one write lock a second, not one per row): a failure leaves
+    // the rows leased, and they are stamped again once their lease ends (a constancia is stored
+    // once whatever happens: `STORE`).
+    db.transaction(|db| -> Result<(), Error> {
+        for (row, outcome, accepted) in &ended {
+            finish(db, row, outcome, accepted.as_ref())?;
         }
-    }
-    match trouble {
-        Some(e) => Err(e),
-        None => Ok(summary),
-    }
+        Ok(())
+    })?;
+    Ok(summary)
 }
 
 /// A request ready to go, and the nonce its reply must carry.
@@ -225,8 +225,8 @@ fn lease(
     Ok(rows)
 }
 
-/// Ends or reschedules the row and, when `accepted`, stores the constancia: one transaction, and
-/// nothing at all when this worker lost its lease.
+/// Ends or reschedules the row and, when `accepted`, stores the constancia (inside the batch's
+/// transaction); nothing at all when this worker lost its lease.
 fn finish(
     db: &Db,
     row: &Leased,
@@ -235,31 +235,29 @@ fn finish(
 ) -> Result<(), Error> {
     let now = common::time::now_iso8601();
     let held = [text(&now), text(&row.digest), text(&row.lease)];
-    db.transaction(|db| -> Result<(), Error> {
-        let (sql, extra) = match outcome {
-            Outcome::Done => (MARK_DONE, vec![]),
-            Outcome::Retry { at, error } => (MARK_RETRY, vec![text(&iso8601(*at)), text(error)]),
-            Outcome::Dead { error } => (MARK_DEAD, vec![text(error)]),
-        };
-        let params: Vec<Param> = held.iter().cloned().chain(extra).collect();
-        let still_ours = db.query_opt(sql, &params, |r| r.string("digest"))?;
-        if let (Some(_), Some((reply, stamp))) = (still_ours, accepted) {
-            db.execute(
-                STORE,
-                &[
-                    text(&row.digest),
-                    text(&row.subject),
-                    int(row.prescription_id),
-                    blob(reply),
-                    text(&stamp.gen_time),
-                    text(&stamp.tsa),
-                    text(&stamp.serial),
-                    text(&now),
-                ],
-            )?;
-        }
-        Ok(())
-    })
+    let (sql, extra) = match outcome {
+        Outcome::Done => (MARK_DONE, vec![]),
+        Outcome::Retry { at, error } => (MARK_RETRY, vec![text(&iso8601(*at)), text(error)]),
+        Outcome::Dead { error } => (MARK_DEAD, vec![text(error)]),
+    };
+    let params: Vec<Param> = held.iter().cloned().chain(extra).collect();
+    let still_ours = db.query_opt(sql, &params, |r| r.string("digest"))?;
+    if let (Some(_), Some((reply, stamp))) = (still_ours, accepted) {
+        db.execute(
+            STORE,
+            &[
+                text(&row.digest),
+                text(&row.subject),
+                int(row.prescription_id),
+                blob(reply),
+                text(&stamp.gen_time),
+                text(&stamp.tsa),
+                text(&stamp.serial),
+                text(&now),
+            ],
+        )?;
+    }
+    Ok(())
 }
 
 /// 64 hex characters as the 32 bytes they spell.

@@ -27,28 +27,7 @@ impl Authority {
         )
         .unwrap();
         std::fs::write(d.join("tsa.cnf"), config(d)).unwrap();
-        openssl(
-            d,
-            &[
-                "req",
-                "-x509",
-                "-newkey",
-                "rsa:2048",
-                "-nodes",
-                "-keyout",
-                "ca.key",
-                "-out",
-                "ca.pem",
-                "-days",
-                "3650",
-                "-subj",
-                "/CN=Receta Test Root CA/O=Receta Pruebas",
-                "-addext",
-                "basicConstraints=critical,CA:true",
-                "-addext",
-                "keyUsage=critical,keyCertSign,cRLSign",
-            ],
-        );
+        make_ca(d, "Receta Test Root CA");
         openssl(
             d,
             &[
@@ -155,7 +134,35 @@ impl Default for Authority {
     }
 }
 
-fn openssl(dir: &Path, args: &[&str]) {
+/// A test root CA in `dir`: `ca.key` (RSA 2048) and `ca.pem`, named `CN=<name>, O=Receta Pruebas`.
+pub fn make_ca(dir: &Path, name: &str) {
+    let subject = format!("/CN={name}/O=Receta Pruebas");
+    openssl(
+        dir,
+        &[
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            "ca.key",
+            "-out",
+            "ca.pem",
+            "-days",
+            "3650",
+            "-subj",
+            &subject,
+            "-addext",
+            "basicConstraints=critical,CA:true",
+            "-addext",
+            "keyUsage=critical,keyCertSign,cRLSign",
+        ],
+    );
+}
+
+/// Runs `openssl <args>` in `dir`; panics with what it printed when it fails.
+pub fn openssl(dir: &Path, args: &[&str]) {
     let out = Command::new("openssl")
         .args(args)
         .current_dir(dir)

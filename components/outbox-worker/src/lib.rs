@@ -24,6 +24,10 @@ use bindings::receta::prescriptions::prescriptions;
 
 /// Rows per `deliver-due` call.
 pub const BATCH: u32 = 50;
+/// Constancias stamped per firing (one `stamp-due` call a second): each costs the host ~2.4 ms of
+/// CPU (docs/bench.md), so this bounds what stamping takes from the API to ~0.06 of a core; a
+/// backlog drains at 25 a second (2.2 million a day).
+pub const STAMP_BATCH: u32 = 25;
 /// No new batch starts after this long, so a firing ends well inside the host's time limit (a batch
 /// takes at most about `delivery_timeout_ms`).
 pub const BUDGET: Duration = Duration::from_secs(10);
@@ -42,9 +46,9 @@ impl bindings::Guest for Worker {
         if let Err(e) = prescriptions::drain_reads() {
             eprintln!("receta: outbox worker: writing the queued reads: {e:?}");
         }
-        // One batch of constancias a firing: stamping (a request, two signature checks and a
-        // commit each) never takes more than that from the API (docs/verification.md).
-        if let Err(e) = notifications::stamp_due(BATCH, None) {
+        // One batch of constancias a firing (`STAMP_BATCH`): stamping never takes more than that
+        // from the API (docs/verification.md, "Constancias NOM-151").
+        if let Err(e) = notifications::stamp_due(STAMP_BATCH, None) {
             eprintln!("receta: outbox worker: stamping constancias: {e:?}");
         }
         loop {

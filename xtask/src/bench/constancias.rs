@@ -127,7 +127,7 @@ pub fn rows(
     rows.push(Row {
         name: format!(
             "Constancias stamped per second by the outbox worker (cron every second, one batch of \
-             50 a firing, checked and stored one commit each), counted at the authority over {} s, \
+             25 a firing, checked and stored in one commit), counted at the authority over {} s, \
              idle API",
             WINDOW.as_secs()
         ),
@@ -143,7 +143,7 @@ pub fn rows(
     });
     notes.push(format!(
         "NOM-151 rows: the authority signs in-process (`tests/support/tsa`, `fast.rs`: the tests' \
-         TSA certificate, no OpenSSL process per reply); the worker stamps one batch of 50 a second, \
+         TSA certificate, no OpenSSL process per reply); the worker stamps one batch of 25 a second, \
          so a backlog drains at that rate; {} documents had been stamped when the window closed \
          (requests to the authority in all).",
         tsa.requests().len()

@@ -261,17 +261,7 @@ fn judge(
     answer: &Result<Answer, Failure>,
 ) -> (AttemptRecord, Outcome) {
     let (status_code, error) = match answer {
-        Ok(a) if (200..300).contains(&a.status) => (Some(a.status), None),
-        Ok(a) => {
-            let head = a.head();
-            let head = head.trim();
-            let error = if head.is_empty() {
-                format!("HTTP {}", a.status)
-            } else {
-                format!("HTTP {}: {head}", a.status)
-            };
-            (Some(a.status), Some(error))
-        }
+        Ok(a) => (Some(a.status), a.refusal()),
         Err(f) => (None, Some(f.to_string())),
     };
     let outcome = match &error {

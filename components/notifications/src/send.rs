@@ -34,10 +34,19 @@ pub struct Answer {
 }
 
 impl Answer {
-    /// The start of the body, for the delivery record: lossy UTF-8.
-    pub fn head(&self) -> String {
-        let head = &self.body[..self.body.len().min(BODY_HEAD)];
-        String::from_utf8_lossy(head).into_owned()
+    /// `None` for a 2xx; otherwise the attempt's error for its record: `HTTP <status>`, then the
+    /// start of the body (lossy UTF-8) when there is one.
+    pub fn refusal(&self) -> Option<String> {
+        if (200..300).contains(&self.status) {
+            return None;
+        }
+        let head = String::from_utf8_lossy(&self.body[..self.body.len().min(BODY_HEAD)]);
+        let head = head.trim();
+        Some(if head.is_empty() {
+            format!("HTTP {}", self.status)
+        } else {
+            format!("HTTP {}: {head}", self.status)
+        })
     }
 }
 

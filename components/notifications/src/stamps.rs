@@ -22,9 +22,9 @@ use crate::target::Target;
 const DUE: &str = "status = 'pending' AND next_attempt_at <= ?1 \
     AND (lease_until IS NULL OR lease_until < ?1) AND (?2 IS NULL OR prescription_id = ?2)";
 
-const ANY_DUE: &str = "SELECT EXISTS (SELECT 1 FROM stamp_queue WHERE \
-    status = 'pending' AND next_attempt_at <= ?1 \
-    AND (lease_until IS NULL OR lease_until < ?1) AND (?2 IS NULL OR prescription_id = ?2))";
+fn any_due_sql() -> String {
+    format!("SELECT EXISTS (SELECT 1 FROM stamp_queue WHERE {DUE})")
+}
 
 /// One statement, so two workers never lease the same row: `?3` lease end, `?4` limit.
 fn lease_sql() -> String {
@@ -80,13 +80,13 @@ pub fn run(config: &Config, limit: u32, only: Option<i64>) -> Result<DeliveryRun
     }
     let db = Db::open()?;
     let now = SystemTime::now();
-    let due = db.scalar_i64(ANY_DUE, &[text(&iso8601(now)), opt_int(only)])?;
+    let due = db.scalar_i64(&any_due_sql(), &[text(&iso8601(now)), opt_int(only)])?;
     if due == 0 {
         return Ok(summary);
     }
     let leased = lease(&db, now, now + config.lease(), limit, only)?;
     let target = Target::parse(&stamping.url);
-    let anchors = pkix::pem_bundle(stamping.ca.as_deref().unwrap_or(""));
+    let anchors = anchors(stamping);
     let requests: Vec<_> = leased.iter().map(|row| request(stamping, row)).collect();
     let timeout = config.timeout;
     let answers = spin_sdk::http::run(futures::future::join_all(requests.iter().map(|prepared| {
@@ -106,7 +106,7 @@ pub fn run(config: &Config, limit: u32, only: Option<i64>) -> Result<DeliveryRun
             (Err(e), ..) => Err(format!("timestamp_url: {e}")),
             (_, Err(e), ..) => Err(format!("timestamp_ca: {e}")),
             (_, _, Err(e), _) => Err(e.clone()),
-            (Ok(_), Ok(anchors), Ok(p), Some(answer)) => judge(p, anchors, answer),
+            (Ok(_), Ok(anchors), Ok(p), Some(answer)) => judge(p, anchors.as_deref(), answer),
             (_, _, _, None) => Err("not sent".into()),
         };
         let (outcome, accepted) = match judged {
@@ -178,15 +178,13 @@ fn request(stamping: &Stamping, row: &Leased) -> Result<Prepared, String> {
 /// The stored reply and what it says, or why it is not taken.
 fn judge(
     prepared: &Prepared,
-    anchors: &[pkix::Certificate],
+    anchors: Option<&[pkix::Certificate]>,
     answer: Result<Answer, Failure>,
 ) -> Result<Accepted, String> {
     let answer = answer.map_err(|f| f.to_string())?;
-    if !(200..300).contains(&answer.status) {
-        let head = answer.head();
-        return Err(format!("HTTP {}: {}", answer.status, head.trim()));
+    if let Some(refusal) = answer.refusal() {
+        return Err(refusal);
     }
-    let anchors = (!anchors.is_empty()).then_some(anchors);
     let stamp = pkix::tsp::check_reply(
         &answer.body,
         &prepared.digest,
@@ -258,6 +256,18 @@ fn finish(
         )?;
     }
     Ok(())
+}
+
+/// The authorities of `timestamp_ca`: `None` when it is not set (the chain is not checked); an
+/// error, refusing every reply, when it is set but holds no certificate.
+fn anchors(stamping: &Stamping) -> Result<Option<Vec<pkix::Certificate>>, String> {
+    let Some(pem) = stamping.ca.as_deref() else {
+        return Ok(None);
+    };
+    match pkix::pem_bundle(pem)? {
+        certs if certs.is_empty() => Err("it holds no PEM certificate".into()),
+        certs => Ok(Some(certs)),
+    }
 }
 
 /// 64 hex characters as the 32 bytes they spell.

@@ -30,10 +30,9 @@ pub(crate) fn configured() -> bool {
 pub(crate) fn from_row(r: &Row, digest: &str) -> anyhow::Result<Constancia> {
     let gen_time = r.opt_string("constancia_time")?;
     let tsa = r.opt_string("constancia_tsa")?;
-    let status = match (&gen_time, configured()) {
-        (Some(_), _) => ConstanciaStatus::Stamped,
-        (None, true) => ConstanciaStatus::Pending,
-        (None, false) => ConstanciaStatus::Disabled,
+    let status = match gen_time {
+        Some(_) => ConstanciaStatus::Stamped,
+        None => unstamped(),
     };
     Ok(Constancia {
         status,
@@ -43,14 +42,20 @@ pub(crate) fn from_row(r: &Row, digest: &str) -> anyhow::Result<Constancia> {
     })
 }
 
+/// Where a document without a stored constancia stands: pending with an authority configured,
+/// else disabled.
+fn unstamped() -> ConstanciaStatus {
+    if configured() {
+        ConstanciaStatus::Pending
+    } else {
+        ConstanciaStatus::Disabled
+    }
+}
+
 /// The constancia of a document just queued (the create's answer): pending, or disabled.
 pub(crate) fn queued(digest: &str) -> Constancia {
     Constancia {
-        status: if configured() {
-            ConstanciaStatus::Pending
-        } else {
-            ConstanciaStatus::Disabled
-        },
+        status: unstamped(),
         gen_time: None,
         tsa: None,
         digest: digest.to_string(),

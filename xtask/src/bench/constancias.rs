@@ -104,12 +104,10 @@ pub fn rows(
 
     // The backlog (every document of the app stage and of these rows) keeps the worker busy. Where
     // the CPU goes while it stamps: the host (the worker's requests, checks and commits) and the
-    // authority (this process's threads, and any `openssl` child it waited for).
+    // authority (signing in this process's threads).
     let ticks = || {
         let host = wrk::process_ticks(server.pid()).unwrap_or(0);
-        let me = std::process::id();
-        let authority =
-            wrk::process_ticks(me).unwrap_or(0) + wrk::waited_children_ticks(me).unwrap_or(0);
+        let authority = wrk::process_ticks(std::process::id()).unwrap_or(0);
         (host, authority)
     };
     let before = tsa.requests().len();

@@ -97,16 +97,6 @@ pub fn process_ticks(pid: u32) -> Option<u64> {
     Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
 }
 
-/// The CPU ticks of the children `pid` has waited for (`cutime` + `cstime`): the processes it ran
-/// to completion, such as the bench's `openssl` timestamp authority.
-pub fn waited_children_ticks(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest = &stat[stat.rfind(')')? + 2..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    // cutime and cstime are fields 16 and 17 of the whole line, 14 and 15 after the name.
-    Some(fields.get(13)?.parse::<u64>().ok()? + fields.get(14)?.parse::<u64>().ok()?)
-}
-
 /// `getconf CLK_TCK` (100 on Linux everywhere in practice).
 pub fn clock_ticks_per_second() -> f64 {
     std::process::Command::new("getconf")

@@ -1,6 +1,7 @@
 //! A test certification authority laid out as SAT's e.firma (FIEL) authority: medic certificates
 //! with the holder's RFC in `x500UniqueIdentifier` (2.5.4.45) and CURP in `serialNumber` (2.5.4.5),
-//! made with `openssl ca` (so validity dates can lie in the past).
+//! made with `openssl ca` (so validity dates can lie in the past). Holders sign with `openssl cms
+//! -sign`, and `openssl cms -verify` checks what the service stores: a third party at both ends.
 
 use std::path::{Path, PathBuf};
 
@@ -15,12 +16,67 @@ pub struct Fiel {
 /// A medic's certificate, as a file (its key beside it).
 pub struct Holder {
     pub cert: PathBuf,
+    key: PathBuf,
 }
 
 impl Holder {
     /// The certificate, PEM.
     pub fn pem(&self) -> String {
         std::fs::read_to_string(&self.cert).unwrap()
+    }
+
+    /// `openssl cms -sign -binary -md sha256 -outform DER` over `content`: a detached CMS
+    /// `SignedData` (DER) by this holder's key, with its certificate and `signingTime`.
+    pub fn sign(&self, content: &[u8]) -> Vec<u8> {
+        let dir = tempfile::tempdir().unwrap();
+        let (doc, out) = (dir.path().join("doc"), dir.path().join("doc.p7s"));
+        std::fs::write(&doc, content).unwrap();
+        openssl(
+            dir.path(),
+            &[
+                "cms",
+                "-sign",
+                "-binary",
+                "-md",
+                "sha256",
+                "-outform",
+                "DER",
+                "-in",
+                path(&doc),
+                "-signer",
+                path(&self.cert),
+                "-inkey",
+                path(&self.key),
+                "-out",
+                path(&out),
+            ],
+        );
+        std::fs::read(out).unwrap()
+    }
+}
+
+/// Whether `openssl cms -verify` accepts `p7s` (DER, detached) over `content`, chaining to `ca`.
+pub fn openssl_verifies(p7s: &[u8], content: &[u8], ca: &Path) -> Result<(), String> {
+    let dir = tempfile::tempdir().unwrap();
+    let (sig, doc) = (dir.path().join("sig.p7s"), dir.path().join("doc"));
+    std::fs::write(&sig, p7s).unwrap();
+    std::fs::write(&doc, content).unwrap();
+    let out = std::process::Command::new("openssl")
+        .args([
+            "cms", "-verify", "-binary", "-inform", "DER", "-purpose", "any", "-in",
+        ])
+        .arg(&sig)
+        .arg("-content")
+        .arg(&doc)
+        .arg("-CAfile")
+        .arg(ca)
+        .args(["-out", "/dev/null"])
+        .output()
+        .expect("the openssl command");
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
     }
 }
 
@@ -109,7 +165,7 @@ impl Fiel {
                 "-notext",
             ],
         );
-        Holder { cert }
+        Holder { cert, key }
     }
 
     pub fn name(&self) -> &str {

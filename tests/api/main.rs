@@ -12,6 +12,7 @@ mod campaigns;
 mod claims;
 mod constancias;
 mod efirma;
+mod efirma_signing;
 mod fiel;
 mod hospitals;
 mod integrator;

@@ -22,7 +22,7 @@ pub struct TestPharmacy {
 }
 
 impl TestPharmacy {
-    fn token(&self) -> Option<&str> {
+    pub fn token(&self) -> Option<&str> {
         Some(&self.token)
     }
 }

@@ -1,16 +1,18 @@
 //! The medic's e.firma certificate (table `medic_efirma`, migration 0021; docs/verification.md,
 //! "The prescriber's e.firma"): registered by the medic itself or the API admin, checked once at
 //! upload against the authorities of the Spin variable `efirma_ca`, replaced by a new upload,
-//! withdrawn by a DELETE.
+//! withdrawn by a DELETE. A draft's signature is checked here against it (`check_signature`).
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use common::db::{Db, blob, int, opt_text, text};
 use common::types::Error;
 
-use crate::bindings::exports::receta::catalog::catalog::Efirma;
+use crate::bindings::exports::receta::catalog::catalog::{Efirma, EfirmaSignature};
 
 const FIELD: &str = "certificate";
+/// The field a signature's refusals are on.
+const CMS: &str = "cms";
 
 /// `?1` medic: its RFC and CURP, if it has any.
 const IDENTITY: &str = "SELECT m.id, i.rfc, i.curp FROM medics m \
@@ -25,6 +27,8 @@ const UPSERT: &str = "INSERT INTO medic_efirma \
 const GET: &str = "SELECT serial, issuer, rfc, curp, not_before, not_after FROM medic_efirma \
     WHERE medic_id = ?1";
 
+const CERTIFICATE: &str = "SELECT certificate, serial FROM medic_efirma WHERE medic_id = ?1";
+
 const DELETE: &str = "DELETE FROM medic_efirma WHERE medic_id = ?1 RETURNING medic_id";
 
 const DISABLED: &str = "e.firma is disabled on this service: no certification authority is \
@@ -34,12 +38,10 @@ const NO_EFIRMA: &str = "This medic has no e.firma registered.";
 /// Checks `certificate` (PEM, or base64 of the DER `.cer`, as the gateway received it) and
 /// registers it as the medic's; `invalid` on `certificate` with the reason.
 pub fn set(medic: i64, certificate: &[u8]) -> Result<Efirma, Error> {
-    let anchors = anchors()?;
+    let anchors = anchors(FIELD)?;
     let cert = pkix::identity::certificate(certificate).map_err(refused)?;
     let holder = pkix::identity::holder(&cert);
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
+    let now = now();
     pkix::chain::valid_at(&cert, now).map_err(|_| {
         refused(format!(
             "The certificate is not valid now (valid from {} to {}).",
@@ -126,15 +128,66 @@ pub fn delete(medic: i64) -> Result<(), Error> {
         .ok_or_else(|| Error::NotFound(NO_EFIRMA.into()))
 }
 
-/// The authorities of `efirma_ca`; `invalid` saying e.firma is disabled when there are none.
-fn anchors() -> Result<Vec<pkix::Certificate>, Error> {
+/// Checks `cms` as medic `medic`'s e.firma signature over exactly `content`, signed no earlier
+/// than `earliest` (`catalog.check-efirma-signature`); `invalid` on `cms` with the reason.
+pub fn check_signature(
+    medic: i64,
+    cms: &[u8],
+    content: &[u8],
+    earliest: &str,
+) -> Result<EfirmaSignature, Error> {
+    let anchors = anchors(CMS)?;
+    let (registered, serial) = Db::open()?
+        .query_opt(CERTIFICATE, &[int(medic)], |r| {
+            Ok((r.blob("certificate")?, r.string("serial")?))
+        })?
+        .ok_or_else(|| {
+            Error::field(
+                CMS,
+                format!("{NO_EFIRMA} Register it first (PUT /api/v2/medics/{medic}/efirma/)."),
+            )
+        })?;
+    let earliest = common::time::parse_iso8601(earliest)
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .ok_or_else(|| anyhow::anyhow!("the draft's creation time {earliest:?}"))?;
+    let signer = pkix::prescriber::check(cms, content, &anchors, earliest, now())
+        .map_err(|e| Error::field(CMS, e))?;
+    let der = pkix::prescriber::der(&signer.certificate).map_err(Error::Internal)?;
+    if der != registered {
+        return Err(Error::field(
+            CMS,
+            format!(
+                "The signer's certificate ({}, RFC {}) is not the medic's registered e.firma \
+                 (certificate {serial}).",
+                signer.holder.serial,
+                signer.holder.rfc.as_deref().unwrap_or("none")
+            ),
+        ));
+    }
+    Ok(EfirmaSignature {
+        rfc: signer.holder.rfc.unwrap_or_default(),
+        curp: signer.holder.curp,
+        serial: signer.holder.serial,
+        signed_at: pkix::prescriber::iso(signer.signed_at),
+    })
+}
+
+fn now() -> std::time::Duration {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+}
+
+/// The authorities of `efirma_ca`; `invalid` on `field` saying e.firma is disabled when there are
+/// none.
+fn anchors(field: &str) -> Result<Vec<pkix::Certificate>, Error> {
     let pem = spin_sdk::variables::get("efirma_ca").unwrap_or_default();
     match pkix::pem_bundle(&pem) {
         Ok(anchors) if !anchors.is_empty() => Ok(anchors),
-        Ok(_) => Err(refused(DISABLED)),
+        Ok(_) => Err(Error::field(field, DISABLED)),
         Err(e) => {
             eprintln!("catalog: efirma_ca: {e}");
-            Err(refused(DISABLED))
+            Err(Error::field(field, DISABLED))
         }
     }
 }

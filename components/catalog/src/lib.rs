@@ -20,9 +20,9 @@ use bindings::exports::receta::catalog::campaigns::{
     Campaign, CampaignPage, CampaignPatch, Guest as CampaignsGuest, NewCampaign,
 };
 use bindings::exports::receta::catalog::catalog::{
-    Efirma, Guest, Hospital, HospitalPage, HospitalPatch, ImageKind, LocationEntry, Medic,
-    MedicPatch, MedicProfile, MedicSummaryPage, MedicView, MedicViewPage, Membership,
-    MembershipPage, MembershipPatch, NewHospital, NewMedic, NewMembership,
+    Efirma, EfirmaSignature, Guest, Hospital, HospitalPage, HospitalPatch, ImageKind,
+    LocationEntry, Medic, MedicPatch, MedicProfile, MedicSummaryPage, MedicView, MedicViewPage,
+    Membership, MembershipPage, MembershipPatch, NewHospital, NewMedic, NewMembership,
 };
 
 struct Catalog;
@@ -110,6 +110,15 @@ impl Guest for Catalog {
 
     fn delete_efirma(medic: i64) -> Result<(), Error> {
         efirma::delete(medic)
+    }
+
+    fn check_efirma_signature(
+        medic: i64,
+        cms: Vec<u8>,
+        content: Vec<u8>,
+        earliest: String,
+    ) -> Result<EfirmaSignature, Error> {
+        efirma::check_signature(medic, &cms, &content, &earliest)
     }
 
     fn get_membership(caller: Principal, id: i64) -> Result<Membership, Error> {

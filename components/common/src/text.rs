@@ -9,7 +9,7 @@
 //! are not rewritten: `visible` shows such a character as U+FFFD instead of obeying it.
 
 /// The fields whose text may span lines: line breaks (`\n`, `\r`) and tabs are allowed in them.
-pub const MULTILINE: [&str; 10] = [
+pub const MULTILINE: [&str; 11] = [
     "instructions",
     "diagnosis",
     "extras",
@@ -20,6 +20,8 @@ pub const MULTILINE: [&str; 10] = [
     "antibiotic_repeat_reason",
     // A PEM certificate (a medic's e.firma) is lines of base64.
     "certificate",
+    // A prescriber's CMS signature in base64 (`openssl base64` wraps it in lines).
+    "cms",
     // Addresses separated by commas, spaces or line breaks (resend's copies).
     "cc",
 ];

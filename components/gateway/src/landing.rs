@@ -105,6 +105,7 @@ fn landing_body(rx: LandingRx, active: &[Campaign]) -> Value {
             "sales": rx.sales,
             "access_log": rx.access_log,
             "constancia": crate::floor::rx_json::constancia(&rx.constancia),
+            "efirma": rx.efirma.as_ref().map(crate::floor::rx_json::efirma),
         },
         "campaigns": active.iter().map(landing_json).collect::<Vec<_>>(),
         "default_campaign": default_campaign,

@@ -15,7 +15,9 @@ use common::codes::{Labelled, RxState};
 use sha2::{Digest, Sha256};
 
 use crate::bindings::campaigns::Campaign;
-use crate::bindings::prescriptions::{Constancia, ConstanciaStatus, LandingRx};
+use crate::bindings::prescriptions::{
+    Constancia, ConstanciaStatus, EfirmaStatus, LandingRx, RxEfirma,
+};
 use crate::floor::links::is_http_url;
 use common::html::escape;
 
@@ -216,6 +218,9 @@ pub fn page(rx: &LandingRx, campaigns: &[Campaign]) -> String {
             escape(&line)
         ));
     }
+    if let Some(line) = rx.efirma.as_ref().map(|e| efirma_html(e, &rx.medic_name)) {
+        html.push_str(&format!("<p class=\"note\" id=\"efirma\">{line}</p>\n"));
+    }
     if let Some(note) = state_note(rx.rx_status, &rx.reason_of_rejected) {
         html.push_str(&format!(
             "<p class=\"note\" id=\"aviso\">{}</p>\n",
@@ -223,12 +228,20 @@ pub fn page(rx: &LandingRx, campaigns: &[Campaign]) -> String {
         ));
     }
     let signature = escape(&rx.signature);
-    html.push_str(&format!(
-        "<a class=\"btn\" id=\"descargar\" href=\"/rx/{signature}/pdf\" download=\"{}\">Descargar receta\
-         <small>PDF, {}</small></a>\n</section>\n",
-        escape(&pdf_filename(&rx.signature)),
-        escape(&size_label(rx.raw_size))
-    ));
+    // A draft's PDF is not served (409) until its medic signs it.
+    let draft = rx
+        .efirma
+        .as_ref()
+        .is_some_and(|e| e.status != EfirmaStatus::Signed);
+    if !draft {
+        html.push_str(&format!(
+            "<a class=\"btn\" id=\"descargar\" href=\"/rx/{signature}/pdf\" download=\"{}\">Descargar receta\
+             <small>PDF, {}</small></a>\n",
+            escape(&pdf_filename(&rx.signature)),
+            escape(&size_label(rx.raw_size))
+        ));
+    }
+    html.push_str("</section>\n");
 
     // The medications.
     html.push_str(&format!(
@@ -290,6 +303,26 @@ fn constancia_line(c: &Constancia) -> Option<String> {
         }
         (ConstanciaStatus::Disabled, ..) => None,
         _ => Some("Constancia NOM-151: en trámite con la autoridad de sellado de tiempo.".into()),
+    }
+}
+
+/// The prescriber's e.firma, as HTML: who signed, or that the prescription awaits the signature (a
+/// draft cannot be dispensed) or never got it (fixed text, its apostrophe kept as is).
+fn efirma_html(e: &RxEfirma, medic: &str) -> String {
+    match (e.status, &e.signed_at) {
+        (EfirmaStatus::Signed, Some(at)) => escape(&format!(
+            "Firmada con e.firma de {medic}, RFC {}, certificado {}, el {at}.",
+            e.rfc, e.serial
+        )),
+        (EfirmaStatus::Expired, _) => {
+            "Esta receta nunca fue firmada con la e.firma de su médico y \
+            venció sin emitirse: no puede surtirse (the draft expired awaiting the prescriber's \
+            e.firma)."
+                .into()
+        }
+        _ => "Esta receta espera la e.firma de su médico: todavía no puede surtirse (awaiting the \
+              prescriber's e.firma)."
+            .into(),
     }
 }
 
@@ -491,7 +524,35 @@ mod tests {
                 tsa: None,
                 digest: "ab".repeat(32),
             },
+            efirma: None,
         }
+    }
+
+    #[test]
+    fn the_page_says_whether_the_medic_signed_with_the_efirma() {
+        let mut r = rx();
+        assert!(!page(&r, &[]).contains("e.firma"));
+        assert!(page(&r, &[]).contains("id=\"descargar\""));
+        r.efirma = Some(RxEfirma {
+            status: EfirmaStatus::AwaitingSignature,
+            rfc: "HEGT7610034S2".into(),
+            serial: "30001000000500000001".into(),
+            signed_at: None,
+            to_sign: None,
+        });
+        let html = page(&r, &[]);
+        assert!(html.contains("awaiting the prescriber's e.firma"), "{html}");
+        assert!(!html.contains("id=\"descargar\""), "no PDF for a draft");
+        r.efirma = Some(RxEfirma {
+            status: EfirmaStatus::Signed,
+            signed_at: Some("2026-11-28T03:00:00Z".into()),
+            ..r.efirma.unwrap()
+        });
+        let html = page(&r, &[]);
+        assert!(
+            html.contains("Firmada con e.firma de Dr. José Núñez, RFC HEGT7610034S2, certificado 30001000000500000001"),
+            "{html}"
+        );
     }
 
     #[test]

@@ -19,6 +19,7 @@ mod pharmacies;
 mod pharmacy;
 mod prescriptions;
 mod reference;
+mod signing;
 mod verification;
 
 use wasip3::http::types::{ErrorCode, Request as WasiRequest, Response as WasiResponse};
@@ -164,6 +165,8 @@ fn handler<'a>(req: &'a Request, method: Method, segments: &'a [&'a str]) -> Opt
         (Post, ["api", "v2", "rx-endpoint", signature, "cancel"]) => medic(req, move |m| prescriptions::cancel(req, m, signature)),
         (Get, ["api", "v2", "rx-endpoint", signature, "document"]) => caller(req, move |c| prescriptions::document(c, signature)),
         (Get, ["api", "v2", "rx-endpoint", signature, "constancia"]) => caller(req, move |c| prescriptions::constancia(c, signature)),
+        (Post, ["api", "v2", "rx-endpoint", signature, "efirma"]) => medic(req, move |m| signing::activate(req, m, signature)),
+        (Get, ["api", "v2", "rx-endpoint", signature, "efirma.p7s"]) => caller(req, move |c| signing::p7s(c, signature)),
         (Get, ["api", "v2", "rx-endpoint", signature, "dispenses"]) => caller(req, move |c| prescriptions::events(req, c, signature)),
         (Get, ["api", "v2", "medications"]) => medic(req, move |m| prescriptions::prescribed(req, m)),
         (Get, ["api", "v2", "rx", "pdf", signature]) => caller(req, move |c| prescriptions::pdf(c, signature)),

@@ -81,6 +81,11 @@ fn issue(req: &Request, medic_id: i64) -> Result<Response, Error> {
     let antibiotic_repeat_reason = f
         .optional_str("antibiotic_repeat_reason", REASON)
         .unwrap_or_default();
+    let efirma = if f.optional_bool("efirma") == Some(true) {
+        crate::signing::certificate(&mut f, medic_id)?
+    } else {
+        None
+    };
 
     // The hospital and the patient are checked even when other fields are bad, so one 400 names
     // every problem; infrastructure errors still end the request.
@@ -170,9 +175,13 @@ fn issue(req: &Request, medic_id: i64) -> Result<Response, Error> {
         antibiotic_repeat_reason,
         base_url: base_url.clone(),
         webhooks,
+        efirma,
     };
     let issued = prescriptions::issue(db.connection(), &request)?;
-    Ok(Response::json(200, &create_shape(&issued, &base_url)))
+    match &issued.efirma {
+        Some(draft) => crate::signing::draft_response(&issued, draft, &base_url),
+        None => Ok(Response::json(200, &create_shape(&issued, &base_url))),
+    }
 }
 
 /// `GET /api/v2/rx-endpoint/?limit&offset&search` → 200 paginated list of the medic's prescriptions,

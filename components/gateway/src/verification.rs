@@ -13,7 +13,7 @@ use serde_json::json;
 use common::types::Error;
 
 use crate::bindings::prescriptions::{self, KeyStatus, PublishedKey};
-use crate::floor::rx_json::constancia;
+use crate::floor::rx_json::{constancia, efirma};
 use crate::http::{Request, Response};
 
 /// How long a client may cache the keys.
@@ -65,6 +65,7 @@ pub fn verify(req: &Request, signature: &str) -> Result<Response, Error> {
                 "hospital": {"name": v.hospital_name},
                 "valid_until": v.valid_until,
                 "constancia": constancia(&v.constancia),
+                "efirma": v.efirma.as_ref().map(efirma),
             }),
         )),
         Err(Error::NotFound(_)) => Ok(Response::json(404, &json!({"valid": false}))),

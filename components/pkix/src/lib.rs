@@ -5,6 +5,7 @@
 //! - [`signed`]: a CMS `SignedData` signer's signature over its content (attached or detached).
 //! - [`chain`]: a certificate chaining to configured authorities at a given time.
 //! - [`identity`]: what a SAT e.firma certificate says of its holder (RFC, CURP, number).
+//! - [`prescriber`]: the prescriber's e.firma signature (CMS, detached) over a prescription.
 //! - [`tsp`]: a `TimeStampReq`, and the checks of a `TimeStampResp` before it is stored (NOM-151
 //!   constancias: docs/verification.md).
 //!
@@ -13,6 +14,7 @@
 
 pub mod chain;
 pub mod identity;
+pub mod prescriber;
 pub mod sig;
 pub mod signed;
 pub mod tsp;

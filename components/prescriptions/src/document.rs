@@ -194,6 +194,7 @@ pub mod tests {
             antibiotic_repeat_reason: String::new(),
             base_url: "http://127.0.0.1:3000".into(),
             webhooks: Vec::new(),
+            efirma: None,
         }
     }
 

@@ -1,7 +1,8 @@
 //! Issuing a prescription. Everything slow or fallible that does not write (drug look-ups, signing,
 //! rendering) happens first; then the prescription, its medications, the signed document with the PDF,
 //! and the outbox rows are written in one `BEGIN IMMEDIATE … COMMIT` on one connection: either all of
-//! it is there, or none of it. The outbox rows are the patient's email (when one is due) and one row
+//! it is there, or none of it. A create that asks for the medic's e.firma writes a draft instead of
+//! the seal and the outbox rows (`efirma`). The outbox rows are the patient's email (when one is due) and one row
 //! per webhook delivery the gateway planned (`notifications.plan`); the notifications component
 //! delivers them.
 
@@ -15,6 +16,7 @@ use crate::bindings::exports::receta::prescriptions::prescriptions::{
     IssueRequest, Medication, Prescription, RxHospital, RxPatient, RxStatus,
 };
 use crate::document;
+use crate::efirma;
 use crate::medications::{self, Resolved};
 use crate::outbox;
 use crate::pdf;
@@ -184,13 +186,18 @@ pub fn issue(req: IssueRequest) -> Result<Prescription, Error> {
             INSERT_DOCUMENT,
             &[int(id), text(&signed.canonical), blob(&pdf)],
         )?;
-        db.execute_batched(INSERT_SEAL, &[int(id), text(&seal.kid), text(&seal.sig)])?;
-        if let Some(to) = &email {
-            outbox::queue_email(db, id, &signed.signature, to, &issued_at)?;
+        if let Some(cert) = &req.efirma {
+            // A draft: what issuing adds waits for the medic's signature (`efirma::activate`).
+            efirma::store_draft(db, id, cert, &seal, email.as_deref(), &issued_at)?;
+        } else {
+            db.execute_batched(INSERT_SEAL, &[int(id), text(&seal.kid), text(&seal.sig)])?;
+            if let Some(to) = &email {
+                outbox::queue_email(db, id, &signed.signature, to, &issued_at)?;
+            }
+            outbox::queue_webhooks(db, id, &signed.signature, &req.webhooks, &issued_at)?;
+            let stamped = outbox::Stamped::Prescription;
+            outbox::queue_stamp(db, stamped, id, &signed.signature, &issued_at)?;
         }
-        outbox::queue_webhooks(db, id, &signed.signature, &req.webhooks, &issued_at)?;
-        let stamped = outbox::Stamped::Prescription;
-        outbox::queue_stamp(db, stamped, id, &signed.signature, &issued_at)?;
         // Last, so that the last inserted rowid is the last medication's: the medications' ids
         // are consecutive (one statement, holding the write lock).
         let classes: Vec<Param> = std::iter::once(int(id))
@@ -210,10 +217,15 @@ pub fn issue(req: IssueRequest) -> Result<Prescription, Error> {
         Ok((id, ids))
     })?;
 
+    let efirma = req
+        .efirma
+        .as_ref()
+        .map(|cert| efirma::awaiting(cert, &signed.canonical));
     Ok(Prescription {
         id,
         medic_id: req.medic.id,
         constancia: crate::constancia::queued(&signed.signature),
+        efirma,
         signature: signed.signature,
         hospital: RxHospital {
             id: req.hospital.id,
@@ -264,7 +276,8 @@ pub fn issue(req: IssueRequest) -> Result<Prescription, Error> {
             sent_status,
         },
         reason_of_rejected: String::new(),
-        seal: Some(seal),
+        // A draft carries its seal only once activated.
+        seal: req.efirma.is_none().then_some(seal),
         valid_until: Some(terms.valid_until),
         fills: terms.fills,
         fills_used: 0,

@@ -18,20 +18,25 @@ use crate::reads;
 /// the hospital's names come from the signed document (the snapshot taken at issue); `raw_size` is
 /// the length of the stored PDF (SQLite reads a blob's length without loading it).
 /// A document altered so that it no longer parses names nobody (never a 500).
-const SELECT_LANDING: &str = "SELECT p.id, p.signature, p.created_at, p.patient_name, \
+const SELECT_LANDING: &str = concat!(
+    "SELECT p.id, p.signature, p.created_at, p.patient_name, \
     p.rx_status, p.reason_of_rejected, s.kid AS seal_kid, s.sig AS seal_sig, \
     t.valid_until, t.expires_at, COALESCE(t.fills, 1) AS fills, \
     CASE WHEN json_valid(d.canonical) THEN COALESCE(json_extract(d.canonical, '$.medic.name'), '') ELSE '' END AS medic_name, \
     CASE WHEN json_valid(d.canonical) THEN COALESCE(json_extract(d.canonical, '$.hospital.name'), '') ELSE '' END AS hospital_name, \
-    length(d.pdf) AS raw_size, nc.gen_time AS constancia_time, nc.tsa AS constancia_tsa \
-    FROM prescriptions p JOIN prescription_documents d ON d.prescription_id = p.id \
+    length(d.pdf) AS raw_size, nc.gen_time AS constancia_time, nc.tsa AS constancia_tsa,",
+    crate::efirma::columns!(),
+    "FROM prescriptions p JOIN prescription_documents d ON d.prescription_id = p.id \
     LEFT JOIN prescription_seals s ON s.prescription_id = p.id \
     LEFT JOIN prescription_terms t ON t.prescription_id = p.id \
-    LEFT JOIN constancias nc ON nc.digest = p.signature \
-    WHERE p.signature = ?1 AND (?2 IS NULL OR p.medic_id = ?2)";
+    LEFT JOIN constancias nc ON nc.digest = p.signature",
+    crate::efirma::joins!(),
+    "WHERE p.signature = ?1 AND (?2 IS NULL OR p.medic_id = ?2)"
+);
 
-const SELECT_PDF: &str = "SELECT d.pdf FROM prescription_documents d \
-    JOIN prescriptions p ON p.id = d.prescription_id WHERE p.signature = ?";
+const SELECT_PDF: &str = "SELECT d.pdf, dr.expires_at AS draft_expires_at \
+    FROM prescription_documents d JOIN prescriptions p ON p.id = d.prescription_id \
+    LEFT JOIN prescription_drafts dr ON dr.prescription_id = p.id WHERE p.signature = ?";
 
 /// The first word of a name: all a greeting needs.
 pub fn first_name(full: &str) -> String {
@@ -69,6 +74,7 @@ pub fn view(caller: Option<Principal>, signature: &str) -> Result<LandingRx, Err
                 sales: Vec::new(),
                 access_log: Vec::new(),
                 constancia: crate::constancia::from_row(r, &r.string("signature")?)?,
+                efirma: crate::efirma::from_row(r)?,
             },
         ))
     })?;
@@ -95,8 +101,15 @@ pub fn pdf(signature: &str) -> Result<Vec<u8>, Error> {
         return Err(Error::not_found());
     }
     let db = Db::open()?;
-    db.query_opt(SELECT_PDF, &[text(signature)], |r| r.blob("pdf"))?
-        .ok_or_else(Error::not_found)
+    let (pdf, draft) = db
+        .query_opt(SELECT_PDF, &[text(signature)], |r| {
+            Ok((r.blob("pdf")?, r.opt_string("draft_expires_at")?))
+        })?
+        .ok_or_else(Error::not_found)?;
+    match crate::efirma::refusal(draft.as_deref()) {
+        Some(refused) => Err(refused),
+        None => Ok(pdf),
+    }
 }
 
 #[cfg(test)]

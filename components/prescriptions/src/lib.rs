@@ -12,6 +12,7 @@
 //! - `outbox`: the outbox rows written in this component's transactions
 //! - `seal`: the digital seal (Ed25519) and the service's keys; `verify`: the public check
 //! - `constancia`: the NOM-151 constancias (RFC 3161 timestamps) as readers see them
+//! - `efirma`: the prescriber's e.firma: drafts, their activation, the stored signature
 //! - `drugs`: the formulary (the API's drug catalog)
 //! - `rules`: the Mexican rules (classes that may be issued, repeats, validity; pure)
 //! - `sales`: the seal of each sale; `register`: a pharmacy's antibiotic register
@@ -24,6 +25,7 @@ mod constancia;
 mod detail;
 mod document;
 mod drugs;
+mod efirma;
 mod issue;
 mod landing;
 mod lifecycle;
@@ -47,9 +49,10 @@ use spin_sdk::sqlite3::Connection;
 mod bindings;
 
 use bindings::exports::receta::prescriptions::prescriptions::{
-    ClaimGrant, DispenseRequest, Dispensed, Drug, DrugLoad, DrugPage, Guest, IssueRequest,
-    LandingRx, LifecycleEvent, MedicationPage, PharmacyRef, Prescription, PrescriptionPage,
-    PublishedKey, Receipt, ReceiptCheck, RegisterPage, Sale, StateChange, Verification,
+    ClaimGrant, DispenseRequest, Dispensed, Drug, DrugLoad, DrugPage, EfirmaActivation,
+    EfirmaDraft, Guest, IssueRequest, LandingRx, LifecycleEvent, MedicationPage, PharmacyRef,
+    Prescription, PrescriptionPage, PublishedKey, Receipt, ReceiptCheck, RegisterPage, Sale,
+    StateChange, Verification,
 };
 
 struct Prescriptions;
@@ -93,7 +96,10 @@ impl Guest for Prescriptions {
     }
 
     fn get_for_pharmacy(db: &Connection, signature: String) -> Result<Prescription, Error> {
-        lent(db, || detail::for_pharmacy(&signature)).map_err(|e| match e {
+        lent(db, || {
+            detail::for_pharmacy(&signature).and_then(efirma::issued)
+        })
+        .map_err(|e| match e {
             Error::NotFound(_) => Error::NotFound(lifecycle::RX_NOT_FOUND.into()),
             other => other,
         })
@@ -175,6 +181,26 @@ impl Guest for Prescriptions {
         digest: String,
     ) -> Result<Vec<u8>, Error> {
         lent(db, || constancia::of_receipt(pharmacy, &digest))
+    }
+
+    fn get_draft(db: &Connection, medic: i64, signature: String) -> Result<EfirmaDraft, Error> {
+        lent(db, || efirma::get_draft(medic, &signature))
+    }
+
+    fn activate(
+        db: &Connection,
+        medic: i64,
+        activation: EfirmaActivation,
+    ) -> Result<Prescription, Error> {
+        lent(db, || efirma::activate(medic, activation))
+    }
+
+    fn get_efirma_cms(
+        db: &Connection,
+        caller: Principal,
+        signature: String,
+    ) -> Result<Vec<u8>, Error> {
+        lent(db, || efirma::cms(&caller, &signature))
     }
 
     fn get_document(

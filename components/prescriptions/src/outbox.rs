@@ -14,8 +14,9 @@ const INSERT_OUTBOX: &str = "INSERT INTO outbox \
     (kind, prescription_id, target, payload, status, attempts, next_attempt_at, created_at, updated_at) \
     VALUES (?, ?, ?, ?, 'pending', 0, ?, ?, ?)";
 
-/// `?1` digest, `?2` subject, `?3` prescription, `?4` now.
-const QUEUE_STAMP: &str = "INSERT INTO stamp_queue \
+/// `?1` digest, `?2` subject, `?3` prescription, `?4` now. `OR IGNORE`: a draft may be queued
+/// already (0020's backfill, which real Spin re-runs at each start, takes drafts too).
+const QUEUE_STAMP: &str = "INSERT OR IGNORE INTO stamp_queue \
     (digest, subject, prescription_id, status, attempts, next_attempt_at, created_at, updated_at) \
     VALUES (?1, ?2, ?3, 'pending', 0, ?4, ?4, ?4)";
 

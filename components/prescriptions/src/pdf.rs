@@ -71,6 +71,21 @@ pub fn document(
         fill_interval_days: terms.fill_interval_days,
         antibiotic_repeat_reason: terms.antibiotic_repeat_reason.clone(),
         constancia: String::new(),
+        efirma: efirma_line(req),
+    }
+}
+
+/// The e.firma line of a draft's PDF: the certificate the draft pins, which the activation's
+/// signer must hold (`efirma::activate`); nothing for a prescription created without.
+fn efirma_line(req: &IssueRequest) -> String {
+    match &req.efirma {
+        Some(cert) => format!(
+            "Firmado con e.firma de {}, RFC {}, certificado {}",
+            req.medic.name.trim(),
+            cert.rfc,
+            cert.serial
+        ),
+        None => String::new(),
     }
 }
 
@@ -174,6 +189,21 @@ mod tests {
             )
         );
         assert_eq!(doc.medications[0].qty_label, "1 caja");
+        assert_eq!(doc.efirma, "", "created without e.firma");
+        let mut signed = request();
+        signed.efirma = Some(
+            crate::bindings::exports::receta::prescriptions::prescriptions::PrescriberCertificate {
+                rfc: "HEGT7610034S2".into(),
+                serial: "30001000000500000001".into(),
+            },
+        );
+        assert_eq!(
+            efirma_line(&signed),
+            format!(
+                "Firmado con e.firma de {}, RFC HEGT7610034S2, certificado 30001000000500000001",
+                signed.medic.name
+            )
+        );
         let pdf = render(&req, &meds, &terms, &signature, &seal, "2026-11-22", true).unwrap();
         assert!(pdf.starts_with(b"%PDF-"));
         assert_eq!(

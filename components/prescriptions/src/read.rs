@@ -18,7 +18,8 @@ use crate::reads;
 use crate::rules;
 use common::codes::RxState;
 
-pub(crate) const COLUMNS: &str = "p.id, p.medic_id, p.signature, p.hospital_id, p.hospital_patron, p.hospital_location, p.clinic, \
+pub(crate) const COLUMNS: &str = concat!(
+    "p.id, p.medic_id, p.signature, p.hospital_id, p.hospital_patron, p.hospital_location, p.clinic, \
     p.medic_email, p.patient_uid, p.patient_name, p.patient_email, p.patient_phone, p.patient_date_of_birth, \
     p.patient_gender, p.diagnosis, p.extras, p.created_at, p.sent, p.send_rx, p.show_diagnosis, p.rejected, \
     p.bought, p.rx_status, p.sent_status, p.reason_of_rejected, s.kid AS seal_kid, s.sig AS seal_sig, \
@@ -26,14 +27,19 @@ pub(crate) const COLUMNS: &str = "p.id, p.medic_id, p.signature, p.hospital_id, 
     COALESCE(t.fill_interval_days, 0) AS fill_interval_days, \
     COALESCE(t.antibiotic_repeat_reason, '') AS antibiotic_repeat_reason, \
     (SELECT COUNT(*) FROM prescription_events e WHERE e.prescription_id = p.id AND e.kind = 'dispense') AS fills_used, \
-    nc.gen_time AS constancia_time, nc.tsa AS constancia_tsa";
+    nc.gen_time AS constancia_time, nc.tsa AS constancia_tsa,",
+    crate::efirma::columns!()
+);
 
 /// A prescription with its seal (none for one issued before seals existed), its terms (none
 /// for one issued before validity and repeats existed: valid without limit, one fill) and its
-/// NOM-151 constancia (`crate::constancia`).
-pub(crate) const SEALED: &str = "prescriptions p LEFT JOIN prescription_seals s ON s.prescription_id = p.id \
+/// NOM-151 constancia (`crate::constancia`), its draft and its e.firma (`crate::efirma::JOINS`).
+pub(crate) const SEALED: &str = concat!(
+    "prescriptions p LEFT JOIN prescription_seals s ON s.prescription_id = p.id \
     LEFT JOIN prescription_terms t ON t.prescription_id = p.id \
-    LEFT JOIN constancias nc ON nc.digest = p.signature";
+    LEFT JOIN constancias nc ON nc.digest = p.signature",
+    crate::efirma::joins!()
+);
 
 /// `?1` medic, `?2` a `LIKE … ESCAPE '\'` pattern or NULL. The patient's name, email and the
 /// diagnosis joined by U+001F, as in the index of migration 0019: SQLite reads the joined string
@@ -90,8 +96,9 @@ pub const ALTERED: &str = "This prescription's stored document no longer matches
 
 fn pdf_sql() -> String {
     format!(
-        "SELECT d.pdf FROM prescription_documents d JOIN prescriptions p ON p.id = d.prescription_id \
-         WHERE {VISIBLE_BY_SIGNATURE}"
+        "SELECT d.pdf, dr.expires_at AS draft_expires_at FROM prescription_documents d \
+         JOIN prescriptions p ON p.id = d.prescription_id \
+         LEFT JOIN prescription_drafts dr ON dr.prescription_id = p.id WHERE {VISIBLE_BY_SIGNATURE}"
     )
 }
 
@@ -186,6 +193,7 @@ pub(crate) fn from_row(r: &Row) -> anyhow::Result<Prescription> {
         fill_interval_days: u32::try_from(r.i64("fill_interval_days")?)?,
         antibiotic_repeat_reason: r.string("antibiotic_repeat_reason")?,
         constancia: crate::constancia::from_row(r, &r.string("signature")?)?,
+        efirma: crate::efirma::from_row(r)?,
     })
 }
 
@@ -324,11 +332,14 @@ pub fn pdf(caller: &Principal, signature: &str) -> Result<Vec<u8>, Error> {
         return Err(Error::not_found());
     }
     let db = Db::open()?;
-    let pdf = db
+    let (pdf, draft) = db
         .query_opt(&pdf_sql(), &[text(signature), caller_param(caller)], |r| {
-            r.blob("pdf")
+            Ok((r.blob("pdf")?, r.opt_string("draft_expires_at")?))
         })?
         .ok_or_else(Error::not_found)?;
+    if let Some(refused) = crate::efirma::refusal(draft.as_deref()) {
+        return Err(refused);
+    }
     reads::record(&db, signature, caller)?;
     Ok(pdf)
 }

@@ -11,9 +11,12 @@ use crate::read;
 pub const RX_NOT_FOUND: &str = "rx not found";
 
 /// A prescription's state with its terms (none before 0012: no expiry, one fill, no interval).
+/// A draft (`crate::efirma`) has `draft_expires_at`.
 const STATE: &str = "SELECT p.id, p.medic_id, p.rx_status, t.valid_until, t.expires_at, \
-    COALESCE(t.fills, 1) AS fills, COALESCE(t.fill_interval_days, 0) AS fill_interval_days \
+    COALESCE(t.fills, 1) AS fills, COALESCE(t.fill_interval_days, 0) AS fill_interval_days, \
+    dr.expires_at AS draft_expires_at \
     FROM prescriptions p LEFT JOIN prescription_terms t ON t.prescription_id = p.id \
+    LEFT JOIN prescription_drafts dr ON dr.prescription_id = p.id \
     WHERE p.signature = ?";
 
 /// A prescription's state as a change sees it.
@@ -44,19 +47,29 @@ pub fn closed(status: RxState, state: &State, verb: &str) -> Error {
     Error::Conflict(format!("This prescription {why}; it cannot be {verb}."))
 }
 
+/// A prescription's state, for a change; `not-found` for an unknown signature, and `conflict` for
+/// a draft awaiting its medic's e.firma (`crate::efirma`): nothing changes a draft.
 pub fn state(db: &Db, signature: &str) -> Result<State, Error> {
     if !crate::document::is_signature(signature) {
         return Err(Error::NotFound(RX_NOT_FOUND.into()));
     }
-    db.query_opt(STATE, &[text(signature)], |r| {
-        Ok(State {
-            id: r.i64("id")?,
-            medic_id: r.i64("medic_id")?,
-            rx_status: read::shown_state(r)?,
-            valid_until: r.opt_string("valid_until")?,
-            fills: r.i64("fills")?,
-            fill_interval_days: r.i64("fill_interval_days")?,
-        })
-    })?
-    .ok_or_else(|| Error::NotFound(RX_NOT_FOUND.into()))
+    let (state, draft) = db
+        .query_opt(STATE, &[text(signature)], |r| {
+            Ok((
+                State {
+                    id: r.i64("id")?,
+                    medic_id: r.i64("medic_id")?,
+                    rx_status: read::shown_state(r)?,
+                    valid_until: r.opt_string("valid_until")?,
+                    fills: r.i64("fills")?,
+                    fill_interval_days: r.i64("fill_interval_days")?,
+                },
+                r.opt_string("draft_expires_at")?,
+            ))
+        })?
+        .ok_or_else(|| Error::NotFound(RX_NOT_FOUND.into()))?;
+    match crate::efirma::refusal(draft.as_deref()) {
+        Some(refused) => Err(refused),
+        None => Ok(state),
+    }
 }

@@ -27,13 +27,18 @@ fn limit() -> i64 {
         .unwrap_or(LIMIT)
 }
 
-const SOURCE: &str = "SELECT p.created_at, p.rx_status, d.canonical, s.kid AS seal_kid, \
+const SOURCE: &str = concat!(
+    "SELECT p.created_at, p.rx_status, d.canonical, s.kid AS seal_kid, \
     s.sig AS seal_sig, t.valid_until, t.expires_at, nc.gen_time AS constancia_time, \
-    nc.tsa AS constancia_tsa \
-    FROM prescriptions p JOIN prescription_documents d ON d.prescription_id = p.id \
+    nc.tsa AS constancia_tsa,",
+    crate::efirma::columns!(),
+    "FROM prescriptions p JOIN prescription_documents d ON d.prescription_id = p.id \
     LEFT JOIN prescription_seals s ON s.prescription_id = p.id \
     LEFT JOIN prescription_terms t ON t.prescription_id = p.id \
-    LEFT JOIN constancias nc ON nc.digest = p.signature WHERE p.signature = ?1";
+    LEFT JOIN constancias nc ON nc.digest = p.signature",
+    crate::efirma::joins!(),
+    "WHERE p.signature = ?1"
+);
 
 pub fn verify(signature: &str, client: &str) -> Result<Verification, Error> {
     admit(client)?;
@@ -49,9 +54,10 @@ pub fn verify(signature: &str, client: &str) -> Result<Verification, Error> {
             seal_from_row(r)?,
             r.opt_string("valid_until")?,
             crate::constancia::from_row(r, signature)?,
+            crate::efirma::from_row(r)?,
         ))
     })?;
-    let (issued_at, rx_status, canonical, sealed, valid_until, constancia) =
+    let (issued_at, rx_status, canonical, sealed, valid_until, constancia, efirma) =
         found.ok_or_else(Error::not_found)?;
     let intact = signature_of(&canonical) == signature;
     let valid = intact
@@ -72,6 +78,7 @@ pub fn verify(signature: &str, client: &str) -> Result<Verification, Error> {
         hospital_name: field("/hospital/name"),
         valid_until,
         constancia,
+        efirma,
     })
 }
 

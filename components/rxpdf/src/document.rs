@@ -39,6 +39,9 @@ pub struct RxDocument {
     /// (none when empty): who stamped it and when, or where to fetch it (the PDF is rendered at
     /// issue, before the timestamp authority answers).
     pub constancia: String,
+    /// The prescriber's e.firma, printed as is in the signature block ("Firmado con e.firma de
+    /// <name>, RFC <rfc>, certificado <serial>"); none when empty.
+    pub efirma: String,
 }
 
 /// The hospital (or office, or clinic) the prescription is issued from: header and footer.

@@ -1,9 +1,13 @@
 //! `receta-verify <QR text or URL | receipt.json> --keys <keys.json>`: checks a prescription's
 //! seal, or a saved dispense receipt, offline (docs/verification.md).
 //! `receta-verify constancia <document> --reply <reply.tsr> --ca <ca.pem>`: checks a saved NOM-151
-//! constancia against the saved document. Exit status: 0 valid, 1 not valid, 2 a usage error.
+//! constancia against the saved document.
+//! `receta-verify efirma <document> --p7s <signature.p7s> --ca <ca.pem>`: checks the prescriber's
+//! e.firma signature against the saved document. Exit status: 0 valid, 1 not valid, 2 a usage
+//! error.
 
 mod constancia;
+mod efirma;
 mod seal;
 
 use std::path::PathBuf;
@@ -17,6 +21,7 @@ receta-verify: checks a Receta seal offline
 USAGE:
     receta-verify <QR TEXT OR URL | RECEIPT.JSON> --keys <KEYS.JSON>
     receta-verify constancia <DOCUMENT> --reply <REPLY.TSR> --ca <CA.PEM>
+    receta-verify efirma <DOCUMENT> --p7s <SIGNATURE.P7S> --ca <CA.PEM>
 
 The first form: a prescription's QR text (or its email link), or a dispense receipt (the body of
 GET /api/v2/pharmacy/receipts/<digest>/ saved to a file), checked against the keys of
@@ -25,6 +30,10 @@ GET /api/v2/pharmacy/receipts/<digest>/ saved to a file), checked against the ke
 The second: a NOM-151 constancia (GET .../constancia/ saved to a file) checked against the document
 it stamps (GET /api/v2/rx-endpoint/<signature>/document/, or the receipt saved as above) and the
 timestamp authority's CA certificates (PEM).
+
+The third: the prescriber's e.firma signature (GET /api/v2/rx-endpoint/<signature>/efirma.p7s saved
+to a file) checked against the document (as above) and the e.firma authority's certificates (PEM:
+SAT's, in production).
 
 Prints VALID or INVALID with the reason; exits 1 when it does not verify.
 ";
@@ -39,6 +48,11 @@ enum Command {
     Constancia {
         document: PathBuf,
         reply: PathBuf,
+        ca: PathBuf,
+    },
+    Efirma {
+        document: PathBuf,
+        p7s: PathBuf,
         ca: PathBuf,
     },
     Help,
@@ -59,6 +73,26 @@ fn main() -> ExitCode {
                         s.digest,
                         s.tsa,
                         s.gen_time,
+                        ca.display()
+                    );
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    println!("INVALID: {e:#}");
+                    ExitCode::FAILURE
+                }
+            };
+        }
+        Ok(Command::Efirma { document, p7s, ca }) => {
+            return match efirma::run(&document, &p7s, &ca) {
+                Ok(s) => {
+                    println!(
+                        "VALID: signed with the e.firma of {}, RFC {}, certificate {}, at {}, \
+                         chaining to {}.",
+                        s.name,
+                        s.rfc,
+                        s.serial,
+                        s.signed_at,
                         ca.display()
                     );
                     ExitCode::SUCCESS
@@ -94,12 +128,25 @@ fn main() -> ExitCode {
 }
 
 /// `<text> --keys <file>`, the flag before or after the text; or `constancia <document> --reply
-/// <file> --ca <file>`.
+/// <file> --ca <file>`; or `efirma <document> --p7s <file> --ca <file>`.
 fn parse(args: impl IntoIterator<Item = String>) -> Result<Command> {
     let mut args = args.into_iter().peekable();
-    if args.peek().is_some_and(|a| a == "constancia") {
-        args.next();
-        return parse_constancia(args);
+    match args.peek().map(String::as_str) {
+        Some("constancia") => {
+            args.next();
+            let (document, reply, ca) = parse_detached(args, "--reply")?;
+            return Ok(Command::Constancia {
+                document,
+                reply,
+                ca,
+            });
+        }
+        Some("efirma") => {
+            args.next();
+            let (document, p7s, ca) = parse_detached(args, "--p7s")?;
+            return Ok(Command::Efirma { document, p7s, ca });
+        }
+        _ => {}
     }
     let (mut text, mut keys) = (None, None);
     while let Some(arg) = args.next() {
@@ -117,22 +164,33 @@ fn parse(args: impl IntoIterator<Item = String>) -> Result<Command> {
     })
 }
 
-fn parse_constancia(mut args: impl Iterator<Item = String>) -> Result<Command> {
-    let (mut document, mut reply, mut ca) = (None, None, None);
+/// `<document> <flag> <file> --ca <file>`, in any order: the document, the detached proof (a
+/// timestamp reply, a CMS signature) and the authority's certificates.
+fn parse_detached(
+    mut args: impl Iterator<Item = String>,
+    flag: &str,
+) -> Result<(PathBuf, PathBuf, PathBuf)> {
+    let (mut document, mut proof, mut ca) = (None, None, None);
     while let Some(arg) = args.next() {
         match arg.as_str() {
-            "--help" | "-h" => return Ok(Command::Help),
-            "--reply" => reply = Some(PathBuf::from(args.next().context("--reply needs a file")?)),
             "--ca" => ca = Some(PathBuf::from(args.next().context("--ca needs a file")?)),
-            _ if document.is_none() => document = Some(PathBuf::from(arg)),
+            _ if arg == flag => {
+                proof = Some(PathBuf::from(
+                    args.next()
+                        .with_context(|| format!("{flag} needs a file"))?,
+                ))
+            }
+            _ if document.is_none() && !arg.starts_with("--") => {
+                document = Some(PathBuf::from(arg))
+            }
             _ => bail!("unexpected argument {arg:?}"),
         }
     }
-    Ok(Command::Constancia {
-        document: document.context("the document file is missing")?,
-        reply: reply.context("--reply <reply.tsr> is missing")?,
-        ca: ca.context("--ca <ca.pem> is missing")?,
-    })
+    Ok((
+        document.context("the document file is missing")?,
+        proof.with_context(|| format!("{flag} <file> is missing"))?,
+        ca.context("--ca <ca.pem> is missing")?,
+    ))
 }
 
 #[cfg(test)]
@@ -192,6 +250,18 @@ mod tests {
             }
         );
         assert!(parse(args(&["constancia", "doc.json", "--reply", "r"])).is_err());
+        assert_eq!(
+            parse(args(&[
+                "efirma", "doc.json", "--p7s", "s.p7s", "--ca", "c.pem"
+            ]))
+            .unwrap(),
+            Command::Efirma {
+                document: PathBuf::from("doc.json"),
+                p7s: PathBuf::from("s.p7s"),
+                ca: PathBuf::from("c.pem"),
+            }
+        );
+        assert!(parse(args(&["efirma", "doc.json", "--reply", "r", "--ca", "c"])).is_err());
         assert!(parse(args(&["constancia", "--reply", "r", "--ca", "c"])).is_err());
     }
 }

@@ -6,7 +6,8 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::bindings::prescriptions::{
-    Constancia, ConstanciaStatus, Medication, Prescription, RxHospital, RxPatient, RxStatus, Seal,
+    Constancia, ConstanciaStatus, EfirmaStatus, Medication, Prescription, RxEfirma, RxHospital,
+    RxPatient, RxStatus, Seal,
 };
 
 /// A document's NOM-151 constancia as the API writes it: `{status, gen_time, tsa, digest}`,
@@ -32,6 +33,33 @@ pub fn constancia(c: &Constancia) -> ConstanciaJson<'_> {
     }
 }
 
+/// A prescription's e.firma as the API writes it: `{status, rfc, serial, signed_at}`, `status`
+/// `awaiting_signature`, `signed` or `expired` (docs/verification.md, "The prescriber's e.firma").
+#[derive(Serialize)]
+pub struct EfirmaJson<'a> {
+    status: &'static str,
+    rfc: &'a str,
+    serial: &'a str,
+    signed_at: Option<&'a str>,
+}
+
+pub fn efirma(e: &RxEfirma) -> EfirmaJson<'_> {
+    EfirmaJson {
+        status: efirma_status(e.status),
+        rfc: &e.rfc,
+        serial: &e.serial,
+        signed_at: e.signed_at.as_deref(),
+    }
+}
+
+pub fn efirma_status(status: EfirmaStatus) -> &'static str {
+    match status {
+        EfirmaStatus::AwaitingSignature => "awaiting_signature",
+        EfirmaStatus::Signed => "signed",
+        EfirmaStatus::Expired => "expired",
+    }
+}
+
 /// The create response (openapi/receta.json): `hospital` as its id, `patient` as `{uid, name, email}`, no status.
 pub fn create_shape<'a>(
     rx: &'a Prescription,
@@ -53,6 +81,7 @@ pub fn create_shape<'a>(
     v.reason_of_rejected = None;
     v.seal = None;
     v.constancia = None;
+    v.efirma = None;
     v
 }
 
@@ -108,6 +137,10 @@ pub struct RxJson<'a, H, P, M> {
     /// The NOM-151 constancia; not in the create shape.
     #[serde(skip_serializing_if = "Option::is_none")]
     constancia: Option<ConstanciaJson<'a>>,
+    /// The medic's e.firma, or null for one created without; not in the create shape (a draft's
+    /// create adds its own `efirma`: `prescriptions::create`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    efirma: Option<Option<EfirmaJson<'a>>>,
     cta_link: String,
     additional_data: Map<String, Value>,
 }
@@ -156,6 +189,7 @@ pub fn shape<'a, H, P, M>(
         fill_interval_days,
         antibiotic_repeat_reason,
         constancia: stamp,
+        efirma: signed,
     } = rx;
     RxJson {
         id: *id,
@@ -185,6 +219,7 @@ pub fn shape<'a, H, P, M>(
         fill_interval_days: *fill_interval_days,
         antibiotic_repeat_reason,
         constancia: Some(constancia(stamp)),
+        efirma: Some(signed.as_ref().map(efirma)),
         cta_link: format!("{base_url}/rx/{signature}"),
         additional_data: Map::new(),
     }

@@ -18,6 +18,7 @@ impl Layout<'_> {
             Some("FOLIO DIGITAL (SHA-256 DEL DOCUMENTO):"),
         ));
         rows.extend(self.seal_rows(g.left(), g.content_width()));
+        rows.extend(self.efirma_rows(g.left(), g.content_width()));
         rows.extend(self.link_rows(
             g.left(),
             g.content_width(),
@@ -58,6 +59,16 @@ impl Layout<'_> {
             rows.extend(self.mono_rows(second, x, width, None));
         }
         rows
+    }
+
+    /// The prescriber's e.firma line, when the prescription carries one.
+    pub(super) fn efirma_rows(&self, x: f32, width: f32) -> Vec<Row> {
+        let efirma = self.doc.efirma.trim();
+        if efirma.is_empty() {
+            return Vec::new();
+        }
+        let style = self.g.style(Font::Bold, 8.0, INK);
+        self.paragraph_rows(efirma, x, width, style)
     }
 
     /// `text` in Courier, on one line after `label` when it fits at 5 pt or more, else wrapped.
@@ -168,6 +179,7 @@ impl Layout<'_> {
         rows.push(heading);
         rows.extend(self.signature_rows(x, width, None));
         rows.extend(self.seal_rows(x, width));
+        rows.extend(self.efirma_rows(x, width));
         rows.push(Row::gap(4.0 * g.k));
         if !self.doc.cta_link.trim().is_empty() {
             let intro = "Escanee el código QR o abra este enlace para consultar su receta y encontrar \

@@ -101,6 +101,7 @@ pub fn request(rx: &Rx, medications: Vec<NewMedication>) -> IssueRequest {
         antibiotic_repeat_reason: String::new(),
         base_url: "https://receta.example".into(),
         webhooks: Vec::new(),
+        efirma: None,
     }
 }
 
@@ -131,6 +132,7 @@ fn dispense(rx: &Rx, signature: &str, items: &[(i64, u32)]) -> Result<Result<RxS
             .map(|&(medication, qty)| DispensedItem { medication, qty })
             .collect(),
         webhooks: Vec::new(),
+        efirma: None,
         claim_secret: None,
     };
     let done = rx.call(async |c, s| {
@@ -147,6 +149,7 @@ fn change(signature: &str) -> StateChange {
         signature: signature.into(),
         reason: "Dosis equivocada".into(),
         webhooks: Vec::new(),
+        efirma: None,
     }
 }
 

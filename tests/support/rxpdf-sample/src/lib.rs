@@ -154,6 +154,7 @@ pub fn sample() -> RxDocument {
         fill_interval_days: 0,
         antibiotic_repeat_reason: String::new(),
         constancia: String::new(),
+        efirma: String::new(),
     }
 }
 

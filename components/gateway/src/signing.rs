@@ -1,0 +1,125 @@
+//! The prescriber's e.firma on a prescription (docs/verification.md, "The prescriber's e.firma"),
+//! in two steps as gematik's E-Rezept (`$create`, then `$activate`):
+//!
+//! - a create with `"efirma": true` (`prescriptions::create`) stores a draft pinned to the medic's
+//!   registered certificate and answers the bytes to sign (`draft_response`);
+//! - `POST /api/v2/rx-endpoint/<signature>/efirma/` activates it, orchestrated here:
+//!   `prescriptions.get-draft` (the bytes, when the draft was made) →
+//!   `catalog.check-efirma-signature` (the CMS against the medic's registered certificate and
+//!   `efirma_ca`) → `notifications.plan` → `prescriptions.activate` (one transaction: the CMS, the
+//!   seal, the email, the webhooks and the constancia);
+//! - `GET /api/v2/rx-endpoint/<signature>/efirma.p7s` answers the stored CMS.
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use serde_json::json;
+
+use common::db::Db;
+use common::fields::Fields;
+use common::types::{Error, Principal, RxEvent};
+
+use crate::bindings::catalog;
+use crate::bindings::notifications;
+use crate::bindings::prescriptions::{
+    self, EfirmaActivation, PrescriberCertificate, Prescription, RxEfirma,
+};
+use crate::floor::rx_json::{create_shape, detail_shape, efirma_status};
+use crate::http::{self, Request, Response};
+
+/// The media type of a detached CMS signature (RFC 8551).
+const P7S: &str = "application/pkcs7-signature";
+/// `cms`: base64 of at most 48 KiB of DER (a signature with a SAT chain is about 4 KiB).
+const CMS_CHARS: Option<usize> = Some(65_536);
+
+/// A create's `"efirma": true`: the medic's registered certificate, which the draft pins; a field
+/// error on `efirma` when there is none, or it is no longer valid.
+pub fn certificate(f: &mut Fields, medic: i64) -> Result<Option<PrescriberCertificate>, Error> {
+    let registered = match catalog::get_efirma(medic) {
+        Ok(e) => e,
+        Err(Error::NotFound(_)) => {
+            f.error(
+                "efirma",
+                format!(
+                    "This medic has no e.firma registered: register the certificate first (PUT \
+                     /api/v2/medics/{medic}/efirma/)."
+                ),
+            );
+            return Ok(None);
+        }
+        Err(other) => return Err(other),
+    };
+    if registered.not_after.as_str() <= common::time::now_iso8601().as_str() {
+        f.error(
+            "efirma",
+            format!(
+                "The registered e.firma certificate {} expired on {}: register the current one.",
+                registered.serial, registered.not_after
+            ),
+        );
+        return Ok(None);
+    }
+    Ok(Some(PrescriberCertificate {
+        rfc: registered.rfc.unwrap_or_default(),
+        serial: registered.serial,
+    }))
+}
+
+/// A draft's create response: the create shape plus `efirma: {status, to_sign, digest}`, `to_sign`
+/// the base64 of the exact bytes to sign (the canonical document) and `digest` their SHA-256 (the
+/// signature).
+pub fn draft_response(
+    rx: &Prescription,
+    draft: &RxEfirma,
+    base_url: &str,
+) -> Result<Response, Error> {
+    let mut body = serde_json::to_value(create_shape(rx, base_url))
+        .map_err(|e| Error::Internal(e.to_string()))?;
+    body["efirma"] = json!({
+        "status": efirma_status(draft.status),
+        "to_sign": BASE64.encode(draft.to_sign.as_deref().unwrap_or_default()),
+        "digest": rx.signature,
+    });
+    Ok(Response::json(200, &body))
+}
+
+/// `POST /api/v2/rx-endpoint/<signature>/efirma/` `{"cms": "<base64 of a DER CMS SignedData,
+/// detached, SHA-256, over to_sign>"}` (the issuing medic) → 200 the prescription in the detail
+/// shape, `efirma.status` `signed`. 400 on `cms` for a signature that does not check out (nothing
+/// changes); 409 when it is not a draft awaiting a signature (already signed, created without,
+/// expired); 404 for another medic's or an unknown signature.
+pub fn activate(req: &Request, medic: i64, signature: &str) -> Result<Response, Error> {
+    let db = Db::open()?;
+    let draft = prescriptions::get_draft(db.connection(), medic, signature)?;
+    let mut f = req.json_fields()?;
+    let cms = f.required_str("cms", CMS_CHARS);
+    let cms = f.finish_with(cms)?;
+    let compact: String = cms.split_whitespace().collect();
+    let der = BASE64
+        .decode(compact.as_bytes())
+        .map_err(|_| Error::field("cms", "Not base64 of a DER CMS SignedData."))?;
+    let signed =
+        catalog::check_efirma_signature(medic, &der, draft.to_sign.as_bytes(), &draft.created_at)?;
+    let webhooks = notifications::plan(db.connection(), medic, draft.hospital, RxEvent::Created)?;
+    let activation = EfirmaActivation {
+        signature: signature.to_string(),
+        cms: der,
+        rfc: signed.rfc,
+        curp: signed.curp,
+        serial: signed.serial,
+        signed_at: signed.signed_at,
+        webhooks,
+    };
+    let rx = prescriptions::activate(db.connection(), medic, &activation)?;
+    Ok(Response::json(200, &detail_shape(&rx, &http::base_url())))
+}
+
+/// `GET /api/v2/rx-endpoint/<signature>/efirma.p7s` (the issuing medic or the API admin; anyone
+/// else 404) → 200 `application/pkcs7-signature`: the medic's CMS exactly as received; 404
+/// `{"message"}` when the prescription carries none.
+pub fn p7s(caller: Principal, signature: &str) -> Result<Response, Error> {
+    let cms = prescriptions::get_efirma_cms(Db::open()?.connection(), caller, signature)?;
+    Ok(Response::bytes(200, P7S, cms).with_header(
+        "content-disposition",
+        format!("attachment; filename=\"receta-{}.p7s\"", &signature[..12]),
+    ))
+}

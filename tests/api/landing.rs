@@ -137,6 +137,7 @@ fn landing_json_has_the_spec_shape() {
             "access_log",
             "constancia",
             "created_at",
+            "efirma",
             "fills",
             "medic",
             "medications",

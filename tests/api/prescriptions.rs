@@ -251,7 +251,13 @@ fn detail_by_signature_is_one_object_and_by_id_a_page_of_one() {
     assert_eq!(resp.status, 200, "{}", resp.text());
     let detail = resp.json();
     let mut expected = COMMON_KEYS.to_vec();
-    expected.extend(["status", "reason_of_rejected", "seal", "constancia"]);
+    expected.extend([
+        "status",
+        "reason_of_rejected",
+        "seal",
+        "constancia",
+        "efirma",
+    ]);
     assert_eq!(keys(&detail), sorted(&expected));
     let hospital = app
         .get(

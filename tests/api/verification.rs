@@ -244,6 +244,7 @@ fn every_prescription_is_sealed_and_anyone_can_check_the_seal() {
         fields,
         [
             "constancia",
+            "efirma",
             "hospital",
             "issued_at",
             "kid",

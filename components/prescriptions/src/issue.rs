@@ -2,7 +2,7 @@
 //! rendering) happens first; then the prescription, its medications, the signed document with the PDF,
 //! and the outbox rows are written in one `BEGIN IMMEDIATE … COMMIT` on one connection: either all of
 //! it is there, or none of it. A create that asks for the medic's e.firma writes a draft instead of
-//! the seal and the outbox rows (`efirma`). The outbox rows are the patient's email (when one is due) and one row
+//! the seal and the outbox rows (`signing`). The outbox rows are the patient's email (when one is due) and one row
 //! per webhook delivery the gateway planned (`notifications.plan`); the notifications component
 //! delivers them.
 
@@ -16,12 +16,12 @@ use crate::bindings::exports::receta::prescriptions::prescriptions::{
     IssueRequest, Medication, Prescription, RxHospital, RxPatient, RxStatus,
 };
 use crate::document;
-use crate::efirma;
 use crate::medications::{self, Resolved};
 use crate::outbox;
 use crate::pdf;
 use crate::rules;
 use crate::seal;
+use crate::signing;
 
 /// The formulary's entries for `count` UPCs: one statement for all of a prescription's medications.
 fn drugs_sql(count: usize) -> String {
@@ -187,8 +187,8 @@ pub fn issue(req: IssueRequest) -> Result<Prescription, Error> {
             &[int(id), text(&signed.canonical), blob(&pdf)],
         )?;
         if let Some(cert) = &req.efirma {
-            // A draft: what issuing adds waits for the medic's signature (`efirma::activate`).
-            efirma::store_draft(db, id, cert, &seal, email.as_deref(), &issued_at)?;
+            // A draft: what issuing adds waits for the medic's signature (`signing::activate`).
+            signing::store_draft(db, id, cert, &seal, email.as_deref(), &issued_at)?;
         } else {
             db.execute_batched(INSERT_SEAL, &[int(id), text(&seal.kid), text(&seal.sig)])?;
             if let Some(to) = &email {
@@ -220,7 +220,7 @@ pub fn issue(req: IssueRequest) -> Result<Prescription, Error> {
     let efirma = req
         .efirma
         .as_ref()
-        .map(|cert| efirma::awaiting(cert, &signed.canonical));
+        .map(|cert| signing::awaiting(cert, &signed.canonical));
     Ok(Prescription {
         id,
         medic_id: req.medic.id,

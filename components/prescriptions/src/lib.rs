@@ -12,7 +12,8 @@
 //! - `outbox`: the outbox rows written in this component's transactions
 //! - `seal`: the digital seal (Ed25519) and the service's keys; `verify`: the public check
 //! - `constancia`: the NOM-151 constancias (RFC 3161 timestamps) as readers see them
-//! - `efirma`: the prescriber's e.firma: drafts, their activation, the stored signature
+//! - `efirma`: the prescriber's e.firma as readers see it; `signing`: drafts, their activation, the
+//!   stored signature
 //! - `drugs`: the formulary (the API's drug catalog)
 //! - `rules`: the Mexican rules (classes that may be issued, repeats, validity; pure)
 //! - `sales`: the seal of each sale; `register`: a pharmacy's antibiotic register
@@ -39,6 +40,7 @@ mod register;
 mod rules;
 mod sales;
 mod seal;
+mod signing;
 mod state;
 mod verify;
 
@@ -184,7 +186,7 @@ impl Guest for Prescriptions {
     }
 
     fn get_draft(db: &Connection, medic: i64, signature: String) -> Result<EfirmaDraft, Error> {
-        lent(db, || efirma::get_draft(medic, &signature))
+        lent(db, || signing::get_draft(medic, &signature))
     }
 
     fn activate(
@@ -192,7 +194,7 @@ impl Guest for Prescriptions {
         medic: i64,
         activation: EfirmaActivation,
     ) -> Result<Prescription, Error> {
-        lent(db, || efirma::activate(medic, activation))
+        lent(db, || signing::activate(medic, activation))
     }
 
     fn get_efirma_cms(
@@ -200,7 +202,7 @@ impl Guest for Prescriptions {
         caller: Principal,
         signature: String,
     ) -> Result<Vec<u8>, Error> {
-        lent(db, || efirma::cms(&caller, &signature))
+        lent(db, || signing::cms(&caller, &signature))
     }
 
     fn get_document(

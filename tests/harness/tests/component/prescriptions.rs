@@ -132,7 +132,6 @@ fn dispense(rx: &Rx, signature: &str, items: &[(i64, u32)]) -> Result<Result<RxS
             .map(|&(medication, qty)| DispensedItem { medication, qty })
             .collect(),
         webhooks: Vec::new(),
-        efirma: None,
         claim_secret: None,
     };
     let done = rx.call(async |c, s| {
@@ -149,7 +148,6 @@ fn change(signature: &str) -> StateChange {
         signature: signature.into(),
         reason: "Dosis equivocada".into(),
         webhooks: Vec::new(),
-        efirma: None,
     }
 }
 

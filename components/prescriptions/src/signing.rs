@@ -1,0 +1,242 @@
+//! A prescription signed with its medic's e.firma, in two steps as gematik's E-Rezept
+//! (docs/verification.md, "The prescriber's e.firma"): a create with `"efirma": true` stores a
+//! draft (`issue` calls `store_draft`); the medic signs its canonical document with the e.firma's
+//! key; the gateway has the catalog check that CMS against the medic's registered certificate, and
+//! `activate` issues the draft in one transaction: the CMS, the seal, the email, the webhooks and
+//! the constancia. How a draft reads is `efirma`.
+
+use common::db::{Db, Param, int, opt_text, text};
+use common::types::{Error, WebhookDelivery};
+
+use crate::bindings::exports::receta::prescriptions::prescriptions::{
+    EfirmaActivation, EfirmaDraft, EfirmaStatus, PrescriberCertificate, Prescription, RxEfirma,
+    Seal,
+};
+use crate::document::{is_signature, signature_of};
+use crate::efirma::{EXPIRED, columns, draft_status, joins};
+use crate::outbox;
+use crate::read::{ALTERED, VISIBLE_BY_SIGNATURE, caller_param};
+
+/// How long a draft waits for its signature, unless `efirma_draft_hours` says otherwise.
+const DRAFT_HOURS: f64 = 24.0;
+
+const INSERT_DRAFT: &str = "INSERT INTO prescription_drafts \
+    (prescription_id, rfc, serial, kid, sig, email, created_at, expires_at) \
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
+
+/// `?1` signature, `?2` the medic: the prescription, its document and where it stands.
+const DRAFT: &str = concat!(
+    "SELECT p.id, p.created_at, p.hospital_id, d.canonical, dr.kid, dr.sig, dr.email,",
+    columns!(),
+    "FROM prescriptions p JOIN prescription_documents d ON d.prescription_id = p.id",
+    joins!(),
+    "WHERE p.signature = ?1 AND p.medic_id = ?2"
+);
+
+const INSERT_SIGNATURE: &str = "INSERT INTO prescription_efirma \
+    (prescription_id, cms, rfc, curp, serial, signed_at, activated_at) VALUES (?, ?, ?, ?, ?, ?, ?)";
+
+const INSERT_SEAL: &str =
+    "INSERT INTO prescription_seals (prescription_id, kid, sig) VALUES (?, ?, ?)";
+
+/// Activation's last step: the draft goes; `RETURNING` tells a racing activation it lost.
+const DELETE_DRAFT: &str =
+    "DELETE FROM prescription_drafts WHERE prescription_id = ?1 RETURNING prescription_id";
+
+fn cms_sql() -> String {
+    format!(
+        "SELECT ef.cms FROM prescriptions p \
+         JOIN prescription_efirma ef ON ef.prescription_id = p.id WHERE {VISIBLE_BY_SIGNATURE}"
+    )
+}
+
+const SIGNED: &str = "This prescription is already signed with its prescriber's e.firma.";
+const WITHOUT: &str = "This prescription was issued without the prescriber's e.firma: there is \
+    nothing to sign.";
+const NO_SIGNATURE: &str = "This prescription carries no e.firma signature.";
+
+/// Hours a draft waits (`efirma_draft_hours`, a positive number, fractions allowed; else 24).
+fn draft_hours() -> f64 {
+    spin_sdk::variables::get("efirma_draft_hours")
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|h| h.is_finite() && *h > 0.0)
+        .unwrap_or(DRAFT_HOURS)
+}
+
+/// Writes the draft row of prescription `id`, in `issue`'s transaction: the certificate it pins,
+/// the seal it will carry, and the patient's email to queue at activation.
+pub(crate) fn store_draft(
+    db: &Db,
+    id: i64,
+    cert: &PrescriberCertificate,
+    seal: &Seal,
+    email: Option<&str>,
+    created_at: &str,
+) -> Result<(), Error> {
+    let seconds = (draft_hours() * 3600.0).round() as i64;
+    let expires_at = common::time::shift(created_at, seconds.max(1))
+        .ok_or_else(|| anyhow::anyhow!("the draft's expiry: bad time {created_at}"))?;
+    db.execute_batched(
+        INSERT_DRAFT,
+        &[
+            int(id),
+            text(&cert.rfc),
+            text(&cert.serial),
+            text(&seal.kid),
+            text(&seal.sig),
+            opt_text(email),
+            text(created_at),
+            text(&expires_at),
+        ],
+    )?;
+    Ok(())
+}
+
+/// What `issue` answers of a new draft.
+pub(crate) fn awaiting(cert: &PrescriberCertificate, canonical: &str) -> RxEfirma {
+    RxEfirma {
+        status: EfirmaStatus::AwaitingSignature,
+        rfc: cert.rfc.clone(),
+        serial: cert.serial.clone(),
+        signed_at: None,
+        to_sign: Some(canonical.to_string()),
+    }
+}
+
+/// A draft as activation reads it.
+struct Draft {
+    id: i64,
+    created_at: String,
+    hospital: i64,
+    canonical: String,
+    serial: String,
+    /// The seal's key id and signature.
+    seal: (String, String),
+    email: Option<String>,
+}
+
+/// Medic `medic`'s draft `signature`, or why it is none.
+fn draft(db: &Db, medic: i64, signature: &str) -> Result<Draft, Error> {
+    if !is_signature(signature) {
+        return Err(Error::not_found());
+    }
+    let row = db
+        .query_opt(DRAFT, &[text(signature), int(medic)], |r| {
+            Ok((
+                Draft {
+                    id: r.i64("id")?,
+                    created_at: r.string("created_at")?,
+                    hospital: r.i64("hospital_id")?,
+                    canonical: r.string("canonical")?,
+                    serial: r.opt_string("draft_serial")?.unwrap_or_default(),
+                    seal: (
+                        r.opt_string("kid")?.unwrap_or_default(),
+                        r.opt_string("sig")?.unwrap_or_default(),
+                    ),
+                    email: r.opt_string("email")?,
+                },
+                r.opt_string("draft_expires_at")?,
+                r.opt_string("efirma_serial")?.is_some(),
+            ))
+        })?
+        .ok_or_else(Error::not_found)?;
+    match row {
+        (_, _, true) => Err(Error::Conflict(SIGNED.into())),
+        (_, None, false) => Err(Error::Conflict(WITHOUT.into())),
+        (_, Some(expires_at), _) if draft_status(&expires_at) == EfirmaStatus::Expired => {
+            Err(Error::Conflict(EXPIRED.into()))
+        }
+        (draft, Some(_), _) if signature_of(&draft.canonical) != signature => {
+            Err(Error::Conflict(ALTERED.into()))
+        }
+        (draft, Some(_), _) => Ok(draft),
+    }
+}
+
+/// `prescriptions.get-draft`.
+pub fn get_draft(medic: i64, signature: &str) -> Result<EfirmaDraft, Error> {
+    let d = draft(&Db::open()?, medic, signature)?;
+    Ok(EfirmaDraft {
+        to_sign: d.canonical,
+        created_at: d.created_at,
+        hospital: d.hospital,
+    })
+}
+
+/// `prescriptions.activate`: in one transaction, the signature, the seal, the outbox rows and the
+/// constancia's queue row, and the draft deleted; then the prescription as a detail shows it.
+pub fn activate(medic: i64, a: EfirmaActivation) -> Result<Prescription, Error> {
+    let db = Db::open()?;
+    let now = common::time::now_iso8601();
+    db.transaction(|db| -> Result<(), Error> {
+        let d = draft(db, medic, &a.signature)?;
+        if d.serial != a.serial {
+            return Err(Error::Conflict(format!(
+                "The draft was made for e.firma certificate {}, and its PDF names it; it was \
+                 signed with certificate {}. Sign with the first, or create the prescription \
+                 again.",
+                d.serial, a.serial
+            )));
+        }
+        if db
+            .query_opt(DELETE_DRAFT, &[int(d.id)], |r| r.i64("prescription_id"))?
+            .is_none()
+        {
+            return Err(Error::Conflict(SIGNED.into()));
+        }
+        db.execute_batched(
+            INSERT_SIGNATURE,
+            &[
+                int(d.id),
+                Param::Blob(a.cms.clone()),
+                text(&a.rfc),
+                opt_text(a.curp.as_deref()),
+                text(&a.serial),
+                text(&a.signed_at),
+                text(&now),
+            ],
+        )?;
+        db.execute_batched(INSERT_SEAL, &[int(d.id), text(&d.seal.0), text(&d.seal.1)])?;
+        issue_rows(db, &d, &a.signature, &a.webhooks, &now)
+    })?;
+    crate::detail::for_pharmacy(&a.signature)
+}
+
+/// What issuing writes besides the prescription: the email, the webhooks and the constancia.
+fn issue_rows(
+    db: &Db,
+    d: &Draft,
+    signature: &str,
+    webhooks: &[WebhookDelivery],
+    now: &str,
+) -> Result<(), Error> {
+    if let Some(to) = &d.email {
+        outbox::queue_email(db, d.id, signature, to, now)?;
+    }
+    outbox::queue_webhooks(db, d.id, signature, webhooks, now)?;
+    outbox::queue_stamp(db, outbox::Stamped::Prescription, d.id, signature, now)
+}
+
+/// `prescriptions.get-efirma-cms`.
+pub fn cms(caller: &common::types::Principal, signature: &str) -> Result<Vec<u8>, Error> {
+    if !is_signature(signature) {
+        return Err(Error::not_found());
+    }
+    Db::open()?
+        .query_opt(&cms_sql(), &[text(signature), caller_param(caller)], |r| {
+            r.blob("cms")
+        })?
+        .ok_or_else(|| Error::NotFound(NO_SIGNATURE.into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_signature_is_the_medics_own_to_read() {
+        assert!(cms_sql().contains("(?2 IS NULL OR p.medic_id = ?2)"));
+        assert!(DRAFT.contains("p.medic_id = ?2"));
+    }
+}

@@ -10,9 +10,11 @@
 //! - `seed-catalog …` / `seed-rx …` / `seed-pharmacy …`: realistic data created through the API
 //!   (see `seed.rs`).
 //! - `explain --db FILE`: `EXPLAIN QUERY PLAN` of the list and search statements.
+//! - `efirma …`: the prescriber's e.firma activations and plain creates, timed (`efirma.rs`).
 
 mod args;
 mod client;
+mod efirma;
 mod explain;
 mod hello;
 mod pdf;
@@ -26,7 +28,7 @@ use anyhow::bail;
 use args::Flags;
 
 const USAGE: &str = "usage: receta-bench <hyper-hello --listen ADDR | sqlite-tps --db FILE --seconds S | \
-pdf-native --renders N | seed-catalog … | seed-rx … | seed-pharmacy … | explain --db FILE>";
+pdf-native --renders N | seed-catalog … | seed-rx … | seed-pharmacy … | explain --db FILE | efirma …>";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -42,6 +44,7 @@ fn main() -> ExitCode {
         "seed-rx" => seed::prescriptions(&flags),
         "seed-pharmacy" => seed::pharmacy(&flags),
         "explain" => explain::run(&flags),
+        "efirma" => efirma::run(&flags),
         other => bail!("unknown command {other:?}\n{USAGE}"),
     });
     match result {

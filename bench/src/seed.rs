@@ -219,7 +219,7 @@ pub fn patient_name(n: u64) -> String {
     )
 }
 
-fn patient_body(n: u64) -> Value {
+pub(crate) fn patient_body(n: u64) -> Value {
     let r = mix(n ^ 0xABCD);
     let name = patient_name(n);
     let mut words = name.split(' ');
@@ -237,7 +237,7 @@ fn patient_body(n: u64) -> Value {
     })
 }
 
-fn prescription_body(k: u64, hospital: i64, uid: &str) -> Value {
+pub(crate) fn prescription_body(k: u64, hospital: i64, uid: &str) -> Value {
     let r = mix(k ^ 0x5EED);
     let count = 1 + (r % 5) as usize;
     let medications: Vec<Value> = (0..count)
@@ -265,7 +265,7 @@ fn prescription_body(k: u64, hospital: i64, uid: &str) -> Value {
 }
 
 /// Runs `count` jobs on `threads` threads, each with its own keep-alive connection.
-fn parallel<T: Send>(
+pub(crate) fn parallel<T: Send>(
     url: &str,
     threads: usize,
     count: usize,
@@ -416,7 +416,7 @@ pub fn catalog(flags: &Flags) -> Result<()> {
 }
 
 /// The top-level `id` of a created object.
-fn id_of(json: &Value) -> Result<i64> {
+pub(crate) fn id_of(json: &Value) -> Result<i64> {
     json["id"]
         .as_i64()
         .with_context(|| format!("no id in {json}"))

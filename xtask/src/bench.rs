@@ -35,6 +35,7 @@
 
 mod app;
 mod constancias;
+mod efirma;
 mod harness;
 mod libsql;
 mod peer;
@@ -129,7 +130,11 @@ pub fn bench() -> Result {
     if let Err(e) = &stamping {
         notes.push(format!("The NOM-151 stage did not complete: {e}"));
     }
-    let stages = on_spin.and(libsql).and(stamping);
+    let signing = efirma::rows(&dir, &mut rows, &mut notes);
+    if let Err(e) = &signing {
+        notes.push(format!("The e.firma stage did not complete: {e}"));
+    }
+    let stages = on_spin.and(libsql).and(stamping).and(signing);
     sizes(&mut rows)?;
 
     let load_after = loadavg();
@@ -207,6 +212,18 @@ pub fn constancias_only() -> Result {
     crate::project::build()?;
     let (mut rows, mut notes) = (Vec::new(), Vec::new());
     constancias::rows(&settings, &dir, &mut rows, &mut notes)?;
+    println!("{}\n{}", report::markdown(&rows), notes.join("\n\n"));
+    Ok(())
+}
+
+/// `cargo xtask bench efirma`: the e.firma stage alone on the last full run's seeded state (which
+/// it changes: its drafts and creates add prescriptions), printed.
+pub fn efirma_only() -> Result {
+    let dir = last_seeded()?;
+    crate::project::build()?;
+    run(cargo().args(["build", "--release", "-p", "receta-bench"]))?;
+    let (mut rows, mut notes) = (Vec::new(), Vec::new());
+    efirma::rows(&dir, &mut rows, &mut notes)?;
     println!("{}\n{}", report::markdown(&rows), notes.join("\n\n"));
     Ok(())
 }

@@ -44,6 +44,7 @@ fn main() -> ExitCode {
         Some("bench") if args.get(1).is_some_and(|a| a == "constancias") => {
             bench::constancias_only()
         }
+        Some("bench") if args.get(1).is_some_and(|a| a == "efirma") => bench::efirma_only(),
         Some("bench") => bench::bench(),
         Some("fuzz") => {
             let examples = args
@@ -54,7 +55,7 @@ fn main() -> ExitCode {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask <up [receta up flags…] | test | lint | cycles | build | bench [peer|spin|libsql|constancias] | cluster [PORT] | fuzz [EXAMPLES]>"
+                "usage: cargo xtask <up [receta up flags…] | test | lint | cycles | build | bench [peer|spin|libsql|constancias|efirma] | cluster [PORT] | fuzz [EXAMPLES]>"
             );
             return ExitCode::from(2);
         }
@@ -80,8 +81,9 @@ fn up(flags: &[String]) -> Result {
 }
 
 /// The black-box groups that run a second time on libSQL: catalog, patients, prescriptions,
-/// notifications, pharmacies, constancias (test-name filters).
-const LIBSQL_GROUPS: [&str; 10] = [
+/// notifications, pharmacies, constancias, the prescriber's e.firma (test-name filters: `efirma`
+/// is `efirma::` and `efirma_signing::`).
+const LIBSQL_GROUPS: [&str; 11] = [
     "hospitals::",
     "medics::",
     "memberships::",
@@ -92,6 +94,7 @@ const LIBSQL_GROUPS: [&str; 10] = [
     "notifications::",
     "pharmacies::",
     "constancias::",
+    "efirma",
 ];
 
 fn test() -> Result {

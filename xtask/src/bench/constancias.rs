@@ -150,7 +150,7 @@ pub fn rows(
 }
 
 /// The app on the app stage's state, with `vars` set.
-fn start(dir: &Path, vars: &[(&str, &str)], log: &str) -> Result<Server> {
+pub(super) fn start(dir: &Path, vars: &[(&str, &str)], log: &str) -> Result<Server> {
     let mut cmd = app_command(
         dir,
         &dir.join("app-state"),

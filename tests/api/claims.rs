@@ -241,3 +241,56 @@ fn an_expired_claim_is_gone_without_a_worker() {
     let old = grant["secret"].as_str().unwrap();
     assert_message(&burn_with(&app, &a, &rx, Some(old)), 409);
 }
+
+/// The app on `app`'s state restarted `secs` later (the host's test clock), `claim_minutes` 1.
+fn one_minute_claims_at(app: TestApp, secs: i64) -> TestApp {
+    let state = app.crash();
+    crate::helpers::start(
+        AppConfig::with_variables(&[("claim_minutes", "1")])
+            .with_env("RECETA_CLOCK_OFFSET_SECONDS", &secs.to_string()),
+        state,
+    )
+}
+
+#[test]
+fn a_claim_and_its_renewals_last_at_most_three_claim_minutes() {
+    let app = spawn_app_with(AppConfig::with_variables(&[("claim_minutes", "1")]));
+    let p = Practice::new(&app, "renueva@example.mx", "Clínica Renueva");
+    let (a, b) = (register(&app, "Farmacia A"), register(&app, "Farmacia B"));
+    let sig = signature(&prescribe(&app, &p));
+    let first = claimed(&app, &a, &sig);
+    let mut app = app;
+    // A re-claims before each expiry: renewed, while B is refused; the expiry never passes three
+    // minutes after the first claim.
+    let mut expiries = vec![first["expires_at"].as_str().unwrap().to_string()];
+    for secs in [40, 90, 140, 170] {
+        app = one_minute_claims_at(app, secs);
+        let renewed = claimed(&app, &a, &sig);
+        expiries.push(renewed["expires_at"].as_str().unwrap().to_string());
+        assert_message(&claim(&app, &b, &sig), 409);
+    }
+    let bound = db(&app)
+        .query_row(
+            "SELECT strftime('%Y-%m-%dT%H:%M:%S', started_at, '+180 seconds') FROM claims",
+            [],
+            |r| r.get::<_, String>(0),
+        )
+        .unwrap();
+    assert!(
+        expiries.last().unwrap().starts_with(&bound),
+        "cut at the first start + 3 min: {expiries:?} vs {bound}"
+    );
+    // Past the bound the holder's re-claim is 409, and the prescription is free for B.
+    app = one_minute_claims_at(app, 190);
+    let resp = claim(&app, &a, &sig);
+    assert_eq!(resp.status, 409, "{}", resp.text());
+    assert!(
+        resp.json()["message"]
+            .as_str()
+            .unwrap()
+            .contains("as long as a claim"),
+        "{}",
+        resp.text()
+    );
+    claimed(&app, &b, &sig);
+}

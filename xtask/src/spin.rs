@@ -28,6 +28,11 @@ pub const SKIPPED_ON_SPIN: &[(&str, &str)] = &[
         "this host's check of the Host header (Spin drops such a connection instead of answering)",
     ),
     (
+        "claims::a_claim_and_its_renewals_last_at_most_three_claim_minutes",
+        "moves time with this host's test clock (RECETA_CLOCK_OFFSET_SECONDS); on Spin it would \
+         wait out three claim minutes",
+    ),
+    (
         "claims::an_expired_claim_is_gone_without_a_worker",
         "moves time with this host's test clock (RECETA_CLOCK_OFFSET_SECONDS); on Spin it would \
          wait out a claim's minute",

@@ -6,6 +6,11 @@
 //! row is simply not live (decided by time in each transaction, no worker), and the next claim
 //! replaces it. The secret (256 random bits, shown once) is kept as its SHA-256 and compared in
 //! constant time. A burn with the secret, or a release, deletes the row.
+//!
+//! A holder's re-claim renews its claim, but a claim and its renewals last at most `RENEWALS` ×
+//! `claim_minutes` from the first start (`started_at` is kept across renewals): past that the
+//! prescription is free, and the holder's own re-claim is 409 for one more `claim_minutes`, so a
+//! retry loop cannot keep a patient's prescription from every other pharmacy.
 
 use std::time::{Duration, SystemTime};
 
@@ -20,6 +25,13 @@ use common::types::Error;
 use crate::access;
 use crate::bindings::exports::receta::prescriptions::prescriptions::{ClaimGrant, PharmacyRef};
 use crate::state::{self, State};
+
+/// A claim and its renewals last at most this many `claim_minutes` from the first start.
+pub const RENEWALS: u32 = 3;
+
+/// `?1` prescription: its claim row, live or not (the last claim).
+const LAST: &str = "SELECT pharmacy_id, secret_hash, started_at, expires_at \
+    FROM claims WHERE prescription_id = ?1";
 
 /// `?1` prescription, `?2` now: its live claim.
 const LIVE: &str = "SELECT pharmacy_id, secret_hash, started_at, expires_at \
@@ -36,7 +48,7 @@ const PUT: &str = "INSERT INTO claims \
 
 const DELETE: &str = "DELETE FROM claims WHERE prescription_id = ?1";
 
-/// A live claim.
+/// A claim (live, unless read by `last`).
 struct Live {
     pharmacy_id: i64,
     secret_hash: String,
@@ -49,17 +61,19 @@ pub fn claim(pharmacy: PharmacyRef, signature: &str, minutes: u32) -> Result<Cla
     let db = Db::open()?;
     let now = SystemTime::now();
     let stamp = iso8601(now);
-    let expires_at = iso8601(now + Duration::from_secs(u64::from(minutes.clamp(1, 60)) * 60));
+    let life = Duration::from_secs(u64::from(minutes.clamp(1, 60)) * 60);
     let id = common::hex::random::<16>();
     let secret = common::hex::random::<32>();
-    db.transaction(|db| -> Result<(), Error> {
+    let (started_at, expires_at) = db.transaction(|db| -> Result<(String, String), Error> {
         let state = state::state(db, signature)?;
         claimable(&state)?;
-        if let Some(live) = live(db, state.id, &stamp)?
-            && live.pharmacy_id != pharmacy.id
-        {
-            return Err(elsewhere(&live, "claimed"));
-        }
+        let (started_at, expires_at) = match last(db, state.id)? {
+            Some(last) if last.expires_at > stamp && last.pharmacy_id != pharmacy.id => {
+                return Err(elsewhere(&last, "claimed"));
+            }
+            Some(last) if last.pharmacy_id == pharmacy.id => renewal(&last, now, life)?,
+            _ => (stamp.clone(), iso8601(now + life)),
+        };
         db.execute(
             PUT,
             &[
@@ -68,19 +82,51 @@ pub fn claim(pharmacy: PharmacyRef, signature: &str, minutes: u32) -> Result<Cla
                 int(pharmacy.id),
                 text(&pharmacy.name),
                 text(&hash(&secret)),
-                text(&stamp),
+                text(&started_at),
                 text(&expires_at),
             ],
         )?;
         let actor = access::Actor::Pharmacy(&pharmacy);
-        access::record(db, signature, access::Action::Claim, &actor, &stamp)
+        access::record(db, signature, access::Action::Claim, &actor, &stamp)?;
+        Ok((started_at, expires_at))
     })?;
     Ok(ClaimGrant {
         id,
         secret,
-        started_at: stamp,
+        started_at,
         expires_at,
     })
+}
+
+/// The holder's claim after its re-claim at `now` (its last claim `last`, live or not): while the
+/// chain of renewals is under its bound (`RENEWALS` × `life` from its first start), the same start
+/// and `life` more, cut at the bound; a new chain once the last one ended before its bound and has
+/// expired; 409 once the bound is reached, until `life` after it.
+fn renewal(last: &Live, now: SystemTime, life: Duration) -> Result<(String, String), Error> {
+    let at = |s: &str| common::time::parse_iso8601(s).unwrap_or(now);
+    let (first, ended) = (at(&last.started_at), at(&last.expires_at));
+    let bound = first + life * RENEWALS;
+    if now < ended {
+        if now >= bound {
+            return Err(held_too_long(bound, life));
+        }
+        return Ok((last.started_at.clone(), iso8601((now + life).min(bound))));
+    }
+    if ended >= bound && now < bound + life {
+        return Err(held_too_long(bound, life));
+    }
+    Ok((iso8601(now), iso8601(now + life)))
+}
+
+/// The 409 of a holder's re-claim past the bound of its renewals.
+fn held_too_long(bound: SystemTime, life: Duration) -> Error {
+    Error::Conflict(format!(
+        "This pharmacy has held this prescription for as long as a claim and its renewals may last \
+         ({RENEWALS} × claim_minutes, until {}): it is free for other pharmacies now; this pharmacy \
+         may claim it again from {}.",
+        iso8601(bound),
+        iso8601(bound + life)
+    ))
 }
 
 /// Gives `pharmacy`'s live claim on `signature` back; see `prescriptions.release` in the WIT.
@@ -141,14 +187,20 @@ pub fn close(db: &Db, prescription: i64) -> Result<(), Error> {
 }
 
 fn live(db: &Db, prescription: i64, now: &str) -> Result<Option<Live>, Error> {
-    Ok(db.query_opt(LIVE, &[int(prescription), text(now)], |r| {
-        Ok(Live {
-            pharmacy_id: r.i64("pharmacy_id")?,
-            secret_hash: r.string("secret_hash")?,
-            started_at: r.string("started_at")?,
-            expires_at: r.string("expires_at")?,
-        })
-    })?)
+    Ok(db.query_opt(LIVE, &[int(prescription), text(now)], claim_row)?)
+}
+
+fn last(db: &Db, prescription: i64) -> Result<Option<Live>, Error> {
+    Ok(db.query_opt(LAST, &[int(prescription)], claim_row)?)
+}
+
+fn claim_row(r: &common::db::Row) -> anyhow::Result<Live> {
+    Ok(Live {
+        pharmacy_id: r.i64("pharmacy_id")?,
+        secret_hash: r.string("secret_hash")?,
+        started_at: r.string("started_at")?,
+        expires_at: r.string("expires_at")?,
+    })
 }
 
 impl Live {
@@ -193,6 +245,41 @@ fn hash(secret: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn claim_at(started: SystemTime, expires: SystemTime) -> Live {
+        Live {
+            pharmacy_id: 1,
+            secret_hash: String::new(),
+            started_at: iso8601(started),
+            expires_at: iso8601(expires),
+        }
+    }
+
+    #[test]
+    fn renewals_keep_the_first_start_and_stop_at_three_claim_minutes() {
+        let life = Duration::from_secs(600);
+        let t0 = SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+        let min = |m: u64| t0 + Duration::from_secs(m * 60);
+        // Renewed at 5 min: the same start, 10 more minutes.
+        let (start, end) = renewal(&claim_at(t0, min(10)), min(5), life).unwrap();
+        assert_eq!((start, end), (iso8601(t0), iso8601(min(15))));
+        // Renewed at 25 min: cut at the bound, 30 min after the first start.
+        let (_, end) = renewal(&claim_at(t0, min(30)), min(25), life).unwrap();
+        assert_eq!(end, iso8601(min(30)));
+        // At the bound and for one claim_minutes after it: refused.
+        for at in [31, 39] {
+            let e = renewal(&claim_at(t0, min(30)), min(at), life).unwrap_err();
+            assert!(
+                matches!(&e, Error::Conflict(m) if m.contains("as long as")),
+                "{e:?}"
+            );
+        }
+        // Then a fresh claim; and one that lapsed before its bound starts afresh at once.
+        let (start, _) = renewal(&claim_at(t0, min(30)), min(41), life).unwrap();
+        assert_eq!(start, iso8601(min(41)));
+        let (start, _) = renewal(&claim_at(t0, min(10)), min(12), life).unwrap();
+        assert_eq!(start, iso8601(min(12)));
+    }
 
     #[test]
     fn secrets_are_256_random_bits_and_open_only_their_claim() {

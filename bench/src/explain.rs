@@ -62,10 +62,12 @@ const STATEMENTS: &[(&str, &str, &[&str])] = &[
             "SELECT ",
             "m.id, m.prescription_id, m.presentation, m.instructions, m.qty, \
              m.drug_upc, m.category, m.drug, m.cost, m.bought, m.bought_qty, m.order_id, m.qty_label, \
-             c.fraccion, c.antibiotic, m.qty * COALESCE(t.fills, 1) AS qty_total",
+             c.fraccion, c.antibiotic, m.qty * COALESCE(t.fills, 1) AS qty_total, \
+             ns.medication_id IS NULL AS substitution_allowed",
             " FROM ",
             "medications m \
              LEFT JOIN medication_classes c ON c.medication_id = m.id \
+             LEFT JOIN medication_no_substitution ns ON ns.medication_id = m.id \
              LEFT JOIN prescription_terms t ON t.prescription_id = m.prescription_id",
             " WHERE m.prescription_id IN (",
             "?, ?, ?",
@@ -89,12 +91,14 @@ const STATEMENTS: &[(&str, &str, &[&str])] = &[
              m.drug_upc AS med_drug_upc, m.category AS med_category, m.drug AS med_drug, \
              m.cost AS med_cost, m.bought AS med_bought, m.bought_qty AS med_bought_qty, \
              m.order_id AS med_order_id, m.qty_label AS med_qty_label, c.fraccion AS med_fraccion, \
-             c.antibiotic AS med_antibiotic, m.qty * COALESCE(t.fills, 1) AS med_qty_total",
+             c.antibiotic AS med_antibiotic, m.qty * COALESCE(t.fills, 1) AS med_qty_total, \
+             ns.medication_id IS NULL AS med_substitution_allowed",
             " FROM ",
             RX_FROM,
             " LEFT JOIN prescription_documents d ON d.prescription_id = p.id \
              LEFT JOIN medications m ON m.prescription_id = p.id \
              LEFT JOIN medication_classes c ON c.medication_id = m.id \
+             LEFT JOIN medication_no_substitution ns ON ns.medication_id = m.id \
              WHERE ",
             "p.signature = ?1 AND (?2 IS NULL OR p.medic_id = ?2)",
             " ORDER BY m.position",
@@ -104,8 +108,9 @@ const STATEMENTS: &[(&str, &str, &[&str])] = &[
         "rx PDF by signature",
         "components/prescriptions/src/read.rs",
         &[
-            "SELECT d.pdf FROM prescription_documents d JOIN prescriptions p ON p.id = d.prescription_id ",
-            "WHERE ",
+            "SELECT d.pdf, dr.expires_at AS draft_expires_at FROM prescription_documents d \
+             JOIN prescriptions p ON p.id = d.prescription_id \
+             LEFT JOIN prescription_drafts dr ON dr.prescription_id = p.id WHERE ",
             "p.signature = ?1 AND (?2 IS NULL OR p.medic_id = ?2)",
         ],
     ),

@@ -191,7 +191,8 @@ fn landing_json_has_the_spec_shape() {
             "presentation",
             "qty",
             "qty_label",
-            "qty_total"
+            "qty_total",
+            "substitution_allowed"
         ]
     );
     assert_eq!(meds[0]["drug"], SEED_NAME);

@@ -601,3 +601,87 @@ fn pharmacies_racing_for_the_last_fills_never_sell_past_qty_times_fills() {
         .unwrap();
     assert_eq!(total, 6);
 }
+
+/// The text of a PDF, as `pdftotext -raw` reads it (Poppler: an independent reader).
+pub(crate) fn pdf_text(pdf: &[u8]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rx.pdf");
+    std::fs::write(&path, pdf).unwrap();
+    let out = std::process::Command::new("pdftotext")
+        .args(["-raw", "-enc", "UTF-8"])
+        .arg(&path)
+        .arg("-")
+        .output()
+        .expect("pdftotext (poppler-utils)");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The stored PDF of `sig`, as the patient's download serves it.
+pub(crate) fn stored_pdf_text(app: &TestApp, sig: &str) -> String {
+    let resp = app.get(&format!("/rx/{sig}/pdf"), None);
+    assert_eq!(resp.status, 200, "{}", resp.text());
+    pdf_text(&resp.body)
+}
+
+#[test]
+fn the_prescriber_may_forbid_substitution_per_medication() {
+    let app = spawn_app();
+    let p = Practice::new(&app, "sustituible@example.mx", "Clínica Sustitución");
+    let mut fixed = item("Losartán 50 mg, 30 tabletas (Cozaar)", 1);
+    fixed["substitution_allowed"] = json!(false);
+    let rx = created(
+        &app,
+        &p,
+        &body(&p, json!([fixed, item("Paracetamol 500 mg", 1)]), json!({})),
+    );
+    let allowed: Vec<Value> = rx["medications"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["substitution_allowed"].clone())
+        .collect();
+    assert_eq!(allowed, [json!(false), json!(true)], "default true");
+    let sig = signature(&rx);
+    let detail = app
+        .get(&format!("/api/v2/rx-endpoint/{sig}/"), p.medic.token())
+        .json();
+    assert_eq!(detail["medications"][0]["substitution_allowed"], false);
+    assert_eq!(detail["medications"][1]["substitution_allowed"], true);
+    // Signed: the document says it.
+    let document = app
+        .get(
+            &format!("/api/v2/rx-endpoint/{sig}/document/"),
+            p.medic.token(),
+        )
+        .json();
+    assert_eq!(document["version"], 3);
+    assert_eq!(document["medications"][0]["substitution_allowed"], false);
+    // Printed and shown.
+    let text = stored_pdf_text(&app, &sig);
+    assert_eq!(text.matches("NO SUSTITUIBLE").count(), 1, "{text}");
+    assert!(
+        app.get(&format!("/rx/{sig}"), None)
+            .text()
+            .contains("No sustituible")
+    );
+    let pharmacy = register(&app, "Farmacia Sustituye");
+    assert_eq!(
+        lookup(&app, &pharmacy, &sig).json()["medications"][0]["substitution_allowed"],
+        false
+    );
+    // Anything but a boolean is a 400 on the item.
+    let mut bad = item("Losartán 50 mg", 1);
+    bad["substitution_allowed"] = json!([false]);
+    let resp = create(&app, &p, &body(&p, json!([bad]), json!({})));
+    assert_eq!(resp.status, 400, "{}", resp.text());
+    assert!(
+        resp.text().contains("substitution_allowed"),
+        "{}",
+        resp.text()
+    );
+}

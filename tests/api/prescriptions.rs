@@ -81,7 +81,7 @@ fn sorted(list: &[&str]) -> Vec<String> {
     k
 }
 
-const MEDICATION_KEYS: [&str; 15] = [
+const MEDICATION_KEYS: [&str; 16] = [
     "id",
     "presentation",
     "instructions",
@@ -97,6 +97,7 @@ const MEDICATION_KEYS: [&str; 15] = [
     "fraccion",
     "antibiotic",
     "qty_total",
+    "substitution_allowed",
 ];
 const COMMON_KEYS: [&str; 22] = [
     "id",
@@ -476,7 +477,8 @@ fn the_stored_document_hashes_to_the_signature_and_holds_a_nonce() {
             canonical.starts_with("{\"antibiotic_repeat_reason\":\"\",\"clinic\":"),
             "{canonical}"
         );
-        assert_eq!(doc["version"], 2);
+        assert_eq!(doc["version"], 3);
+        assert_eq!(doc["medications"][0]["substitution_allowed"], true);
         assert_eq!(doc["fills"], 1);
         assert!(doc["valid_until"].is_string());
         assert!(!canonical.contains("\": ") && !canonical.contains(", \""));

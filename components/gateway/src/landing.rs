@@ -60,6 +60,7 @@ struct LandingMedication<'a> {
     fraccion: Option<&'a str>,
     antibiotic: Option<bool>,
     qty_total: u32,
+    substitution_allowed: bool,
 }
 
 fn landing_medication(m: &Medication) -> LandingMedication<'_> {
@@ -78,6 +79,7 @@ fn landing_medication(m: &Medication) -> LandingMedication<'_> {
         fraccion: m.fraccion.as_deref(),
         antibiotic: m.antibiotic,
         qty_total: m.qty_total,
+        substitution_allowed: m.substitution_allowed,
     }
 }
 

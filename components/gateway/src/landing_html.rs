@@ -261,6 +261,12 @@ pub fn page(rx: &LandingRx, campaigns: &[Campaign]) -> String {
         if m.antibiotic == Some(true) {
             html.push_str("<p class=\"drug\">Antibiótico</p>\n");
         }
+        if !m.substitution_allowed {
+            html.push_str(
+                "<p class=\"drug\" id=\"no-sustituible\">No sustituible: surte exactamente este \
+                 medicamento</p>\n",
+            );
+        }
         if m.bought_qty > 0 {
             html.push_str(&format!(
                 "<p class=\"qty\"><span class=\"label\">Surtido</span>{} de {}</p>\n",
@@ -499,6 +505,7 @@ mod tests {
             fraccion: None,
             antibiotic: None,
             qty_total: 2,
+            substitution_allowed: true,
         }
     }
 

@@ -465,8 +465,8 @@ fn clinic(f: &mut Fields) -> Option<String> {
 
 /// `medications`: a non-empty list (at most `MAX_MEDICATIONS`) of objects with `presentation` and
 /// `instructions` (required, non-blank), `qty` (1 to 9999, default 1), `drug_upc` (default empty),
-/// `category` (a `DrugCategory` code), `fraccion` (one of `FRACCIONES`) and `antibiotic` (a boolean);
-/// the last two null or absent: not declared. Every problem is a message on `medications`, `Item N, field: …`.
+/// `category` (a `DrugCategory` code), `fraccion` (one of `FRACCIONES`) and `antibiotic` (a boolean),
+/// those two null or absent: not declared; `substitution_allowed` (a boolean, default true). Every problem is a message on `medications`, `Item N, field: …`.
 fn medications(f: &mut Fields) -> Vec<NewMedication> {
     object_items(f, "medications", MAX_MEDICATIONS, medication)
 }
@@ -495,6 +495,7 @@ fn medication(map: Map<String, Value>) -> Result<NewMedication, Vec<FieldError>>
     let category = m.coded("category", DrugCategory::ALL, true);
     let fraccion = m.choice("fraccion", &FRACCIONES, true);
     let antibiotic = m.optional_bool("antibiotic");
+    let substitution_allowed = m.optional_bool("substitution_allowed").unwrap_or(true);
     m.finish_item_then(|| {
         Some(NewMedication {
             presentation: presentation?,
@@ -504,6 +505,7 @@ fn medication(map: Map<String, Value>) -> Result<NewMedication, Vec<FieldError>>
             category,
             fraccion,
             antibiotic,
+            substitution_allowed,
         })
     })
 }

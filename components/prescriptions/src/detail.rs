@@ -27,7 +27,8 @@ const MEDICATION_COLUMNS: &str = "m.id AS med_id, m.prescription_id AS med_presc
     m.drug_upc AS med_drug_upc, m.category AS med_category, m.drug AS med_drug, \
     m.cost AS med_cost, m.bought AS med_bought, m.bought_qty AS med_bought_qty, \
     m.order_id AS med_order_id, m.qty_label AS med_qty_label, c.fraccion AS med_fraccion, \
-    c.antibiotic AS med_antibiotic, m.qty * COALESCE(t.fills, 1) AS med_qty_total";
+    c.antibiotic AS med_antibiotic, m.qty * COALESCE(t.fills, 1) AS med_qty_total, \
+    ns.medication_id IS NULL AS med_substitution_allowed";
 
 /// `?1` signature, `?2` the medic (NULL: anyone's), `?3` the reading actor and `?4` the start of
 /// the minute (both NULL for a pharmacy's lookup, which is logged elsewhere): one row per
@@ -39,6 +40,7 @@ fn sql() -> String {
          FROM {SEALED} LEFT JOIN prescription_documents d ON d.prescription_id = p.id \
          LEFT JOIN medications m ON m.prescription_id = p.id \
          LEFT JOIN medication_classes c ON c.medication_id = m.id \
+         LEFT JOIN medication_no_substitution ns ON ns.medication_id = m.id \
          WHERE {VISIBLE_BY_SIGNATURE} ORDER BY m.position",
         reads::SEEN
     )

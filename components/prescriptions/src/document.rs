@@ -14,8 +14,9 @@ use crate::rules::Terms;
 
 /// The document format; bump it when the document's fields change.
 /// 2 added `valid_until`, `fills`, `fill_interval_days`, `antibiotic_repeat_reason` and each
-/// medication's `fraccion` and `antibiotic` (docs/verification.md).
-pub const VERSION: u32 = 2;
+/// medication's `fraccion` and `antibiotic` (docs/verification.md). 3 added each medication's
+/// `substitution_allowed`.
+pub const VERSION: u32 = 3;
 /// Random bytes in the nonce: 128 bits.
 pub const NONCE_BYTES: usize = 16;
 
@@ -91,6 +92,7 @@ pub fn build(
             "drug": r.drug,
             "fraccion": r.fraccion,
             "antibiotic": r.antibiotic,
+            "substitution_allowed": r.substitution_allowed,
         })).collect::<Vec<_>>(),
     })
 }
@@ -187,6 +189,7 @@ pub mod tests {
                 category: None,
                 fraccion: None,
                 antibiotic: None,
+                substitution_allowed: true,
             }],
             valid_days: None,
             fills: 1,

@@ -65,6 +65,16 @@ fn insert_classes_sql(count: usize) -> String {
     format!("INSERT INTO medication_classes (medication_id, fraccion, antibiotic) VALUES {rows}")
 }
 
+/// `?1` the prescription, then the positions of its medications the prescriber marked "No
+/// sustituible" (migration 0023).
+fn insert_no_substitution_sql(count: usize) -> String {
+    format!(
+        "INSERT INTO medication_no_substitution (medication_id) SELECT id FROM medications \
+         WHERE prescription_id = ?1 AND position IN ({})",
+        placeholders(count)
+    )
+}
+
 const INSERT_TERMS: &str = "INSERT INTO prescription_terms \
     (prescription_id, valid_until, expires_at, fills, fill_interval_days, antibiotic_repeat_reason) \
     VALUES (?, ?, ?, ?, ?, ?)";
@@ -198,6 +208,17 @@ pub fn issue(req: IssueRequest) -> Result<Prescription, Error> {
             let stamped = outbox::Stamped::Prescription;
             outbox::queue_stamp(db, stamped, id, &signed.signature, &issued_at)?;
         }
+        let fixed: Vec<Param> = std::iter::once(int(id))
+            .chain(
+                meds.iter()
+                    .enumerate()
+                    .filter(|(_, m)| !m.substitution_allowed)
+                    .map(|(position, _)| int(position as i64)),
+            )
+            .collect();
+        if fixed.len() > 1 {
+            db.execute_batched(&insert_no_substitution_sql(fixed.len() - 1), &fixed)?;
+        }
         // Last, so that the last inserted rowid is the last medication's: the medications' ids
         // are consecutive (one statement, holding the write lock).
         let classes: Vec<Param> = std::iter::once(int(id))
@@ -262,6 +283,7 @@ pub fn issue(req: IssueRequest) -> Result<Prescription, Error> {
                 fraccion: m.fraccion,
                 antibiotic: m.antibiotic,
                 qty_total: m.qty * terms.fills,
+                substitution_allowed: m.substitution_allowed,
             })
             .collect(),
         extras: req.extras.clone(),

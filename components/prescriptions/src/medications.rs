@@ -36,6 +36,8 @@ pub struct Resolved {
     pub fraccion: Option<String>,
     /// `None`: not declared.
     pub antibiotic: Option<bool>,
+    /// Whether the prescriber allows substitution (RIS art. 31).
+    pub substitution_allowed: bool,
 }
 
 /// Applies the rules to one medication; `formulary` is the formulary's entry for its UPC, if any.
@@ -75,6 +77,7 @@ pub fn resolve(med: &NewMedication, formulary: Option<&Drug>) -> Result<Resolved
     Ok(Resolved {
         fraccion,
         antibiotic,
+        substitution_allowed: med.substitution_allowed,
         presentation: med.presentation.clone(),
         instructions: med.instructions.clone(),
         qty: med.qty,

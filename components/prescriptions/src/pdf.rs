@@ -58,6 +58,7 @@ pub fn document(
                 qty_label: r.qty_label.clone(),
                 instructions: r.instructions.clone(),
                 antibiotic: r.antibiotic == Some(true),
+                not_substitutable: !r.substitution_allowed,
             })
             .collect(),
         extras: req.extras.clone(),

@@ -103,6 +103,8 @@ pub struct MedicationLine {
     pub instructions: String,
     /// Printed "ANTIBIÓTICO" beside the medication.
     pub antibiotic: bool,
+    /// The prescriber did not allow substitution (RIS art. 31): printed "NO SUSTITUIBLE" beside it.
+    pub not_substitutable: bool,
 }
 
 /// US Letter, in points.

@@ -29,6 +29,7 @@ fn thirty_medications() -> RxDocument {
                  y después de los alimentos; suspender y consultar si aparece sarpullido. Fin {i}."
             ),
             antibiotic: i % 5 == 0,
+            not_substitutable: i % 7 == 0,
         })
         .collect();
     doc

@@ -64,6 +64,9 @@ impl Layout<'_> {
             if med.antibiotic {
                 quantity.push_str(" · ANTIBIÓTICO");
             }
+            if med.not_substitutable {
+                quantity.push_str(" · NO SUSTITUIBLE");
+            }
             self.labeled(&mut lines, "Cantidad", &quantity, width);
             let mut paragraphs = med.instructions.trim().lines();
             self.labeled(

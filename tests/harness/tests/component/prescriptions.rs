@@ -50,6 +50,7 @@ pub fn medication(presentation: &str, qty: u32) -> NewMedication {
         category: None,
         fraccion: None,
         antibiotic: None,
+        substitution_allowed: true,
     }
 }
 

@@ -70,6 +70,7 @@ fn med(
         qty_label: qty_label.into(),
         instructions: instructions.into(),
         antibiotic: presentation.starts_with("Amoxicilina"),
+        not_substitutable: false,
     }
 }
 

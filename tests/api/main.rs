@@ -14,6 +14,7 @@ mod constancias;
 mod efirma;
 mod efirma_signing;
 mod fiel;
+mod handover;
 mod hospitals;
 mod integrator;
 mod landing;

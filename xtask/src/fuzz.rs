@@ -2,7 +2,7 @@
 //! for every operation of `openapi/receta.json`, with the admin's, a medic's and a pharmacy's
 //! tokens: zero 5xx, zero answers outside the document, zero hangs. CI runs a bounded pass.
 //!
-//! The Python tools (schemathesis, openapi-spec-validator) live in a virtualenv under the target
+//! The Python tools (schemathesis, openapi-spec-validator, and the tests' biip) live in a virtualenv under the target
 //! directory that this module creates and fills from PyPI, pinned; nothing is installed by hand.
 
 use std::path::PathBuf;
@@ -11,7 +11,12 @@ use std::process::{Command, Stdio};
 use crate::project::{Result, host_binary, root, run, target_dir};
 
 /// Pinned Python tools.
-const PYTHON_TOOLS: &[&str] = &["schemathesis==4.32.5", "openapi-spec-validator==0.9.0"];
+/// `biip` is the black-box tests' independent reader of GS1 element strings (`tests/api/handover.rs`).
+const PYTHON_TOOLS: &[&str] = &[
+    "schemathesis==4.32.5",
+    "openapi-spec-validator==0.9.0",
+    "biip==5.2.0",
+];
 /// Examples per operation and token in CI's bounded pass.
 pub const CI_EXAMPLES: u32 = 25;
 const ADMIN_TOKEN: &str = "fuzz-admin-token-0123456789abcdef";

@@ -81,9 +81,9 @@ fn up(flags: &[String]) -> Result {
 }
 
 /// The black-box groups that run a second time on libSQL: catalog, patients, prescriptions,
-/// notifications, pharmacies, constancias, the prescriber's e.firma (test-name filters: `efirma`
-/// is `efirma::` and `efirma_signing::`).
-const LIBSQL_GROUPS: [&str; 11] = [
+/// notifications, pharmacies, constancias, the prescriber's e.firma, what was handed over
+/// (test-name filters: `efirma` is `efirma::` and `efirma_signing::`).
+const LIBSQL_GROUPS: [&str; 12] = [
     "hospitals::",
     "medics::",
     "memberships::",
@@ -95,6 +95,7 @@ const LIBSQL_GROUPS: [&str; 11] = [
     "pharmacies::",
     "constancias::",
     "efirma",
+    "handover::",
 ];
 
 fn test() -> Result {

@@ -58,8 +58,16 @@ pub fn refused(s: &str, multiline: bool) -> Option<String> {
     })
 }
 
-/// `refused` for the field named `field`: multi-line when it is one of `MULTILINE`.
+/// The field that carries a scanned GS1 element string, whose variable-length values end at the
+/// group separator U+001D (FNC1): allowed there, and only there. It is parsed, never stored.
+pub const GS1_FIELD: &str = "gs1";
+
+/// `refused` for the field named `field`: multi-line when it is one of `MULTILINE`; in
+/// `GS1_FIELD`, U+001D is allowed.
 pub fn refused_in(field: &str, s: &str) -> Option<String> {
+    if field == GS1_FIELD {
+        return refused(&s.replace('\u{1d}', ""), false);
+    }
     refused(s, MULTILINE.contains(&field))
 }
 

@@ -374,10 +374,17 @@ fn sold_item(map: Map<String, Value>) -> Result<DispensedItem, Vec<FieldError>> 
                 None
             }
         });
+    let handed = crate::floor::handed_over::read(&mut m);
     m.finish_item_then(|| {
         Some(DispensedItem {
             medication: id?,
             qty: qty?,
+            gtin: handed.product.gtin,
+            lot: handed.product.lot,
+            expiry: handed.product.expiry,
+            serial: handed.product.serial,
+            substituted: handed.substituted,
+            substitution_reason: handed.substitution_reason,
         })
     })
 }

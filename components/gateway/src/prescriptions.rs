@@ -329,7 +329,8 @@ pub fn cancel(req: &Request, medic: i64, signature: &str) -> Result<Response, Er
 /// `GET /api/v2/rx-endpoint/<signature>/dispenses/?limit&offset` (the issuing medic or the API
 /// admin; anyone else 404) → 200 paginated: every dispense, rejection and cancellation, oldest
 /// first, `{id, kind, pharmacy: {id, name} | null, sales_code, reason, medications: [{id,
-/// bought_qty}], created_at}`.
+/// bought_qty}], created_at}`, each item with `gtin`, `lot`, `expiry`, `serial`, `substituted` and
+/// `substitution_reason` when the pharmacy said them.
 pub fn events(req: &Request, caller: Principal, signature: &str) -> Result<Response, Error> {
     let page = req.page()?;
     let all = prescriptions::list_events(Db::open()?.connection(), caller, signature)?;
@@ -351,7 +352,7 @@ struct EventJson<'a> {
     pharmacy: Option<PharmacyJson<'a>>,
     sales_code: &'a str,
     reason: &'a str,
-    medications: Vec<SoldJson>,
+    medications: Vec<SoldJson<'a>>,
     created_at: &'a str,
 }
 
@@ -362,11 +363,24 @@ struct PharmacyJson<'a> {
     name: &'a str,
 }
 
-/// Units of one medication sold in a dispense.
+/// Units of one medication sold in a dispense, and what was handed over: each of those only when
+/// the pharmacy said it, so a sale that said nothing reads `{id, bought_qty}` as before.
 #[derive(Serialize)]
-struct SoldJson {
+struct SoldJson<'a> {
     id: i64,
     bought_qty: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    gtin: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lot: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    expiry: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    serial: Option<&'a str>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    substituted: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    substitution_reason: Option<&'a str>,
 }
 
 impl<'a> From<&'a LifecycleEvent> for EventJson<'a> {
@@ -390,6 +404,12 @@ impl<'a> From<&'a LifecycleEvent> for EventJson<'a> {
                 .map(|i| SoldJson {
                     id: i.medication,
                     bought_qty: i.qty,
+                    gtin: i.gtin.as_deref(),
+                    lot: i.lot.as_deref(),
+                    expiry: i.expiry.as_deref(),
+                    serial: i.serial.as_deref(),
+                    substituted: i.substituted,
+                    substitution_reason: i.substitution_reason.as_deref(),
                 })
                 .collect(),
             created_at: &e.created_at,

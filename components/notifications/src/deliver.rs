@@ -173,7 +173,7 @@ fn prepare(db: &Db, config: &Config, row: &Leased) -> Result<Prepared, Stop> {
                 Signing::Stopped(why) => return Err(Stop::Dead(why.into())),
             };
             let target = target_of(&row.target)?;
-            let body = webhooks::event_body(signature, p["type"].as_str());
+            let body = webhooks::event_body(signature, p["type"].as_str(), p.get("items"));
             let mut headers =
                 crate::signing::headers(&secret, message_id, webhooks::unix_seconds(), &body)
                     .map_err(Stop::Dead)?;

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use common::db::{Db, int, text};
 use common::types::{Error, FieldError, PageRequest, RxEvent, WebhookDelivery};
@@ -303,14 +303,17 @@ pub fn unix_seconds() -> u64 {
 }
 
 /// The body of a prescription webhook: exactly `{"signature":"…"}` for `prescription.created` (spec
-/// 6), `{"signature":"…","type":"prescription.dispensed"}` (and so on) for the later events.
-pub fn event_body(signature: &str, event_type: Option<&str>) -> Vec<u8> {
-    match event_type {
+/// 6), `{"signature":"…","type":"prescription.dispensed"}` (and so on) for the later events; a sale
+/// that said what was handed over adds its `items` (the payload's, `prescriptions/src/handover.rs`).
+pub fn event_body(signature: &str, event_type: Option<&str>, items: Option<&Value>) -> Vec<u8> {
+    let mut body = match event_type {
         None => json!({ "signature": signature }),
         Some(t) => json!({ "signature": signature, "type": t }),
+    };
+    if let Some(items) = items {
+        body["items"] = items.clone();
     }
-    .to_string()
-    .into_bytes()
+    body.to_string().into_bytes()
 }
 
 #[cfg(test)]
@@ -320,11 +323,11 @@ mod tests {
     #[test]
     fn the_event_body_is_exactly_the_signature() {
         assert_eq!(
-            event_body("ab12", None),
+            event_body("ab12", None, None),
             br#"{"signature":"ab12"}"#.to_vec()
         );
         assert_eq!(
-            event_body("ab12", Some("prescription.rejected")),
+            event_body("ab12", Some("prescription.rejected"), None),
             br#"{"signature":"ab12","type":"prescription.rejected"}"#.to_vec()
         );
     }

@@ -8,6 +8,7 @@
 //!   signature in one statement (the detail and a pharmacy's lookup)
 //! - `landing`: the patient landing view and its PDF (the signature is the capability)
 //! - `lifecycle`: after issue: dispenses, rejection, cancellation, and their event log
+//! - `handover`: what exactly a sale handed over (GTIN, lot, expiry, serial, substitution)
 //! - `claims`: a pharmacy's hold on a prescription while it dispenses (claim, release, burn's check)
 //! - `outbox`: the outbox rows written in this component's transactions
 //! - `seal`: the digital seal (Ed25519) and the service's keys; `verify`: the public check
@@ -27,6 +28,7 @@ mod detail;
 mod document;
 mod drugs;
 mod efirma;
+mod handover;
 mod issue;
 mod landing;
 mod lifecycle;

@@ -23,6 +23,7 @@ use crate::bindings::exports::receta::prescriptions::prescriptions::{
 };
 use crate::claims;
 use crate::detail;
+use crate::handover;
 use crate::outbox;
 use crate::read;
 use crate::reads;
@@ -34,8 +35,10 @@ use crate::state::{State, closed, state};
 /// How a cancellation's reason reads in `reason_of_rejected`.
 pub const CANCELLED_BY_MEDIC: &str = "Cancelada por el médico: ";
 
-const MEDICATIONS_LEFT: &str = "SELECT id, qty, bought_qty, drug_upc, presentation \
-    FROM medications WHERE prescription_id = ? ORDER BY position";
+const MEDICATIONS_LEFT: &str = "SELECT m.id, m.qty, m.bought_qty, m.drug_upc, m.presentation, \
+    ns.medication_id IS NULL AS substitution_allowed FROM medications m \
+    LEFT JOIN medication_no_substitution ns ON ns.medication_id = m.id \
+    WHERE m.prescription_id = ? ORDER BY m.position";
 
 /// `?1` units, `?2` medication, `?3` prescription, `?4` fills: raises the total, never past
 /// `qty × fills`, and never by more than `qty` in one sale.
@@ -76,9 +79,15 @@ const INSERT_ITEM: &str =
 const EVENTS: &str = "SELECT id, kind, pharmacy_id, pharmacy_name, sales_code, reason, created_at \
     FROM prescription_events WHERE prescription_id = ? ORDER BY id";
 
-const ITEMS: &str = "SELECT d.event_id, d.medication_id, d.qty FROM dispensed_medications d \
-    JOIN prescription_events e ON e.id = d.event_id WHERE e.prescription_id = ? \
-    ORDER BY d.event_id, d.medication_id";
+fn items_sql() -> String {
+    format!(
+        "SELECT d.event_id, d.medication_id, d.qty, {} FROM dispensed_medications d \
+         JOIN prescription_events e ON e.id = d.event_id \
+         LEFT JOIN dispensed_products p ON p.event_id = d.event_id AND p.medication_id = d.medication_id \
+         WHERE e.prescription_id = ? ORDER BY d.event_id, d.medication_id",
+        handover::COLUMNS
+    )
+}
 
 /// One medication as a sale sees it.
 struct Left {
@@ -86,6 +95,7 @@ struct Left {
     bought: i64,
     drug_upc: String,
     presentation: String,
+    substitution_allowed: bool,
 }
 
 /// Who makes a change, as the event records it.
@@ -123,12 +133,19 @@ pub fn dispense(req: DispenseRequest) -> Result<Dispensed, Error> {
                     bought: r.i64("bought_qty")?,
                     drug_upc: r.string("drug_upc")?,
                     presentation: r.string("presentation")?,
+                    substitution_allowed: r.bool("substitution_allowed")?,
                 };
                 Ok((r.i64("id")?, left))
             })?
             .into_iter()
             .collect();
         check_items(&meds, state.fills, &req.items)?;
+        let today = common::time::mexico_city_date(&now)
+            .map(|d| d.to_string())
+            .unwrap_or_default();
+        handover::check(&req.items, &today, |id| {
+            meds.get(&id).is_none_or(|m| m.substitution_allowed)
+        })?;
         let fill = check_interval(db, &state, &meds, &req.items, &now)?;
         let event = insert_event(
             db,
@@ -159,6 +176,7 @@ pub fn dispense(req: DispenseRequest) -> Result<Dispensed, Error> {
                 ));
             }
             db.execute(INSERT_ITEM, &[int(event), int(item.medication), units])?;
+            handover::store(db, event, item)?;
         }
         db.execute(
             INSERT_DETAILS,
@@ -184,6 +202,7 @@ pub fn dispense(req: DispenseRequest) -> Result<Dispensed, Error> {
                     drug_upc: &m.drug_upc,
                     presentation: &m.presentation,
                     qty: i.qty,
+                    handed_over: i,
                 })
             })
             .collect();
@@ -202,7 +221,15 @@ pub fn dispense(req: DispenseRequest) -> Result<Dispensed, Error> {
         outbox::queue_stamp(db, stamped, state.id, &receipt.digest, &now)?;
         let actor = access::Actor::Pharmacy(&req.pharmacy);
         access::record(db, &req.signature, access::Action::Dispense, &actor, &now)?;
-        outbox::queue_webhooks(db, state.id, &req.signature, &req.webhooks, &now)?;
+        let items = handover::webhook_items(&req.items);
+        outbox::queue_webhooks_with(
+            db,
+            state.id,
+            &req.signature,
+            &req.webhooks,
+            &now,
+            items.as_ref(),
+        )?;
         Ok::<_, Error>(receipt)
     })?;
     Ok(Dispensed {
@@ -404,14 +431,8 @@ pub fn list(caller: &Principal, signature: &str) -> Result<Vec<LifecycleEvent>, 
     let db = Db::open()?;
     let rx = read::visible(&db, caller, signature)?.ok_or_else(Error::not_found)?;
     let mut events = db.query(EVENTS, &[int(rx.id)], event_from_row)?;
-    let items = db.query(ITEMS, &[int(rx.id)], |r| {
-        Ok((
-            r.i64("event_id")?,
-            DispensedItem {
-                medication: r.i64("medication_id")?,
-                qty: u32::try_from(r.i64("qty")?)?,
-            },
-        ))
+    let items = db.query(&items_sql(), &[int(rx.id)], |r| {
+        Ok((r.i64("event_id")?, handover::item_from_row(r)?))
     })?;
     for (event_id, item) in items {
         if let Some(e) = events.iter_mut().find(|e| e.id == event_id) {
@@ -453,7 +474,10 @@ mod tests {
     use super::*;
 
     fn item(medication: i64, qty: u32) -> DispensedItem {
-        DispensedItem { medication, qty }
+        DispensedItem {
+            qty,
+            ..crate::handover::tests::item(medication)
+        }
     }
 
     fn messages(result: Result<(), Error>) -> Vec<String> {
@@ -475,6 +499,7 @@ mod tests {
                     bought,
                     drug_upc: String::new(),
                     presentation: String::new(),
+                    substitution_allowed: true,
                 };
                 (id, left)
             })

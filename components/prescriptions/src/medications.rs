@@ -110,6 +110,7 @@ mod tests {
             category,
             fraccion: Some("VI".into()),
             antibiotic: None,
+            substitution_allowed: true,
         }
     }
 

@@ -62,15 +62,25 @@ pub fn queue_webhooks(
     hooks: &[WebhookDelivery],
     now: &str,
 ) -> Result<(), Error> {
+    queue_webhooks_with(db, id, signature, hooks, now, None)
+}
+
+/// `queue_webhooks`, the payload carrying `items` (a sale's, when it said what was handed over:
+/// the notifications component puts them in the event's body).
+pub fn queue_webhooks_with(
+    db: &Db,
+    id: i64,
+    signature: &str,
+    hooks: &[WebhookDelivery],
+    now: &str,
+    items: Option<&serde_json::Value>,
+) -> Result<(), Error> {
     for hook in hooks {
-        insert(
-            db,
-            "webhook",
-            id,
-            &hook.url,
-            &webhook_payload(signature, hook),
-            now,
-        )?;
+        let mut payload = webhook_payload(signature, hook);
+        if let Some(items) = items {
+            payload["items"] = items.clone();
+        }
+        insert(db, "webhook", id, &hook.url, &payload.to_string(), now)?;
     }
     Ok(())
 }
@@ -101,7 +111,7 @@ fn insert(
 /// The payload of a webhook row: what the notifications component needs to sign and send it (the
 /// same `webhook-id` on every attempt) and, for every event but `prescription.created` (whose body
 /// stays exactly `{"signature"}`), the event's `type`.
-fn webhook_payload(signature: &str, hook: &WebhookDelivery) -> String {
+fn webhook_payload(signature: &str, hook: &WebhookDelivery) -> serde_json::Value {
     let mut payload = json!({
         "signature": signature,
         "webhook_id": hook.message_id,
@@ -110,7 +120,7 @@ fn webhook_payload(signature: &str, hook: &WebhookDelivery) -> String {
     if hook.event != RxEvent::Created {
         payload["type"] = json!(common::events::name(hook.event));
     }
-    payload.to_string()
+    payload
 }
 
 #[cfg(test)]
@@ -129,8 +139,7 @@ mod tests {
 
     #[test]
     fn webhook_rows_carry_what_signing_needs() {
-        let payload: Value =
-            serde_json::from_str(&webhook_payload("ab", &hook(RxEvent::Created))).unwrap();
+        let payload: Value = webhook_payload("ab", &hook(RxEvent::Created));
         assert_eq!(
             payload,
             json!({"signature": "ab", "webhook_id": "msg_0123", "subscription": 7})
@@ -139,8 +148,7 @@ mod tests {
 
     #[test]
     fn later_events_carry_their_type() {
-        let payload: Value =
-            serde_json::from_str(&webhook_payload("ab", &hook(RxEvent::Dispensed))).unwrap();
+        let payload: Value = webhook_payload("ab", &hook(RxEvent::Dispensed));
         assert_eq!(payload["type"], "prescription.dispensed");
     }
 }

@@ -11,7 +11,7 @@ use common::db::{Db, Param, int, text};
 use common::types::Error;
 
 use crate::bindings::exports::receta::prescriptions::prescriptions::{
-    PharmacyRef, Receipt, ReceiptCheck, ReceiptSeal,
+    DispensedItem, PharmacyRef, Receipt, ReceiptCheck, ReceiptSeal,
 };
 use crate::document::{is_signature, signature_of, text_fields};
 use crate::seal::{self, ALG};
@@ -20,6 +20,10 @@ use crate::seal::{self, ALG};
 const MESSAGE_PREFIX: &str = "receta:dispense:v1:";
 /// The document's `type`.
 pub const TYPE: &str = "receta.dispense-receipt";
+/// The receipt format: 2 added each item's `gtin`, `lot`, `expiry`, `serial`, `substituted` and
+/// `substitution_reason` (null or false when the pharmacy said nothing). Version 1 receipts still
+/// verify: the seal covers the stored document, whatever its version.
+pub const VERSION: u32 = 2;
 
 const INSERT: &str = "INSERT INTO receipts \
     (digest, event_id, prescription_id, pharmacy_id, document, kid, sig, created_at) \
@@ -44,6 +48,8 @@ pub struct Line<'a> {
     pub drug_upc: &'a str,
     pub presentation: &'a str,
     pub qty: u32,
+    /// What the pharmacy says it handed over (`crate::handover`).
+    pub handed_over: &'a DispensedItem,
 }
 
 /// Everything a receipt states.
@@ -66,17 +72,24 @@ pub fn document(sale: &Sale) -> String {
         .lines
         .iter()
         .map(|l| {
+            let h = l.handed_over;
             json!({
                 "medication_id": l.medication,
                 "drug_upc": l.drug_upc,
                 "presentation": l.presentation,
                 "qty": l.qty,
+                "gtin": h.gtin,
+                "lot": h.lot,
+                "expiry": h.expiry,
+                "serial": h.serial,
+                "substituted": h.substituted,
+                "substitution_reason": h.substitution_reason,
             })
         })
         .collect();
     let doc = json!({
         "type": TYPE,
-        "version": 1,
+        "version": VERSION,
         "dispense_id": sale.dispense_id,
         "signature": sale.signature,
         "pharmacy": {
@@ -204,6 +217,9 @@ mod tests {
     #[test]
     fn the_document_is_canonical_and_states_the_sale() {
         let p = pharmacy();
+        let mut handed = crate::handover::tests::item(5);
+        handed.lot = Some("L-7".into());
+        handed.substituted = true;
         let sale = Sale {
             dispense_id: 9,
             signature: "ab",
@@ -214,6 +230,7 @@ mod tests {
                 drug_upc: "7501",
                 presentation: "Caja 10",
                 qty: 2,
+                handed_over: &handed,
             }],
             fill: 1,
             claimed_at: None,
@@ -223,10 +240,12 @@ mod tests {
         assert_eq!(
             doc,
             "{\"claimed_at\":null,\"dispense_id\":9,\"fill\":1,\"items\":[{\"drug_upc\":\"7501\",\
-             \"medication_id\":5,\"presentation\":\"Caja 10\",\"qty\":2}],\"pharmacy\":{\"id\":3,\
+             \"expiry\":null,\"gtin\":null,\"lot\":\"L-7\",\"medication_id\":5,\
+             \"presentation\":\"Caja 10\",\"qty\":2,\"serial\":null,\"substituted\":true,\
+             \"substitution_reason\":null}],\"pharmacy\":{\"id\":3,\
              \"license\":\"LS-1\",\"name\":\"Farmacia Ñ\"},\"sales_code\":\"T-1\",\"signature\":\"ab\",\
              \"sold_at\":\"2026-11-24T19:05:00.000000Z\",\"type\":\"receta.dispense-receipt\",\
-             \"version\":1}"
+             \"version\":2}"
         );
         assert_eq!(message("cd"), "receta:dispense:v1:cd");
     }

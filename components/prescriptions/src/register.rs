@@ -17,6 +17,7 @@ const FROM: &str = "FROM prescription_events e \
     JOIN medication_classes c ON c.medication_id = m.id AND c.antibiotic = 1 \
     JOIN prescriptions p ON p.id = e.prescription_id \
     JOIN prescription_documents doc ON doc.prescription_id = p.id \
+    LEFT JOIN dispensed_products h ON h.event_id = e.id AND h.medication_id = i.medication_id \
     WHERE e.pharmacy_id = ?1 AND e.kind = 'dispense' AND e.created_at >= ?2 AND e.created_at < ?3";
 
 /// A document field, or '' when the document does not parse (an altered one names nobody).
@@ -35,7 +36,8 @@ fn page_sql() -> String {
     format!(
         "SELECT e.created_at AS sold_at, m.drug, m.drug_upc, m.presentation, i.qty, \
          {} AS medic_name, {} AS medic_cedula_prof, {} AS hospital_location, {} AS hospital_zip, \
-         p.signature, e.sales_code {FROM} ORDER BY e.created_at, e.id, m.position LIMIT ?4 OFFSET ?5",
+         p.signature, e.sales_code, h.gtin, h.lot, h.expiry, \
+         COALESCE(h.substituted, 0) AS substituted {FROM} ORDER BY e.created_at, e.id, m.position LIMIT ?4 OFFSET ?5",
         field("$.medic.name"),
         field("$.medic.cedula_prof"),
         field("$.hospital.location"),
@@ -68,6 +70,10 @@ fn from_row(r: &Row) -> anyhow::Result<RegisterRow> {
         hospital_address,
         signature: r.string("signature")?,
         sales_code: r.string("sales_code")?,
+        gtin: r.opt_string("gtin")?,
+        lot: r.opt_string("lot")?,
+        expiry: r.opt_string("expiry")?,
+        substituted: r.bool("substituted")?,
     })
 }
 

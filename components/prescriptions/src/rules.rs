@@ -176,6 +176,7 @@ mod tests {
             qty_label: "1 caja".into(),
             fraccion: fraccion.map(str::to_string),
             antibiotic,
+            substitution_allowed: true,
         }
     }
 

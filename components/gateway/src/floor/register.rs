@@ -22,7 +22,7 @@ const MAX_DAYS: i64 = 366;
 const DEFAULT_DAYS: i64 = 30;
 
 /// The CSV columns, in order: the JSON rows' field names.
-const COLUMNS: [&str; 10] = [
+const COLUMNS: [&str; 14] = [
     "sold_at",
     "drug_name",
     "drug_upc",
@@ -33,6 +33,10 @@ const COLUMNS: [&str; 10] = [
     "hospital_address",
     "signature",
     "sales_code",
+    "gtin",
+    "lot",
+    "expiry",
+    "substituted",
 ];
 
 /// Answers the register of `pharmacy` for the request's period and format.
@@ -104,6 +108,8 @@ fn csv(rows: &[RegisterRow]) -> String {
     out.push_str("\r\n");
     for r in rows {
         let qty = r.qty.to_string();
+        let substituted = r.substituted.to_string();
+        let none = String::new();
         let cells = [
             &r.sold_at,
             &r.drug_name,
@@ -115,6 +121,10 @@ fn csv(rows: &[RegisterRow]) -> String {
             &r.hospital_address,
             &r.signature,
             &r.sales_code,
+            r.gtin.as_ref().unwrap_or(&none),
+            r.lot.as_ref().unwrap_or(&none),
+            r.expiry.as_ref().unwrap_or(&none),
+            &substituted,
         ];
         let line: Vec<String> = cells.iter().map(|c| cell(c)).collect();
         out.push_str(&line.join(","));

@@ -130,7 +130,16 @@ fn dispense(rx: &Rx, signature: &str, items: &[(i64, u32)]) -> Result<Result<RxS
         sales_code: "T-1".into(),
         items: items
             .iter()
-            .map(|&(medication, qty)| DispensedItem { medication, qty })
+            .map(|&(medication, qty)| DispensedItem {
+                medication,
+                qty,
+                gtin: None,
+                lot: None,
+                expiry: None,
+                serial: None,
+                substituted: false,
+                substitution_reason: None,
+            })
             .collect(),
         webhooks: Vec::new(),
         claim_secret: None,

@@ -18,9 +18,9 @@ const AMOXICILINA: &str = "2000000000107";
 /// A real GTIN (EAN-13 with its check digit), as a GTIN-14.
 const GTIN: &str = "07501055300075";
 
-/// The Python with `biip` that `cargo xtask test` installs (`RECETA_PYTHON`, else the virtualenv
-/// under the target directory).
-fn python() -> PathBuf {
+/// The Python with `biip` and `fhir.resources` that `cargo xtask test` installs (`RECETA_PYTHON`,
+/// else the virtualenv under the target directory).
+pub(crate) fn python() -> PathBuf {
     if let Some(p) = std::env::var_os("RECETA_PYTHON") {
         return PathBuf::from(p);
     }

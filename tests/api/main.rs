@@ -13,6 +13,7 @@ mod claims;
 mod constancias;
 mod efirma;
 mod efirma_signing;
+mod fhir;
 mod fiel;
 mod handover;
 mod hospitals;

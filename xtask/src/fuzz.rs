@@ -11,11 +11,13 @@ use std::process::{Command, Stdio};
 use crate::project::{Result, host_binary, root, run, target_dir};
 
 /// Pinned Python tools.
-/// `biip` is the black-box tests' independent reader of GS1 element strings (`tests/api/handover.rs`).
+/// `biip` and `fhir.resources` are the black-box tests' independent GS1 reader
+/// (`tests/api/handover.rs`) and FHIR R4 validator (`tests/api/fhir.rs`).
 const PYTHON_TOOLS: &[&str] = &[
     "schemathesis==4.32.5",
     "openapi-spec-validator==0.9.0",
     "biip==5.2.0",
+    "fhir.resources==8.1.0",
 ];
 /// Examples per operation and token in CI's bounded pass.
 pub const CI_EXAMPLES: u32 = 25;

@@ -33,6 +33,11 @@ pub const SKIPPED_ON_SPIN: &[(&str, &str)] = &[
          wait out three claim minutes",
     ),
     (
+        "fhir::an_expired_prescription_is_a_stopped_request",
+        "moves time with this host's test clock (RECETA_CLOCK_OFFSET_SECONDS); Spin's clock is the \
+         machine's",
+    ),
+    (
         "claims::an_expired_claim_is_gone_without_a_worker",
         "moves time with this host's test clock (RECETA_CLOCK_OFFSET_SECONDS); on Spin it would \
          wait out a claim's minute",

@@ -165,6 +165,7 @@ fn handler<'a>(req: &'a Request, method: Method, segments: &'a [&'a str]) -> Opt
         (Post, ["api", "v2", "rx-endpoint", signature, "cancel"]) => medic(req, move |m| prescriptions::cancel(req, m, signature)),
         (Get, ["api", "v2", "rx-endpoint", signature, "document"]) => caller(req, move |c| prescriptions::document(c, signature)),
         (Get, ["api", "v2", "rx-endpoint", signature, "constancia"]) => caller(req, move |c| prescriptions::constancia(c, signature)),
+        (Get, ["api", "v2", "rx-endpoint", signature, "fhir"]) => caller(req, move |c| prescriptions::fhir(c, signature)),
         (Post, ["api", "v2", "rx-endpoint", signature, "efirma"]) => medic(req, move |m| signing::activate(req, m, signature)),
         (Get, ["api", "v2", "rx-endpoint", signature, "efirma.p7s"]) => caller(req, move |c| signing::p7s(c, signature)),
         (Get, ["api", "v2", "rx-endpoint", signature, "dispenses"]) => caller(req, move |c| prescriptions::events(req, c, signature)),
@@ -196,6 +197,7 @@ fn handler<'a>(req: &'a Request, method: Method, segments: &'a [&'a str]) -> Opt
         // The pharmacy calls, on the original pharmacy API's paths.
         (Get, ["api", "v2", "pharmacy", "register"]) => pharmacy(req, move |p| pharmacy::register(req, p)),
         (Get, ["api", "v2", "pharmacy", "rx", signature]) => pharmacy(req, move |p| pharmacy::lookup(p, signature)),
+        (Get, ["api", "v2", "pharmacy", "rx", signature, "fhir"]) => pharmacy(req, move |p| pharmacy::fhir(p, signature)),
         (Post, ["api", "v1", "prescriptions", "burn", signature]) => pharmacy(req, move |p| pharmacy::burn(req, p, signature)),
         (Post, ["api", "v1", "prescriptions", "reject", signature]) => pharmacy(req, move |p| pharmacy::reject(req, p, signature)),
         (Post, ["api", "v2", "pharmacy", "rx", signature, "claim"]) => pharmacy(req, move |p| pharmacy::claim(p, signature)),

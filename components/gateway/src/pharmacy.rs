@@ -56,6 +56,16 @@ pub fn lookup(pharmacy: i64, signature: &str) -> Result<Response, Error> {
     })
 }
 
+/// `GET /api/v2/pharmacy/rx/<signature>/fhir/` → 200 `application/fhir+json`: the lookup as a FHIR
+/// R4 `Bundle` (docs/fhir.md); logged as a lookup, refused as one (404 `{"error": "rx not found"}`,
+/// 409 for a draft).
+pub fn fhir(pharmacy: i64, signature: &str) -> Result<Response, Error> {
+    logged(pharmacy, signature, Kind::Lookup, |_| {
+        let rx = for_pharmacy(signature)?;
+        crate::floor::fhir_json::respond(&rx)
+    })
+}
+
 /// `POST /api/v1/prescriptions/burn/<signature>` `{sales_code, medications: [{id, bought_qty}]}` → 200
 /// the updated prescription (the lookup's shape) with `receipt: {digest, kid, alg, sig}`, the seal of
 /// the sale's receipt (`receipt`). 404 `{"error": "rx not found"}`; 400 for the body

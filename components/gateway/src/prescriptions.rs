@@ -292,6 +292,14 @@ pub fn constancia(caller: Principal, signature: &str) -> Result<Response, Error>
     Ok(Response::bytes(200, TIMESTAMP_REPLY, reply))
 }
 
+/// `GET /api/v2/rx-endpoint/<signature>/fhir/` (the issuing medic or the API admin; anyone else
+/// 404) → 200 `application/fhir+json`: the prescription as a FHIR R4 `Bundle` (docs/fhir.md). A
+/// read like the detail's (the access log).
+pub fn fhir(caller: Principal, signature: &str) -> Result<Response, Error> {
+    let rx = prescriptions::get_by_signature(Db::open()?.connection(), caller, signature)?;
+    crate::floor::fhir_json::respond(&rx)
+}
+
 /// The media type of an RFC 3161 reply.
 pub const TIMESTAMP_REPLY: &str = "application/timestamp-reply";
 

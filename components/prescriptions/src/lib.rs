@@ -8,6 +8,7 @@
 //!   signature in one statement (the detail and a pharmacy's lookup)
 //! - `landing`: the patient landing view and its PDF (the signature is the capability)
 //! - `lifecycle`: after issue: dispenses, rejection, cancellation, and their event log
+//! - `fhir`: what a FHIR view adds to a prescription (its document and dispenses)
 //! - `handover`: what exactly a sale handed over (GTIN, lot, expiry, serial, substitution)
 //! - `claims`: a pharmacy's hold on a prescription while it dispenses (claim, release, burn's check)
 //! - `outbox`: the outbox rows written in this component's transactions
@@ -28,6 +29,7 @@ mod detail;
 mod document;
 mod drugs;
 mod efirma;
+mod fhir;
 mod handover;
 mod issue;
 mod landing;
@@ -54,9 +56,9 @@ mod bindings;
 
 use bindings::exports::receta::prescriptions::prescriptions::{
     ClaimGrant, DispenseRequest, Dispensed, Drug, DrugLoad, DrugPage, EfirmaActivation,
-    EfirmaDraft, Guest, IssueRequest, LandingRx, LifecycleEvent, MedicationPage, PharmacyRef,
-    Prescription, PrescriptionPage, PublishedKey, Receipt, ReceiptCheck, RegisterPage, Sale,
-    StateChange, Verification,
+    EfirmaDraft, FhirSource, Guest, IssueRequest, LandingRx, LifecycleEvent, MedicationPage,
+    PharmacyRef, Prescription, PrescriptionPage, PublishedKey, Receipt, ReceiptCheck, RegisterPage,
+    Sale, StateChange, Verification,
 };
 
 struct Prescriptions;
@@ -205,6 +207,10 @@ impl Guest for Prescriptions {
         signature: String,
     ) -> Result<Vec<u8>, Error> {
         lent(db, || signing::cms(&caller, &signature))
+    }
+
+    fn get_fhir_source(db: &Connection, signature: String) -> Result<FhirSource, Error> {
+        lent(db, || fhir::source(&signature))
     }
 
     fn get_document(

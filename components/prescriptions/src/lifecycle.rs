@@ -430,8 +430,15 @@ fn insert_event(
 pub fn list(caller: &Principal, signature: &str) -> Result<Vec<LifecycleEvent>, Error> {
     let db = Db::open()?;
     let rx = read::visible(&db, caller, signature)?.ok_or_else(Error::not_found)?;
-    let mut events = db.query(EVENTS, &[int(rx.id)], event_from_row)?;
-    let items = db.query(&items_sql(), &[int(rx.id)], |r| {
+    let events = events_of(&db, rx.id)?;
+    reads::record(&db, signature, caller)?;
+    Ok(events)
+}
+
+/// Every event of prescription `id`, oldest first, each with its sold items.
+pub fn events_of(db: &Db, id: i64) -> Result<Vec<LifecycleEvent>, Error> {
+    let mut events = db.query(EVENTS, &[int(id)], event_from_row)?;
+    let items = db.query(&items_sql(), &[int(id)], |r| {
         Ok((r.i64("event_id")?, handover::item_from_row(r)?))
     })?;
     for (event_id, item) in items {
@@ -439,7 +446,6 @@ pub fn list(caller: &Principal, signature: &str) -> Result<Vec<LifecycleEvent>, 
             e.items.push(item);
         }
     }
-    reads::record(&db, signature, caller)?;
     Ok(events)
 }
 

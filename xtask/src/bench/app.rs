@@ -40,6 +40,8 @@ const PEER_TIMES: Option<f64> = Some(10.0);
 /// this share of the detail's rate (issue 34).
 const READS_THAT_WRITE: Option<f64> = Some(0.6);
 const OF_DETAIL: &str = "of the detail by signature";
+/// The FHIR bundle of a prescription runs at least at half the JSON detail's rate (issue 62).
+const FHIR_OF_DETAIL: Option<f64> = Some(0.5);
 
 /// What the app rows' peak RSS counts.
 const RSS_NOTE: &str = "Server peak RSS of the app's rows is the process's `VmHWM`: it counts the \
@@ -268,6 +270,12 @@ fn full_size(
         )
         .vs_hello(None)
         .vs_peer(PEER_TIMES),
+        Scenario::new(
+            "rx-fhir",
+            "GET /api/v2/rx-endpoint/&lt;signature&gt;/fhir/ (the FHIR R4 Bundle, 2,000 signatures rotated)",
+            Load::Rotated(by_signature(&|s| format!("/api/v2/rx-endpoint/{s}/fhir/"))),
+        )
+        .vs_row("rx-detail", OF_DETAIL, FHIR_OF_DETAIL),
         Scenario::new(
             "rx-pdf",
             "GET /api/v2/rx/pdf/&lt;signature&gt;/ (stored PDF, base64 in JSON)",

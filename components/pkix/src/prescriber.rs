@@ -126,47 +126,9 @@ mod tests {
     /// A CA in `dir` and a holder's certificate with an RFC and a CURP, issued by it.
     fn holder(dir: &Path) {
         make_ca(dir, "AC de pruebas");
-        std::fs::write(
-            dir.join("holder.ext"),
-            "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,nonRepudiation\n",
-        )
-        .unwrap();
-        openssl(
-            dir,
-            &[
-                "req",
-                "-new",
-                "-newkey",
-                "rsa:2048",
-                "-nodes",
-                "-keyout",
-                "holder.key",
-                "-out",
-                "holder.csr",
-                "-subj",
-                "/CN=DR ANA/x500UniqueIdentifier=HEGT7610034S2/serialNumber=SABC560626MDFLRN01",
-            ],
-        );
-        openssl(
-            dir,
-            &[
-                "x509",
-                "-req",
-                "-in",
-                "holder.csr",
-                "-CA",
-                "ca.pem",
-                "-CAkey",
-                "ca.key",
-                "-CAcreateserial",
-                "-days",
-                "30",
-                "-extfile",
-                "holder.ext",
-                "-out",
-                "holder.pem",
-            ],
-        );
+        let subject =
+            "/CN=DR ANA/x500UniqueIdentifier=HEGT7610034S2/serialNumber=SABC560626MDFLRN01";
+        receta_test_tsa::issue_signer(dir, "holder", subject);
     }
 
     /// `openssl cms -sign` over `content`: detached DER, SHA-256, with `signingTime`.

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use receta_test_tsa::{make_ca, openssl};
+use receta_test_tsa::make_ca;
 
 use super::harness::{ADMIN_TOKEN, helper, value};
 use super::report::{Row, ratio, thousands};
@@ -83,46 +83,6 @@ pub fn rows(dir: &Path, rows: &mut Vec<Row>, notes: &mut Vec<String>) -> Result 
 /// The medic's certificate (`medic.pem`, key `medic.key`), issued by the CA in `dir`: RFC and CURP
 /// where SAT puts them, key usage for signing.
 fn holder(dir: &Path) {
-    std::fs::write(
-        dir.join("medic.ext"),
-        "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,nonRepudiation\n",
-    )
-    .expect("writing medic.ext");
     let subject = format!("/CN=DR JOSE NUNEZ/x500UniqueIdentifier={RFC}/serialNumber={CURP}");
-    openssl(
-        dir,
-        &[
-            "req",
-            "-new",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-keyout",
-            "medic.key",
-            "-out",
-            "medic.csr",
-            "-subj",
-            &subject,
-        ],
-    );
-    openssl(
-        dir,
-        &[
-            "x509",
-            "-req",
-            "-in",
-            "medic.csr",
-            "-CA",
-            "ca.pem",
-            "-CAkey",
-            "ca.key",
-            "-CAcreateserial",
-            "-days",
-            "365",
-            "-extfile",
-            "medic.ext",
-            "-out",
-            "medic.pem",
-        ],
-    );
+    receta_test_tsa::issue_signer(dir, "medic", &subject);
 }

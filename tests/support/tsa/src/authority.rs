@@ -161,6 +161,50 @@ pub fn make_ca(dir: &Path, name: &str) {
     );
 }
 
+/// A signer's certificate `<file>.pem` (RSA 2048 key `<file>.key`) for `subject`, issued for a
+/// year by the CA of `make_ca` in `dir`, with key usage `digitalSignature, nonRepudiation`: an
+/// e.firma-like holder for the prescriber's signature tests and bench.
+pub fn issue_signer(dir: &Path, file: &str, subject: &str) {
+    let ext = format!("{file}.ext");
+    std::fs::write(
+        dir.join(&ext),
+        "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,nonRepudiation\n",
+    )
+    .expect("writing the extensions");
+    let (key, csr, pem) = (
+        format!("{file}.key"),
+        format!("{file}.csr"),
+        format!("{file}.pem"),
+    );
+    openssl(
+        dir,
+        &[
+            "req", "-new", "-newkey", "rsa:2048", "-nodes", "-keyout", &key, "-out", &csr, "-subj",
+            subject,
+        ],
+    );
+    openssl(
+        dir,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            &csr,
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-days",
+            "365",
+            "-extfile",
+            &ext,
+            "-out",
+            &pem,
+        ],
+    );
+}
+
 /// Runs `openssl <args>` in `dir`; panics with what it printed when it fails.
 pub fn openssl(dir: &Path, args: &[&str]) {
     let out = Command::new("openssl")

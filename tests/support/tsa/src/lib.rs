@@ -12,7 +12,7 @@ mod authority;
 mod fast;
 mod server;
 
-pub use authority::{Authority, TSA_NAME, make_ca, openssl};
+pub use authority::{Authority, TSA_NAME, issue_signer, make_ca, openssl};
 pub use server::{Mode, Server};
 
 /// `openssl ts -verify -digest <digest_hex> -in <reply> -CAfile <ca>`: `Ok` when OpenSSL accepts

@@ -162,6 +162,12 @@ fn a_draft_waits_for_the_medics_efirma_and_its_activation_issues_it() {
         &json!({}),
     );
     conflict_says(&claim, AWAITING);
+    let resend = app.post(
+        &format!("/api/v2/rx/resend/{sig}/"),
+        p.medic.token(),
+        &json!({}),
+    );
+    conflict_says(&resend, AWAITING);
     let page = app.get(&format!("/rx/{sig}"), None);
     assert!(page.text().contains(AWAITING), "{}", page.text());
     assert_eq!(app.get(&format!("/rx/{sig}/pdf"), None).status, 409);

@@ -46,6 +46,7 @@ pub fn resend(req: &Request, caller: Principal, signature: &str) -> Result<Respo
         }
         Err(other) => return Err(other),
     };
+    crate::floor::rx_json::issued(&rx)?;
     let mut f = req.json_fields_or_empty()?;
     let email = f
         .optional_str("email", Some(255))

@@ -52,6 +52,23 @@ pub fn efirma(e: &RxEfirma) -> EfirmaJson<'_> {
     }
 }
 
+/// A 409 for `rx` when it is a draft awaiting its medic's e.firma (or one that expired so): it was
+/// never issued, so nothing is sent for it (the resend).
+pub fn issued(rx: &Prescription) -> Result<(), common::types::Error> {
+    let why = match rx.efirma.as_ref().map(|e| e.status) {
+        Some(EfirmaStatus::AwaitingSignature) => {
+            "is awaiting the prescriber's e.firma: it is not issued yet"
+        }
+        Some(EfirmaStatus::Expired) => {
+            "expired awaiting the prescriber's e.firma: it was never issued"
+        }
+        _ => return Ok(()),
+    };
+    Err(common::types::Error::Conflict(format!(
+        "This prescription {why}, so it cannot be sent."
+    )))
+}
+
 pub fn efirma_status(status: EfirmaStatus) -> &'static str {
     match status {
         EfirmaStatus::AwaitingSignature => "awaiting_signature",

@@ -663,7 +663,7 @@ fn the_prescriber_may_forbid_substitution_per_medication() {
     assert_eq!(document["medications"][0]["substitution_allowed"], false);
     // Printed and shown.
     let text = stored_pdf_text(&app, &sig);
-    assert_eq!(text.matches("NO SUSTITUIBLE").count(), 1, "{text}");
+    assert_eq!(text.matches("No sustituible").count(), 1, "{text}");
     assert!(
         app.get(&format!("/rx/{sig}"), None)
             .text()

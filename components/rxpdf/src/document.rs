@@ -103,7 +103,7 @@ pub struct MedicationLine {
     pub instructions: String,
     /// Printed "ANTIBIÓTICO" beside the medication.
     pub antibiotic: bool,
-    /// The prescriber did not allow substitution (RIS art. 31): printed "NO SUSTITUIBLE" beside it.
+    /// The prescriber did not allow substitution (RIS art. 31): printed "No sustituible" beside it.
     pub not_substitutable: bool,
 }
 

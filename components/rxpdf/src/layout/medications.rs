@@ -65,7 +65,7 @@ impl Layout<'_> {
                 quantity.push_str(" · ANTIBIÓTICO");
             }
             if med.not_substitutable {
-                quantity.push_str(" · NO SUSTITUIBLE");
+                quantity.push_str(" · No sustituible");
             }
             self.labeled(&mut lines, "Cantidad", &quantity, width);
             let mut paragraphs = med.instructions.trim().lines();

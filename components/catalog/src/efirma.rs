@@ -152,7 +152,8 @@ pub fn check_signature(
         .ok_or_else(|| anyhow::anyhow!("the draft's creation time {earliest:?}"))?;
     let signer = pkix::prescriber::check(cms, content, &anchors, earliest, now())
         .map_err(|e| Error::field(CMS, e))?;
-    let der = pkix::prescriber::der(&signer.certificate).map_err(Error::Internal)?;
+    let der =
+        der::Encode::to_der(&signer.certificate).map_err(|e| Error::Internal(e.to_string()))?;
     if der != registered {
         return Err(Error::field(
             CMS,

@@ -43,6 +43,14 @@ impl From<Gtin> for String {
     }
 }
 
+/// `code` as a GTIN-14 (left-padded with zeros, as GS1's AI 01 carries it) when it is a GTIN of at
+/// most 14 digits.
+pub fn fourteen(code: &str) -> Option<String> {
+    let code = code.trim();
+    let padded = format!("{code:0>14}");
+    (!code.is_empty() && code.len() <= 14 && is_valid(&padded)).then_some(padded)
+}
+
 /// Whether a valid GTIN is in GS1's restricted-circulation ("in-store") range, EAN-13 prefix 2, which
 /// no real product carries.
 pub fn is_in_store(code: &str) -> bool {
@@ -52,6 +60,18 @@ pub fn is_in_store(code: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gtins_pad_to_fourteen_digits_and_keep_their_check_digit() {
+        assert_eq!(fourteen("7501055300075").as_deref(), Some("07501055300075"));
+        assert_eq!(
+            fourteen("07501055300075").as_deref(),
+            Some("07501055300075")
+        );
+        assert_eq!(fourteen("7501055300076"), None);
+        assert_eq!(fourteen("075010553000750"), None);
+        assert_eq!(fourteen("abc"), None);
+    }
 
     #[test]
     fn real_codes() {

@@ -67,11 +67,6 @@ pub fn check(
     })
 }
 
-/// The DER of a certificate, to compare it with a registered one.
-pub fn der(cert: &Certificate) -> Result<Vec<u8>, String> {
-    cert.to_der().map_err(|e| e.to_string())
-}
-
 /// ISO 8601 UTC of seconds since the Unix epoch (`2026-11-28T02:30:00Z`).
 pub fn iso(at: Duration) -> String {
     der::DateTime::from_unix_duration(Duration::from_secs(at.as_secs()))

@@ -79,9 +79,6 @@ const INSERT_TERMS: &str = "INSERT INTO prescription_terms \
     (prescription_id, valid_until, expires_at, fills, fill_interval_days, antibiotic_repeat_reason) \
     VALUES (?, ?, ?, ?, ?, ?)";
 
-const INSERT_SEAL: &str =
-    "INSERT INTO prescription_seals (prescription_id, kid, sig) VALUES (?, ?, ?)";
-
 pub fn issue(req: IssueRequest) -> Result<Prescription, Error> {
     let db = Db::open()?;
     let meds = resolve_all(&db, &req)?;
@@ -200,13 +197,9 @@ pub fn issue(req: IssueRequest) -> Result<Prescription, Error> {
             // A draft: what issuing adds waits for the medic's signature (`signing::activate`).
             signing::store_draft(db, id, cert, &seal, email.as_deref(), &issued_at)?;
         } else {
-            db.execute_batched(INSERT_SEAL, &[int(id), text(&seal.kid), text(&seal.sig)])?;
-            if let Some(to) = &email {
-                outbox::queue_email(db, id, &signed.signature, to, &issued_at)?;
-            }
-            outbox::queue_webhooks(db, id, &signed.signature, &req.webhooks, &issued_at)?;
-            let stamped = outbox::Stamped::Prescription;
-            outbox::queue_stamp(db, stamped, id, &signed.signature, &issued_at)?;
+            seal::store(db, id, &seal.kid, &seal.sig)?;
+            let (to, hooks) = (email.as_deref(), &req.webhooks);
+            outbox::queue_issued(db, id, &signed.signature, to, hooks, &issued_at)?;
         }
         let fixed: Vec<Param> = std::iter::once(int(id))
             .chain(

@@ -48,6 +48,24 @@ pub fn queue_stamp(
     Ok(())
 }
 
+/// What issuing prescription `id` queues besides its rows, due at `now`: the patient's email (to
+/// `email`, when one is due), its `prescription.created` webhooks and its constancia. A create
+/// queues them at once; a draft, at its activation (`signing`).
+pub fn queue_issued(
+    db: &Db,
+    id: i64,
+    signature: &str,
+    email: Option<&str>,
+    hooks: &[WebhookDelivery],
+    now: &str,
+) -> Result<(), Error> {
+    if let Some(to) = email {
+        queue_email(db, id, signature, to, now)?;
+    }
+    queue_webhooks(db, id, signature, hooks, now)?;
+    queue_stamp(db, Stamped::Prescription, id, signature, now)
+}
+
 /// Queues the patient's email of prescription `id`, due at `now`.
 pub fn queue_email(db: &Db, id: i64, signature: &str, to: &str, now: &str) -> Result<(), Error> {
     let payload = json!({"signature": signature, "to": [to], "cc": []}).to_string();

@@ -13,7 +13,7 @@ use base64::engine::general_purpose::{STANDARD, URL_SAFE, URL_SAFE_NO_PAD};
 use ed25519_dalek::{Signature, Signer as _, SigningKey, Verifier as _, VerifyingKey};
 use sha2::{Digest, Sha256};
 
-use common::db::{Db, text};
+use common::db::{Db, int, text};
 use common::types::Error;
 
 use crate::bindings::exports::receta::prescriptions::prescriptions::{
@@ -59,6 +59,16 @@ impl Signer {
 /// The message a seal signs.
 pub fn message(signature: &str) -> String {
     format!("{MESSAGE_PREFIX}{signature}")
+}
+
+const INSERT_SEAL: &str =
+    "INSERT INTO prescription_seals (prescription_id, kid, sig) VALUES (?, ?, ?)";
+
+/// Stores prescription `id`'s seal, in the transaction that issues it (a create, or a draft's
+/// activation).
+pub fn store(db: &Db, id: i64, kid: &str, sig: &str) -> Result<(), Error> {
+    db.execute_batched(INSERT_SEAL, &[int(id), text(kid), text(sig)])?;
+    Ok(())
 }
 
 /// A key's id: the first 16 hex characters of the SHA-256 of its 32 public bytes.

@@ -6,7 +6,7 @@
 //! the constancia. How a draft reads is `efirma`.
 
 use common::db::{Db, Param, int, opt_text, text};
-use common::types::{Error, WebhookDelivery};
+use common::types::Error;
 
 use crate::bindings::exports::receta::prescriptions::prescriptions::{
     EfirmaActivation, EfirmaDraft, EfirmaStatus, PrescriberCertificate, Prescription, RxEfirma,
@@ -16,6 +16,7 @@ use crate::document::{is_signature, signature_of};
 use crate::efirma::{EXPIRED, columns, draft_status, joins};
 use crate::outbox;
 use crate::read::{ALTERED, VISIBLE_BY_SIGNATURE, caller_param};
+use crate::seal;
 
 /// How long a draft waits for its signature, unless `efirma_draft_hours` says otherwise.
 const DRAFT_HOURS: f64 = 24.0;
@@ -35,9 +36,6 @@ const DRAFT: &str = concat!(
 
 const INSERT_SIGNATURE: &str = "INSERT INTO prescription_efirma \
     (prescription_id, cms, rfc, curp, serial, signed_at, activated_at) VALUES (?, ?, ?, ?, ?, ?, ?)";
-
-const INSERT_SEAL: &str =
-    "INSERT INTO prescription_seals (prescription_id, kid, sig) VALUES (?, ?, ?)";
 
 /// Activation's last step: the draft goes; `RETURNING` tells a racing activation it lost.
 const DELETE_DRAFT: &str =
@@ -197,25 +195,11 @@ pub fn activate(medic: i64, a: EfirmaActivation) -> Result<Prescription, Error> 
                 text(&now),
             ],
         )?;
-        db.execute_batched(INSERT_SEAL, &[int(d.id), text(&d.seal.0), text(&d.seal.1)])?;
-        issue_rows(db, &d, &a.signature, &a.webhooks, &now)
+        seal::store(db, d.id, &d.seal.0, &d.seal.1)?;
+        let email = d.email.as_deref();
+        outbox::queue_issued(db, d.id, &a.signature, email, &a.webhooks, &now)
     })?;
     crate::detail::for_pharmacy(&a.signature)
-}
-
-/// What issuing writes besides the prescription: the email, the webhooks and the constancia.
-fn issue_rows(
-    db: &Db,
-    d: &Draft,
-    signature: &str,
-    webhooks: &[WebhookDelivery],
-    now: &str,
-) -> Result<(), Error> {
-    if let Some(to) = &d.email {
-        outbox::queue_email(db, d.id, signature, to, now)?;
-    }
-    outbox::queue_webhooks(db, d.id, signature, webhooks, now)?;
-    outbox::queue_stamp(db, outbox::Stamped::Prescription, d.id, signature, now)
 }
 
 /// `prescriptions.get-efirma-cms`.

@@ -334,11 +334,9 @@ fn concept(code: &str, drug: &str, presentation: &str) -> Value {
     let name = nonempty(presentation)
         .or(nonempty(drug))
         .unwrap_or("Medicamento");
-    let code = code.trim();
-    let padded = format!("{code:0>14}");
     let mut concept = json!({"text": name});
-    if !code.is_empty() && code.len() <= 14 && common::gtin::is_valid(&padded) {
-        let mut coding = json!({"system": GTIN, "code": padded});
+    if let Some(gtin) = common::gtin::fourteen(code) {
+        let mut coding = json!({"system": GTIN, "code": gtin});
         if let Some(drug) = nonempty(drug) {
             coding["display"] = json!(drug);
         }

@@ -24,7 +24,7 @@ pub struct HandedOver {
 pub fn read(m: &mut Fields) -> HandedOver {
     let gtin = m
         .optional_str("gtin", Some(15))
-        .and_then(|g| match gtin14(&g) {
+        .and_then(|g| match common::gtin::fourteen(&g) {
             Some(g) => Some(g),
             None => {
                 m.error(
@@ -73,26 +73,5 @@ pub fn read(m: &mut Fields) -> HandedOver {
         product,
         substituted,
         substitution_reason,
-    }
-}
-
-/// `code` as a GTIN-14 (left-padded with zeros) when it is a GTIN of at most 14 digits.
-fn gtin14(code: &str) -> Option<String> {
-    let code = code.trim();
-    let padded = format!("{code:0>14}");
-    (!code.is_empty() && code.len() <= 14 && common::gtin::is_valid(&padded)).then_some(padded)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn gtins_pad_to_fourteen_digits_and_keep_their_check_digit() {
-        assert_eq!(gtin14("7501055300075").as_deref(), Some("07501055300075"));
-        assert_eq!(gtin14("07501055300075").as_deref(), Some("07501055300075"));
-        assert_eq!(gtin14("7501055300076"), None);
-        assert_eq!(gtin14("075010553000750"), None);
-        assert_eq!(gtin14("abc"), None);
     }
 }

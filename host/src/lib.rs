@@ -7,7 +7,8 @@
 //! - `trigger`: `http` (the server and its router) and `cron` (scheduler and expressions), sharing
 //!   one way to run a component;
 //! - `runtime`: the Wasmtime engine and its cache, composition, the per-store data;
-//! - `capability`: the Spin interfaces provided to components (`sqlite`, `variables`, `outbound`);
+//! - `capability`: the Spin interfaces provided to components (`sqlite`, `keyvalue`, `variables`,
+//!   `outbound`, and the wall `clock` tests may move);
 //! - `config`: the manifest, the runtime config file, variables and templates.
 
 pub mod app;

@@ -6,7 +6,7 @@ use crate::types::{Error, FieldError};
 pub const NOT_FOUND: &str = "Not found.";
 
 /// How the host says a database could not be reached (`io` errors that start so: a libSQL server
-/// down, refusing connections, or not answering in time; host/src/capability/sqlite/remote.rs).
+/// down, refusing connections, or not answering in time; host/src/capability/sqlite/remote/).
 pub const DATABASE_UNAVAILABLE: &str = "database unavailable: ";
 
 /// The `Retry-After` of a 503 for an unreachable database: about what a libSQL primary takes to

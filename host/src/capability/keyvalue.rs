@@ -8,7 +8,7 @@
 //!
 //! Where this host differs from Spin (host/README.md): the file runs in WAL mode with
 //! `synchronous = NORMAL`: a write survives the process being killed, and the host flushes it to
-//! the disk within a second (`sqlite::flush`); what Spin apps keep in a key-value store (counters,
+//! the disk within a second (`sqlite::local::flush`); what Spin apps keep in a key-value store (counters,
 //! sessions, caches) is not what the app's SQLite database is for. `increment` keeps the count as
 //! 8 bytes, little-endian; a value of another length under that key is an error.
 
@@ -20,7 +20,7 @@ use anyhow::{Context, Result};
 use rusqlite::OptionalExtension;
 use wasmtime::component::{HasSelf, Linker, Resource};
 
-use crate::capability::sqlite::flush::Flusher;
+use crate::capability::sqlite::local::flush::Flusher;
 
 mod bindings {
     wasmtime::component::bindgen!({

@@ -13,9 +13,10 @@ use tempfile::TempDir;
 use wasmtime::Engine;
 use wasmtime::component::{InstancePre, Linker};
 
+use receta_host::app::migrations;
 use receta_host::capability::keyvalue::KeyValueStores;
+use receta_host::capability::sqlite::Databases;
 use receta_host::capability::sqlite::config::{DEFAULT_DB_FILE, Location};
-use receta_host::capability::sqlite::{Databases, migrations};
 use receta_host::config::manifest::{ComponentDecl, Manifest};
 use receta_host::config::variables::{AppVariables, env_key};
 use receta_host::runtime::compose::Sources;

@@ -1,32 +1,28 @@
-//! Spin SQLite (`spin:sqlite/sqlite@3.0.0`): the capability's per-store state, its bindings and
-//! its two backends behind one `Connection`:
+//! Spin SQLite (`spin:sqlite/sqlite@3.0.0`), as Spin splits it (`factor-sqlite` beside the
+//! `sqlite-inproc` and `sqlite-libsql` crates): here the interface (the per-store state and its
+//! bindings, the runtime config's labels, a statement as the host reads it, the writers' turn,
+//! a buffered result), and each backend in its own folder behind one `Connection`:
 //!
-//! - `local`: SQLite files through rusqlite (`type = "spin"`, and `default` unless configured);
-//! - `remote`: a libSQL server through the `libsql` crate (`type = "libsql"`), optionally through
-//!   an embedded replica (`replica_path`), whose transactions `deferred` holds back until they
-//!   must reach the server (`literal` writes a kept statement's parameters into it).
+//! - `local/`: SQLite files through rusqlite (`type = "spin"`, and `default` unless configured);
+//! - `remote/`: a libSQL server through the `libsql` crate (`type = "libsql"`), optionally through
+//!   an embedded replica; built with the cargo feature `libsql` (on by default), so a host
+//!   without it builds and refuses a `type = "libsql"` label at start-up.
 //!
 //! With Spin's semantics whichever backend serves a label: `open` checks the component's
 //! `sqlite_databases` permission first (`access-denied`), then that the label is configured
-//! (`no-such-database`); each `open` hands out its own connection; `execute` runs one statement and
-//! buffers the whole result; every database error is `io(message)` with SQLite's text.
-//! `migrations` applies the app's schema to `default`, on either backend; `turn` is how this host's
-//! writers of one database take turns on both, and which statement is a write.
+//! (`no-such-database`); each `open` hands out its own connection; `execute` parses the statement
+//! once (`statement`), runs it, and buffers the whole result; every database error is
+//! `io(message)` with SQLite's text. `turn` is how this host's writers of one database take turns
+//! on both backends.
 
 pub mod bindings;
 pub mod config;
-mod deferred;
-pub mod flush;
-mod literal;
-mod local;
-pub mod migrations;
+pub mod local;
+#[cfg(feature = "libsql")]
 mod remote;
-mod replica;
-#[cfg(test)]
-mod replica_tests;
-mod semantics;
+mod result;
+pub mod statement;
 mod turn;
-mod wire;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
@@ -36,12 +32,14 @@ use wasmtime::component::{HasSelf, Linker, Resource};
 
 use bindings::{Error, QueryResult, Value, sqlite};
 use config::Location;
+use statement::{Kind, Statement};
 
 /// One configured database label.
 pub enum Database {
     /// A local file (or memory).
     Local(Arc<local::Database>),
     /// A libSQL server.
+    #[cfg(feature = "libsql")]
     Remote(Arc<remote::Database>),
 }
 
@@ -50,6 +48,7 @@ impl Database {
     pub fn connect(&self) -> Result<Connection> {
         Ok(match self {
             Database::Local(db) => Connection::Local(local::Connection::open(db.clone())?),
+            #[cfg(feature = "libsql")]
             Database::Remote(db) => Connection::Remote(remote::Connection::open(db)?),
         })
     }
@@ -58,6 +57,7 @@ impl Database {
     pub fn describe(&self) -> String {
         match self {
             Database::Local(_) => "local SQLite".to_string(),
+            #[cfg(feature = "libsql")]
             Database::Remote(db) => format!("libSQL at {}", db.url()),
         }
     }
@@ -73,7 +73,8 @@ impl Databases {
     /// Opens every label of `locations` (see [`config::locations`]).
     pub async fn open(locations: BTreeMap<String, Location>) -> Result<Self> {
         let mut by_label = HashMap::new();
-        let replicas = locations.values().any(|l| {
+        #[cfg(feature = "libsql")]
+        if locations.values().any(|l| {
             matches!(
                 l,
                 Location::Remote {
@@ -81,9 +82,8 @@ impl Databases {
                     ..
                 }
             )
-        });
-        if replicas {
-            replica::init_libsql().await;
+        }) {
+            remote::replica::init_libsql().await;
         }
         for (label, location) in locations {
             let db = match location {
@@ -91,14 +91,36 @@ impl Databases {
                     url,
                     token,
                     replica,
-                } => Database::Remote(Arc::new(
-                    remote::Database::new(&label, &url, &token, replica.as_ref()).await?,
-                )),
+                } => Self::remote(&label, &url, &token, replica.as_ref()).await?,
                 local => Database::Local(Arc::new(local::Database::new(&label, local)?)),
             };
             by_label.insert(label, Arc::new(db));
         }
         Ok(Self { by_label })
+    }
+
+    #[cfg(feature = "libsql")]
+    async fn remote(
+        label: &str,
+        url: &str,
+        token: &str,
+        replica: Option<&config::Replica>,
+    ) -> Result<Database> {
+        let db = remote::Database::new(label, url, token, replica).await?;
+        Ok(Database::Remote(Arc::new(db)))
+    }
+
+    #[cfg(not(feature = "libsql"))]
+    async fn remote(
+        label: &str,
+        url: &str,
+        _token: &str,
+        _replica: Option<&config::Replica>,
+    ) -> Result<Database> {
+        anyhow::bail!(
+            "database {label:?} is a libSQL server ({url}), but this receta was built without \
+             libSQL (cargo feature `libsql`)"
+        )
     }
 
     /// The database configured for `label`.
@@ -112,6 +134,7 @@ pub enum Connection {
     /// See `local`.
     Local(local::Connection),
     /// See `remote`.
+    #[cfg(feature = "libsql")]
     Remote(remote::Connection),
 }
 
@@ -119,17 +142,19 @@ impl Connection {
     /// Runs one statement.
     pub async fn execute(
         &mut self,
-        statement: &str,
+        statement: &Statement,
         parameters: Vec<Value>,
     ) -> Result<QueryResult, Error> {
         // A guest's lock wait is answered and not applied, on either backend (host/README.md):
-        // this host's writer turns make a writer wait for another's lock in turn, and a libSQL
-        // server waits by its own rules (there it would cost a round trip each).
-        if semantics::is_busy_timeout(statement) {
-            return Ok(semantics::no_rows());
+        // this host's writer turns make a writer wait for another's lock in turn (up to
+        // `turn::BUSY_TIMEOUT`), and a libSQL server waits by its own rules (there it would cost
+        // a round trip each; `common::db` sets it around each `BEGIN IMMEDIATE` for Spin's sake).
+        if statement.kind() == (Kind::Pragma { busy_timeout: true }) {
+            return Ok(result::no_rows());
         }
         match self {
             Connection::Local(c) => c.execute(statement, parameters).await,
+            #[cfg(feature = "libsql")]
             Connection::Remote(c) => c.execute(statement, parameters).await,
         }
     }
@@ -138,6 +163,7 @@ impl Connection {
     pub async fn execute_batch(&mut self, sql: &str) -> Result<()> {
         match self {
             Connection::Local(c) => c.execute_batch(sql).await,
+            #[cfg(feature = "libsql")]
             Connection::Remote(c) => c.execute_batch(sql).await,
         }
     }
@@ -145,6 +171,7 @@ impl Connection {
     async fn last_insert_rowid(&mut self) -> i64 {
         match self {
             Connection::Local(c) => c.last_insert_rowid(),
+            #[cfg(feature = "libsql")]
             Connection::Remote(c) => c.last_insert_rowid().await,
         }
     }
@@ -152,6 +179,7 @@ impl Connection {
     async fn changes(&mut self) -> u64 {
         match self {
             Connection::Local(c) => c.changes(),
+            #[cfg(feature = "libsql")]
             Connection::Remote(c) => c.changes().await,
         }
     }
@@ -159,6 +187,7 @@ impl Connection {
     fn close(self) {
         match self {
             Connection::Local(c) => c.close(),
+            #[cfg(feature = "libsql")]
             Connection::Remote(c) => drop(c),
         }
     }
@@ -231,7 +260,7 @@ impl sqlite::HostConnection for SqliteState {
         let Some(conn) = self.connection(&connection) else {
             return Ok(Err(Error::InvalidConnection));
         };
-        Ok(conn.execute(&statement, parameters).await)
+        Ok(conn.execute(&Statement::parse(statement), parameters).await)
     }
 
     async fn last_insert_rowid(

@@ -16,8 +16,10 @@ use wasmtime_wasi_http::handler::{ProxyHandler, ProxyPre as HandlerPre};
 use wasmtime_wasi_http::p2::bindings::ProxyPre;
 use wasmtime_wasi_http::p3::bindings::ServicePre;
 
+pub mod migrations;
+
 use crate::capability::keyvalue::KeyValueStores;
-use crate::capability::sqlite::{Databases, config as sqlite_config, migrations};
+use crate::capability::sqlite::{Databases, config as sqlite_config};
 use crate::cli::{UpOptions, env_number};
 use crate::config::manifest::{Manifest, RouteSpec};
 use crate::config::runtime::RuntimeConfig;

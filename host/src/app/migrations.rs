@@ -13,7 +13,8 @@ use anyhow::{Context, Result};
 use sha2::{Digest, Sha256};
 
 use crate::capability::sqlite::Connection;
-use crate::capability::sqlite::bindings::{self, Value};
+use crate::capability::sqlite::bindings::{self, QueryResult, Value};
+use crate::capability::sqlite::statement::Statement;
 
 /// Tries of one migration before start-up fails, and the wait between them.
 const ATTEMPTS: u32 = 10;
@@ -66,7 +67,7 @@ pub async fn apply(conn: &mut Connection, dir: &Path) -> Result<Report> {
         let outcome = loop {
             let outcome = apply_one(conn, &name, &sql, &digest).await;
             if outcome.is_err() {
-                let _ = conn.execute("ROLLBACK", vec![]).await;
+                let _ = run(conn, "ROLLBACK", vec![]).await;
             }
             match outcome {
                 // A libSQL server that another node is migrating at the same moment (or a replica
@@ -97,6 +98,15 @@ pub async fn apply(conn: &mut Connection, dir: &Path) -> Result<Report> {
     Ok(report)
 }
 
+/// One statement on `conn`.
+async fn run(
+    conn: &mut Connection,
+    sql: &str,
+    parameters: Vec<Value>,
+) -> Result<QueryResult, bindings::Error> {
+    conn.execute(&Statement::parse(sql), parameters).await
+}
+
 enum Applied {
     Now,
     Before { sha256: String },
@@ -105,23 +115,23 @@ enum Applied {
 /// One migration under the write lock: looked up, then applied and recorded, or left alone.
 async fn apply_one(conn: &mut Connection, name: &str, sql: &str, digest: &str) -> Result<Applied> {
     let io = |e: bindings::Error| anyhow::anyhow!("{e:?}");
-    conn.execute("BEGIN IMMEDIATE", vec![]).await.map_err(io)?;
+    run(conn, "BEGIN IMMEDIATE", vec![]).await.map_err(io)?;
     // Inside the transaction: on a libSQL replica, a transaction runs on the primary, which may
     // not have replicated to this replica yet what another statement just created.
-    conn.execute(CREATE_TABLE, vec![])
+    run(conn, CREATE_TABLE, vec![])
         .await
         .map_err(io)
         .with_context(|| format!("cannot create {TABLE}"))?;
-    let recorded = conn
-        .execute(
-            &format!("SELECT sha256 FROM {TABLE} WHERE name = ?1"),
-            vec![Value::Text(name.to_string())],
-        )
-        .await
-        .map_err(io)
-        .with_context(|| format!("cannot read {TABLE}"))?;
+    let recorded = run(
+        conn,
+        &format!("SELECT sha256 FROM {TABLE} WHERE name = ?1"),
+        vec![Value::Text(name.to_string())],
+    )
+    .await
+    .map_err(io)
+    .with_context(|| format!("cannot read {TABLE}"))?;
     if let Some(row) = recorded.rows.first() {
-        conn.execute("ROLLBACK", vec![]).await.map_err(io)?;
+        run(conn, "ROLLBACK", vec![]).await.map_err(io)?;
         let sha256 = match row.values.first() {
             Some(Value::Text(s)) => s.clone(),
             _ => String::new(),
@@ -129,14 +139,15 @@ async fn apply_one(conn: &mut Connection, name: &str, sql: &str, digest: &str) -
         return Ok(Applied::Before { sha256 });
     }
     conn.execute_batch(sql).await?;
-    conn.execute(
+    run(
+        conn,
         &format!("INSERT INTO {TABLE} (name, sha256) VALUES (?1, ?2)"),
         vec![Value::Text(name.into()), Value::Text(digest.into())],
     )
     .await
     .map_err(io)
     .with_context(|| format!("cannot record migration {name}"))?;
-    conn.execute("COMMIT", vec![])
+    run(conn, "COMMIT", vec![])
         .await
         .map_err(io)
         .with_context(|| format!("cannot commit migration {name}"))?;
@@ -165,10 +176,7 @@ mod tests {
     use crate::capability::sqlite::config::Location;
 
     async fn count(conn: &mut Connection) -> i64 {
-        let result = conn
-            .execute("SELECT count(*) FROM t", vec![])
-            .await
-            .unwrap();
+        let result = run(conn, "SELECT count(*) FROM t", vec![]).await.unwrap();
         match result.rows[0].values[0] {
             Value::Integer(n) => n,
             _ => panic!("not a count"),

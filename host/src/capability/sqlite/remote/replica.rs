@@ -1,6 +1,6 @@
 //! An embedded replica of a libSQL database (`replica_path`, this host's extension; docs/scale-out.md,
 //! "Nodes with embedded replicas"): its set-up and first pull, the pool of its connections, the pull
-//! after each of the node's writes, and which statements its file answers. `remote` uses it.
+//! after each of the node's writes, `remote` uses it (which statements its file answers is `Statement::reads`).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -9,8 +9,7 @@ use anyhow::{Context, Result};
 
 use crate::capability::sqlite::config::Replica;
 use crate::capability::sqlite::local;
-use crate::capability::sqlite::semantics::{BUSY_TIMEOUT, starts_with_keyword};
-use crate::capability::sqlite::turn::writes;
+use crate::capability::sqlite::turn::BUSY_TIMEOUT;
 
 /// How long a replica keeps trying to pull a write of its own before leaving it to the periodic
 /// pull.
@@ -149,12 +148,6 @@ pub async fn pull_own_write(replica: &libsql::Database, label: &str) {
     }
 }
 
-/// Whether `statement` only reads (a query that is no write, [`writes`]): what a replica's file
-/// answers directly outside a transaction.
-pub fn is_read(statement: &str) -> bool {
-    starts_with_keyword(statement, &["SELECT", "WITH", "VALUES"]) && !writes(statement)
-}
-
 /// Lets the `libsql` crate set up SQLite first. Its first local database (an embedded replica's)
 /// puts SQLite in serialized mode and stops the process if SQLite was initialized before, which
 /// rusqlite's first connection does; so an in-memory libSQL database is opened before any other
@@ -167,21 +160,4 @@ pub async fn init_libsql() {
         }
     })
     .await;
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_queries_are_read_from_a_replica_file() {
-        assert!(is_read("SELECT 1"));
-        assert!(is_read(" with x AS (SELECT 1) SELECT * FROM x"));
-        assert!(!is_read(
-            "WITH x AS (SELECT 1) INSERT INTO t SELECT * FROM x"
-        ));
-        assert!(!is_read("INSERT INTO t VALUES (1)"));
-        assert!(!is_read("PRAGMA synchronous = NORMAL"));
-        assert!(!is_read("BEGIN IMMEDIATE"));
-    }
 }

@@ -1,12 +1,8 @@
-//! How this host's statements, values and errors cross to a libSQL server and back (`remote`):
-//! which statements give rows or may wait for the server's writer, a result column's name as the
-//! statement writes it, the values in the client's type, and SQLite's own text out of the client's
-//! errors.
+//! How this host's statements, values and errors cross to a libSQL server and back (`remote`): a
+//! result column's name as the statement writes it, the values in the client's type, and SQLite's
+//! own text out of the client's errors.
 
 use crate::capability::sqlite::bindings::Value;
-use crate::capability::sqlite::replica;
-use crate::capability::sqlite::semantics::starts_with_keyword;
-use crate::capability::sqlite::turn::writes;
 
 /// How an `io` error says the server could not be reached (down, refusing connections, not
 /// answering in time), as against an error of the statement itself. `common::db` recognises it.
@@ -55,34 +51,6 @@ pub fn as_written(statement: &str, name: &str) -> String {
         }
     }
     name.to_string()
-}
-
-/// Whether `statement` gives rows back: a `PRAGMA` or `EXPLAIN`, a write ([`writes`], a `WITH …`
-/// clause's included) with `RETURNING`, or a query (`SELECT`, `VALUES`, `WITH … SELECT`).
-pub fn returns_rows(statement: &str) -> bool {
-    if starts_with_keyword(statement, &["PRAGMA", "EXPLAIN"]) {
-        true
-    } else if writes(statement) {
-        contains_word(statement, "RETURNING")
-    } else {
-        replica::is_read(statement)
-    }
-}
-
-/// Whether `statement` may wait for the server's write lock or its flush: a write, a transaction's
-/// start or end, or anything inside a transaction.
-pub fn waits_for_writer(statement: &str, in_transaction: bool) -> bool {
-    in_transaction
-        || writes(statement)
-        || starts_with_keyword(
-            statement,
-            &["BEGIN", "COMMIT", "END", "ROLLBACK", "SAVEPOINT", "RELEASE"],
-        )
-}
-
-fn contains_word(text: &str, word: &str) -> bool {
-    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .any(|w| w.eq_ignore_ascii_case(word))
 }
 
 pub fn to_libsql(value: Value) -> libsql::Value {
@@ -160,40 +128,6 @@ fn is_unreachable(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn rows_come_from_queries_and_returning_writes() {
-        assert!(returns_rows(" select 1"));
-        assert!(returns_rows("WITH x AS (SELECT 1) SELECT * FROM x"));
-        assert!(returns_rows("UPDATE outbox SET a = 1 WHERE b RETURNING id"));
-        assert!(!returns_rows("INSERT INTO t (returning_x) VALUES (1)"));
-        assert!(!returns_rows("BEGIN IMMEDIATE"));
-        assert!(!returns_rows("CREATE TABLE t (x)"));
-        assert!(!returns_rows(
-            "WITH x AS (SELECT 1) INSERT INTO t SELECT * FROM x"
-        ));
-        assert!(returns_rows(
-            "WITH x AS (SELECT 1) DELETE FROM t WHERE a IN x RETURNING a"
-        ));
-        assert!(returns_rows("PRAGMA synchronous"));
-    }
-
-    #[test]
-    fn writes_and_transactions_wait_longer_than_reads() {
-        assert!(waits_for_writer("BEGIN IMMEDIATE", false));
-        assert!(waits_for_writer("commit", false));
-        assert!(waits_for_writer("INSERT INTO t VALUES (1)", false));
-        assert!(waits_for_writer("SELECT 1", true));
-        assert!(!waits_for_writer("SELECT 1", false));
-        assert!(!waits_for_writer(
-            "WITH x AS (SELECT 1) SELECT * FROM x",
-            false
-        ));
-        assert!(waits_for_writer(
-            "WITH x AS (SELECT 1) INSERT INTO t SELECT * FROM x",
-            false
-        ));
-    }
 
     #[test]
     fn column_names_as_the_statement_writes_them() {

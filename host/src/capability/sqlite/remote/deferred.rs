@@ -26,12 +26,8 @@ use std::time::{Duration, Instant};
 use libsql::Connection;
 
 use crate::capability::sqlite::bindings::Value;
-use crate::capability::sqlite::literal;
-use crate::capability::sqlite::semantics::{starts_with_keyword, upper_words};
-use crate::capability::sqlite::turn::writes;
-
-/// The comment that ends a batched write (`common::db` appends it).
-pub const BATCHED: &str = "/* receta:batched */";
+use crate::capability::sqlite::remote::literal;
+use crate::capability::sqlite::statement::{Kind, Statement};
 
 /// The transaction a guest opened on a replica connection, as far as the server has seen it.
 #[derive(Default)]
@@ -56,39 +52,16 @@ pub enum Step {
     Send,
 }
 
-/// Whether a statement's upper-cased words are a plain `ROLLBACK` (not `ROLLBACK TO` a savepoint).
-fn is_rollback_words(words: &[&str]) -> bool {
-    matches!(words, ["ROLLBACK"] | ["ROLLBACK", "TRANSACTION"])
-}
-
 impl Deferred {
-    /// Whether `statement` is a plain `ROLLBACK` (not `ROLLBACK TO` a savepoint).
-    pub fn is_rollback(statement: &str) -> bool {
-        let words = upper_words(statement);
-        is_rollback_words(&words.iter().map(String::as_str).collect::<Vec<_>>())
-    }
-
     /// Sorts `statement`: a batched write that returns no rows is kept (its parameters written in).
-    pub fn step(&mut self, statement: &str, parameters: &[Value], returns_rows: bool) -> Step {
-        let words = upper_words(statement);
-        let words: Vec<&str> = words.iter().map(String::as_str).collect();
-        if matches!(
-            words.as_slice(),
-            ["COMMIT" | "END"] | ["COMMIT" | "END", "TRANSACTION"]
-        ) {
-            return Step::Commit;
+    pub fn step(&mut self, statement: &Statement, parameters: &[Value]) -> Step {
+        match statement.kind() {
+            Kind::Commit { plain: true } => return Step::Commit,
+            Kind::Rollback { plain: true } => return Step::Rollback,
+            Kind::Write { returning: false } if statement.batched() => {}
+            _ => return Step::Send,
         }
-        if is_rollback_words(&words) {
-            return Step::Rollback;
-        }
-        if returns_rows
-            || !statement.trim_end().ends_with(BATCHED)
-            || !writes(statement)
-            || starts_with_keyword(statement, &["CREATE"])
-        {
-            return Step::Send;
-        }
-        match literal::inline(statement, parameters) {
+        match literal::inline(statement.text(), parameters) {
             Some(sql) => {
                 self.kept.push(sql);
                 Step::Kept
@@ -208,13 +181,14 @@ async fn retried<T, F: Future<Output = libsql::Result<T>>>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::capability::sqlite::statement::BATCHED;
 
     #[test]
     fn batched_writes_are_kept_with_their_values() {
         let mut tx = Deferred::default();
         let marked = format!("INSERT INTO t VALUES (?) {BATCHED}");
         assert!(matches!(
-            tx.step(&marked, &[Value::Text("a'b".into())], false),
+            tx.step(&Statement::parse(marked), &[Value::Text("a'b".into())]),
             Step::Kept
         ));
         assert_eq!(
@@ -223,27 +197,48 @@ mod tests {
         );
         // An unmarked write keeps its own error: it is sent at once.
         assert!(matches!(
-            tx.step("INSERT INTO t VALUES (?)", &[Value::Null], false),
+            tx.step(
+                &Statement::parse("INSERT INTO t VALUES (?)"),
+                &[Value::Null]
+            ),
             Step::Send
         ));
-        assert!(matches!(tx.step("SELECT 1", &[], true), Step::Send));
         assert!(matches!(
-            tx.step("UPDATE t SET a = 1 RETURNING a", &[], true),
+            tx.step(&Statement::parse("SELECT 1"), &[]),
+            Step::Send
+        ));
+        assert!(matches!(
+            tx.step(&Statement::parse("UPDATE t SET a = 1 RETURNING a"), &[]),
             Step::Send
         ));
         let named = format!("INSERT INTO t VALUES (:a) {BATCHED}");
-        assert!(matches!(tx.step(&named, &[Value::Null], false), Step::Send));
-        assert!(matches!(tx.step("SAVEPOINT s", &[], false), Step::Send));
-        assert!(matches!(tx.step("ROLLBACK TO s", &[], false), Step::Send));
         assert!(matches!(
-            tx.step("CREATE TABLE x (a)", &[], false),
+            tx.step(&Statement::parse(named), &[Value::Null]),
             Step::Send
         ));
-        assert!(matches!(tx.step("commit;", &[], false), Step::Commit));
         assert!(matches!(
-            tx.step("END TRANSACTION", &[], false),
+            tx.step(&Statement::parse("SAVEPOINT s"), &[]),
+            Step::Send
+        ));
+        assert!(matches!(
+            tx.step(&Statement::parse("ROLLBACK TO s"), &[]),
+            Step::Send
+        ));
+        assert!(matches!(
+            tx.step(&Statement::parse("CREATE TABLE x (a)"), &[]),
+            Step::Send
+        ));
+        assert!(matches!(
+            tx.step(&Statement::parse("commit;"), &[]),
             Step::Commit
         ));
-        assert!(matches!(tx.step("rollback", &[], false), Step::Rollback));
+        assert!(matches!(
+            tx.step(&Statement::parse("END TRANSACTION"), &[]),
+            Step::Commit
+        ));
+        assert!(matches!(
+            tx.step(&Statement::parse("rollback"), &[]),
+            Step::Rollback
+        ));
     }
 }

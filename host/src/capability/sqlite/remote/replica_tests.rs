@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use crate::capability::sqlite::bindings::{Error, Value};
 use crate::capability::sqlite::config::Replica;
-use crate::capability::sqlite::deferred::BATCHED;
 use crate::capability::sqlite::remote::{Connection, Database};
+use crate::capability::sqlite::statement::{BATCHED, Statement};
 
 /// An `sqld` on a free port in a temporary directory, killed when dropped.
 struct Sqld {
@@ -82,7 +82,7 @@ async fn run(
     sql: &str,
     values: Vec<Value>,
 ) -> Result<Vec<Vec<Value>>, Error> {
-    let result = conn.execute(sql, values).await?;
+    let result = conn.execute(&Statement::parse(sql), values).await?;
     Ok(result.rows.into_iter().map(|r| r.values).collect())
 }
 

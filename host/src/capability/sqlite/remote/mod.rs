@@ -28,16 +28,19 @@ use anyhow::{Context, Result};
 
 use crate::capability::sqlite::bindings::{Error, QueryResult, RowResult, Value};
 use crate::capability::sqlite::config::Replica;
-use crate::capability::sqlite::deferred::{Deferred, Step};
-use crate::capability::sqlite::semantics::{
-    BUSY_TIMEOUT, ResultBudget, no_rows, opens_plain_transaction, starts_with_keyword,
-    upgrade_begin,
-};
-use crate::capability::sqlite::turn::{Turn, Writers, writes};
-use crate::capability::sqlite::wire::{
-    UNAVAILABLE, as_written, from_libsql, returns_rows, server_message, to_libsql, waits_for_writer,
-};
-use crate::capability::sqlite::{local, replica};
+use crate::capability::sqlite::local;
+use crate::capability::sqlite::result::{ResultBudget, no_rows};
+use crate::capability::sqlite::statement::{Kind, Statement};
+use crate::capability::sqlite::turn::{BUSY_TIMEOUT, Turn, Writers};
+use deferred::{Deferred, Step};
+use wire::{UNAVAILABLE, as_written, from_libsql, server_message, to_libsql};
+
+mod deferred;
+mod literal;
+pub mod replica;
+#[cfg(test)]
+mod replica_tests;
+mod wire;
 
 /// How long a statement outside a transaction is tried again while the server says "database is
 /// locked", and how long a statement that may wait for the server's write lock or flush waits for
@@ -185,10 +188,12 @@ impl Connection {
     /// 48,000-frame log).
     pub async fn execute(
         &mut self,
-        statement: &str,
+        statement: &Statement,
         parameters: Vec<Value>,
     ) -> Result<QueryResult, Error> {
-        if std::mem::take(&mut self.ended) && self.autocommit() && Deferred::is_rollback(statement)
+        if std::mem::take(&mut self.ended)
+            && self.autocommit()
+            && statement.kind() == (Kind::Rollback { plain: true })
         {
             return Ok(no_rows());
         }
@@ -203,7 +208,7 @@ impl Connection {
         // then applies, as for another node's writer.
         let autocommit = self.autocommit();
         if autocommit
-            && replica::is_read(statement)
+            && statement.reads()
             && let Some(replica) = &self.db.replica
         {
             if self.reading.is_none() {
@@ -215,14 +220,14 @@ impl Connection {
             if let Some(reading) = &mut self.reading {
                 let mut result = reading.execute(statement, parameters).await?;
                 for column in &mut result.columns {
-                    if !statement.contains(column.as_str()) {
-                        *column = as_written(statement, column);
+                    if !statement.text().contains(column.as_str()) {
+                        *column = as_written(statement.text(), column);
                     }
                 }
                 return Ok(result);
             }
         }
-        if autocommit && self.db.replica.is_some() && opens_plain_transaction(statement) {
+        if autocommit && self.db.replica.is_some() && statement.opens_plain_transaction() {
             self.used = true;
             self.turn
                 .before(&self.db.writers, statement, true, LOCKED_TIMEOUT)
@@ -245,8 +250,7 @@ impl Connection {
             // A write outside a transaction, or a transaction's end, reached the primary.
             Ok(_)
                 if self.conn.is_autocommit()
-                    && (writes(statement)
-                        || starts_with_keyword(statement, &["COMMIT", "END"])) =>
+                    && (statement.writes() || matches!(statement.kind(), Kind::Commit { .. })) =>
             {
                 self.db.pull_own_write().await;
             }
@@ -269,12 +273,12 @@ impl Connection {
     /// (the transaction then open on the server, with what was kept).
     async fn deferred_step(
         &mut self,
-        statement: &str,
+        statement: &Statement,
         parameters: &[Value],
     ) -> Option<Result<QueryResult, Error>> {
         let tx = self.deferred.as_mut()?;
         let deadline = std::time::Instant::now() + LOCKED_TIMEOUT;
-        match tx.step(statement, parameters, returns_rows(statement)) {
+        match tx.step(statement, parameters) {
             Step::Kept => Some(Ok(no_rows())),
             Step::Rollback => {
                 let begun = tx.begun();
@@ -332,7 +336,7 @@ impl Connection {
 
     async fn execute_retried(
         &mut self,
-        statement: &str,
+        statement: &Statement,
         parameters: Vec<Value>,
     ) -> Result<QueryResult, Error> {
         let started = std::time::Instant::now();
@@ -356,23 +360,23 @@ impl Connection {
 
     async fn execute_once(
         &mut self,
-        statement: &str,
+        statement: &Statement,
         parameters: Vec<Value>,
     ) -> Result<QueryResult, Error> {
-        let statement = upgrade_begin(statement).unwrap_or(statement);
+        let sql = statement.to_run();
         let in_transaction = !self.conn.is_autocommit();
         let parameters: Vec<libsql::Value> = parameters.into_iter().map(to_libsql).collect();
         let run = async {
             // The client keeps `last_insert_rowid`, `changes` and the transaction state only for
             // statements sent with `execute`; rows come back only from `query`.
-            if !returns_rows(statement) {
-                self.changes = self.conn.execute(statement, parameters).await?;
+            if !statement.returns_rows() {
+                self.changes = self.conn.execute(sql, parameters).await?;
                 return Ok(Ok(no_rows()));
             }
-            let mut rows = self.conn.query(statement, parameters).await?;
+            let mut rows = self.conn.query(sql, parameters).await?;
             let count = rows.column_count();
             let columns = (0..count)
-                .map(|i| as_written(statement, rows.column_name(i).unwrap_or("")))
+                .map(|i| as_written(sql, rows.column_name(i).unwrap_or("")))
                 .collect();
             let mut out = Vec::new();
             let mut budget = ResultBudget::default();
@@ -386,12 +390,12 @@ impl Connection {
                 }
                 out.push(RowResult { values });
             }
-            if writes(statement) {
+            if statement.writes() {
                 self.changes = out.len() as u64;
             }
             Ok::<_, libsql::Error>(Ok(QueryResult { columns, rows: out }))
         };
-        let limit = if waits_for_writer(statement, in_transaction) {
+        let limit = if statement.waits_for_writer(in_transaction) {
             LOCKED_TIMEOUT
         } else {
             BUSY_TIMEOUT

@@ -28,9 +28,6 @@ const PROMOTE_OLDEST: &str = "UPDATE memberships SET is_active = 1 \
 pub const NOT_A_MANAGER: &str = "You do not have permission to manage this hospital.";
 pub const NO_MANAGED_HOSPITAL: &str =
     "Only the API admin or a medic with an ADMIN membership may do this.";
-/// The gateway's text for the same refusal (one text per refusal).
-pub const ADMIN_ONLY: &str = "This endpoint requires the API admin's token.";
-pub const MEDIC_ONLY: &str = "This endpoint requires a medic token.";
 
 /// DRF's message for a foreign key that names nothing.
 pub fn no_such(id: i64) -> String {
@@ -80,14 +77,6 @@ pub fn require_any_manager(db: &Db, caller: &Principal) -> Result<(), Error> {
         return Err(Error::forbidden(NO_MANAGED_HOSPITAL));
     }
     Ok(())
-}
-
-/// The medic id of a medic caller; `forbidden` for the API admin.
-pub fn medic_only(caller: &Principal) -> Result<i64, Error> {
-    match caller {
-        Principal::Medic(id) => Ok(*id),
-        Principal::Admin => Err(Error::forbidden(MEDIC_ONLY)),
-    }
 }
 
 /// Restores "exactly one live membership is active" for a medic after a membership changed.

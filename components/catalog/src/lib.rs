@@ -72,8 +72,8 @@ impl Guest for Catalog {
         access::require_any_manager(&common::db::Db::open()?, &caller)
     }
 
-    fn create_medic(caller: Principal, input: NewMedic) -> Result<Medic, Error> {
-        medics::create(caller, input)
+    fn create_medic(input: NewMedic) -> Result<Medic, Error> {
+        medics::create(input)
     }
 
     fn search_medics(
@@ -86,6 +86,10 @@ impl Guest for Catalog {
 
     fn get_medic(db: &Connection, id: i64) -> Option<MedicProfile> {
         lent(db, || medics::get(id))
+    }
+
+    fn medic_identifiers(id: i64) -> (Option<String>, Option<String>) {
+        profiles::identifiers(id)
     }
 
     fn list_medics(caller: Principal, page: PageRequest) -> Result<MedicViewPage, Error> {
@@ -153,38 +157,34 @@ impl Guest for Catalog {
         memberships::delete(caller, id)
     }
 
-    fn list_locations(caller: Principal) -> Result<Vec<LocationEntry>, Error> {
-        locations::list(caller)
+    fn list_locations(medic: i64) -> Result<Vec<LocationEntry>, Error> {
+        locations::list(medic)
     }
 
-    fn set_active_hospital(caller: Principal, hospital_id: i64) -> Result<(), Error> {
-        locations::set_active(caller, hospital_id)
+    fn set_active_hospital(medic: i64, hospital_id: i64) -> Result<(), Error> {
+        locations::set_active(medic, hospital_id)
     }
 }
 
 impl CampaignsGuest for Catalog {
-    fn create_campaign(caller: Principal, input: NewCampaign) -> Result<Campaign, Error> {
-        campaigns::create(caller, input)
+    fn create_campaign(input: NewCampaign) -> Result<Campaign, Error> {
+        campaigns::create(input)
     }
 
-    fn list_campaigns(caller: Principal, page: PageRequest) -> Result<CampaignPage, Error> {
-        campaigns::list(caller, page)
+    fn list_campaigns(page: PageRequest) -> Result<CampaignPage, Error> {
+        campaigns::list(page)
     }
 
-    fn get_campaign(caller: Principal, id: i64) -> Result<Campaign, Error> {
-        campaigns::get(caller, id)
+    fn get_campaign(id: i64) -> Result<Campaign, Error> {
+        campaigns::get(id)
     }
 
-    fn update_campaign(
-        caller: Principal,
-        id: i64,
-        patch: CampaignPatch,
-    ) -> Result<Campaign, Error> {
-        campaigns::update(caller, id, patch)
+    fn update_campaign(id: i64, patch: CampaignPatch) -> Result<Campaign, Error> {
+        campaigns::update(id, patch)
     }
 
-    fn delete_campaign(caller: Principal, id: i64) -> Result<(), Error> {
-        campaigns::delete(caller, id)
+    fn delete_campaign(id: i64) -> Result<(), Error> {
+        campaigns::delete(id)
     }
 
     fn active_campaigns(db: &Connection) -> Result<Vec<Campaign>, Error> {

@@ -4,9 +4,8 @@
 //! nor selectable here. There is no clinic model yet: `clinics` is always empty.
 
 use common::db::{Db, int};
-use common::types::{Error, Principal};
+use common::types::Error;
 
-use crate::access;
 use crate::bindings::exports::receta::catalog::catalog::{LocationEntry, LocationHospital};
 
 const SELECT_LOCATIONS: &str = "SELECT h.id, h.name, h.location, m.is_active FROM memberships m \
@@ -20,8 +19,7 @@ const SELECTABLE: &str = "SELECT EXISTS (SELECT 1 FROM memberships m JOIN hospit
 const SET_ACTIVE: &str =
     "UPDATE memberships SET is_active = (hospital_id = ?2 AND is_deleted = 0) WHERE medic_id = ?1";
 
-pub fn list(caller: Principal) -> Result<Vec<LocationEntry>, Error> {
-    let medic = access::medic_only(&caller)?;
+pub fn list(medic: i64) -> Result<Vec<LocationEntry>, Error> {
     let db = Db::open()?;
     Ok(db.query(SELECT_LOCATIONS, &[int(medic)], |r| {
         Ok(LocationEntry {
@@ -36,8 +34,7 @@ pub fn list(caller: Principal) -> Result<Vec<LocationEntry>, Error> {
     })?)
 }
 
-pub fn set_active(caller: Principal, hospital: i64) -> Result<(), Error> {
-    let medic = access::medic_only(&caller)?;
+pub fn set_active(medic: i64, hospital: i64) -> Result<(), Error> {
     let db = Db::open()?;
     db.transaction(|db| -> Result<(), Error> {
         if db.scalar_i64(SELECTABLE, &[int(medic), int(hospital)])? == 0 {

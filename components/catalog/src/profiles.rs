@@ -30,6 +30,9 @@ const UPSERT_IDENTITY: &str = "INSERT INTO medic_identity (medic_id, rfc, curp) 
     ON CONFLICT (medic_id) DO UPDATE SET rfc = CASE WHEN ?2 THEN ?3 ELSE rfc END, \
     curp = CASE WHEN ?4 THEN ?5 ELSE curp END";
 
+/// A medic's RFC and CURP as registered now.
+const IDENTIFIERS: &str = "SELECT rfc, curp FROM medic_identity WHERE medic_id = ?1";
+
 const EMAIL_TAKEN_BY_ANOTHER: &str =
     "SELECT EXISTS (SELECT 1 FROM medics WHERE email = ?1 AND id <> ?2)";
 
@@ -67,6 +70,23 @@ pub fn list(caller: Principal, page: PageRequest) -> Result<MedicViewPage, Error
         count: u64::try_from(count).unwrap_or(0),
         results,
     })
+}
+
+/// See `medic-identifiers` (WIT): `(none, none)` for a medic without them or that does not exist,
+/// and on a database error (logged).
+pub fn identifiers(id: i64) -> (Option<String>, Option<String>) {
+    let found = Db::open().and_then(|db| {
+        db.query_opt(IDENTIFIERS, &[int(id)], |r| {
+            Ok((r.opt_string("rfc")?, r.opt_string("curp")?))
+        })
+    });
+    match found {
+        Ok(found) => found.unwrap_or_default(),
+        Err(e) => {
+            eprintln!("medic-identifiers {id}: {e:#}");
+            (None, None)
+        }
+    }
 }
 
 pub fn get(caller: Principal, id: i64) -> Result<MedicView, Error> {

@@ -8,12 +8,13 @@
 use serde_json::{Map, Value, json};
 
 use common::fields::{self, Fields};
-use common::types::{Error, FieldError, Principal};
+use common::types::{Error, FieldError};
 
 use crate::bindings::campaigns::{self, Branch, Campaign, CampaignPatch, NewCampaign};
-use crate::floor::campaign_json::landing_json;
-use crate::floor::links::is_http_url;
 use crate::http::{Request, Response, path_id};
+use crate::roles::Admin;
+use crate::views::campaign_json::landing_json;
+use crate::views::links::is_http_url;
 
 /// The literal a redirect may hold instead of a URL: stay on the landing view.
 pub const LANDING_VIEW: &str = "landing_view";
@@ -43,8 +44,7 @@ fn to_json(c: &Campaign) -> Value {
 }
 
 /// `POST /api/v2/campaigns/` → 201 Campaign.
-pub fn create(req: &Request) -> Result<Response, Error> {
-    let caller = Principal::Admin;
+pub fn create(req: &Request, _: Admin) -> Result<Response, Error> {
     let mut f = req.json_fields()?;
     let short_name = f.required_str("short_name", SHORT_NAME);
     let branches = branches(&mut f).unwrap_or_default();
@@ -74,34 +74,28 @@ pub fn create(req: &Request) -> Result<Response, Error> {
             is_active,
         })
     })?;
-    let created = campaigns::create_campaign(caller, &input)?;
+    let created = campaigns::create_campaign(&input)?;
     Ok(Response::json(201, &to_json(&created)))
 }
 
 /// `GET /api/v2/campaigns/?limit&offset` → 200 paginated Campaign list, oldest first.
-pub fn list(req: &Request) -> Result<Response, Error> {
-    let caller = Principal::Admin;
+pub fn list(req: &Request, _: Admin) -> Result<Response, Error> {
     let page = req.page()?;
-    let found = campaigns::list_campaigns(caller, page)?;
+    let found = campaigns::list_campaigns(page)?;
     let results: Vec<Value> = found.results.iter().map(to_json).collect();
     Ok(Response::page(req, &page, found.count, &results))
 }
 
 /// `GET /api/v2/campaigns/<id>/` → 200 Campaign; 404 `{message}`.
-pub fn get(id: &str) -> Result<Response, Error> {
-    let caller = Principal::Admin;
+pub fn get(id: &str, _: Admin) -> Result<Response, Error> {
     let id = path_id(id)?;
-    Ok(Response::json(
-        200,
-        &to_json(&campaigns::get_campaign(caller, id)?),
-    ))
+    Ok(Response::json(200, &to_json(&campaigns::get_campaign(id)?)))
 }
 
 /// `PATCH /api/v2/campaigns/<id>/` with any Campaign field → 200 Campaign; 404 before the body is read.
-pub fn update(req: &Request, id: &str) -> Result<Response, Error> {
-    let caller = Principal::Admin;
+pub fn update(req: &Request, id: &str, _: Admin) -> Result<Response, Error> {
     let id = path_id(id)?;
-    campaigns::get_campaign(caller, id)?;
+    campaigns::get_campaign(id)?;
     let mut f = req.json_fields()?;
     let patch = CampaignPatch {
         short_name: f.patch_str("short_name", SHORT_NAME, false),
@@ -121,15 +115,14 @@ pub fn update(req: &Request, id: &str) -> Result<Response, Error> {
         is_active: f.patch_bool("is_active"),
     };
     f.finish()?;
-    let updated = campaigns::update_campaign(caller, id, &patch)?;
+    let updated = campaigns::update_campaign(id, &patch)?;
     Ok(Response::json(200, &to_json(&updated)))
 }
 
 /// `DELETE /api/v2/campaigns/<id>/` → 204, empty.
-pub fn delete(id: &str) -> Result<Response, Error> {
-    let caller = Principal::Admin;
+pub fn delete(id: &str, _: Admin) -> Result<Response, Error> {
     let id = path_id(id)?;
-    campaigns::delete_campaign(caller, id)?;
+    campaigns::delete_campaign(id)?;
     Ok(Response::no_content())
 }
 

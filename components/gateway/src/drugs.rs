@@ -9,8 +9,9 @@ use common::fields::Fields;
 use common::types::{Error, FieldError};
 
 use crate::bindings::prescriptions::{self, Drug};
-use crate::floor::body::{FRACCIONES, search_param};
 use crate::http::{Request, Response};
+use crate::input::body::{FRACCIONES, search_param};
+use crate::roles::Admin;
 
 /// Drug names: at most 255 characters.
 const NAME: Option<usize> = Some(256);
@@ -23,7 +24,7 @@ const BAD_UPC: &str = "Enter a valid GTIN: 8, 12, 13 or 14 digits with a valid c
 /// `POST /api/v2/drugs/` (API admin) `[{upc, name, category?, fraccion?, antibiotic?}, …]` → 200
 /// `{created, updated}`.
 /// `category` defaults to `standard_drug`. Errors: 400 `{"drugs": ["Item N, field: message", …]}`.
-pub fn load(req: &Request) -> Result<Response, Error> {
+pub fn load(req: &Request, _: Admin) -> Result<Response, Error> {
     let body: Value = serde_json::from_slice(req.body())
         .map_err(|e| Error::BadRequest(format!("JSON parse error - {e}")))?;
     let Value::Array(items) = body else {

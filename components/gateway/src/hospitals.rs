@@ -7,8 +7,8 @@ use common::fields::Fields;
 use common::types::{Error, Principal};
 
 use crate::bindings::catalog::{self, Hospital, HospitalPatch, Image, ImageUpdate, NewHospital};
-use crate::floor::links;
 use crate::http::{self, Request, Response, path_id};
+use crate::views::links;
 
 /// `zip_code`, `location_lat`, `location_lon`: strictly under 32 characters (docs/api-notes.md).
 const SHORT_TEXT: Option<usize> = Some(32);

@@ -22,9 +22,9 @@ use common::types::{Error, Principal};
 use crate::bindings::campaigns::{self, Campaign};
 use crate::bindings::pharmacies;
 use crate::bindings::prescriptions::{self, LandingRx, Medication};
-use crate::floor::campaign_json::landing_json;
 use crate::http::Response;
 use crate::landing_html;
+use crate::views::campaign_json::landing_json;
 
 /// `GET /api/v2/rx/patient-landing/<signature>/` → 200 `{rx, campaigns, default_campaign}`.
 pub fn json(caller: Principal, signature: &str) -> Result<Response, Error> {
@@ -106,8 +106,8 @@ fn landing_body(rx: LandingRx, active: &[Campaign]) -> Value {
             "fills": rx.fills,
             "sales": rx.sales,
             "access_log": rx.access_log,
-            "constancia": crate::floor::rx_json::constancia(&rx.constancia),
-            "efirma": rx.efirma.as_ref().map(crate::floor::rx_json::efirma),
+            "constancia": crate::views::rx_json::constancia(&rx.constancia),
+            "efirma": rx.efirma.as_ref().map(crate::views::rx_json::efirma),
         },
         "campaigns": active.iter().map(landing_json).collect::<Vec<_>>(),
         "default_campaign": default_campaign,

@@ -18,7 +18,7 @@ use crate::bindings::campaigns::Campaign;
 use crate::bindings::prescriptions::{
     Constancia, ConstanciaStatus, EfirmaStatus, LandingRx, RxEfirma,
 };
-use crate::floor::links::is_http_url;
+use crate::views::links::is_http_url;
 use common::html::escape;
 
 /// The page's only style sheet. Its hash is in the CSP; change it freely, the hash follows.

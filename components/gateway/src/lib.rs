@@ -4,9 +4,9 @@
 mod bindings;
 mod campaigns;
 mod drugs;
-mod floor;
 mod hospitals;
 mod http;
+mod input;
 mod landing;
 mod landing_html;
 mod locations;
@@ -19,13 +19,16 @@ mod pharmacies;
 mod pharmacy;
 mod prescriptions;
 mod reference;
+mod roles;
 mod signing;
 mod verification;
+mod views;
 
 use wasip3::http::types::{ErrorCode, Request as WasiRequest, Response as WasiResponse};
 
-use common::types::{Error, Principal};
+use common::types::Error;
 use http::{Method, Request, Response};
+use roles::{Handler, admin, caller, medic, pharmacy, pharmacy_or_admin, public};
 
 /// The `wasi:http/handler@0.3.0-rc-2026-03-15` export (WASIp3): Spin 4 and `receta` reuse an
 /// instance for many requests, several at once (docs/architecture.md, "What an instance keeps").
@@ -82,53 +85,6 @@ const METHODS: [(Method, &str); 5] = [
     (Method::Delete, "DELETE"),
 ];
 
-/// What a handler answers.
-type Outcome = Result<Response, Error>;
-
-/// A route's handler, matched but not yet run.
-type Handler<'a> = Box<dyn FnOnce() -> Outcome + 'a>;
-
-/// Who may call a route, and what its handler is handed: each checks the token (401 without a
-/// valid one, 403 with the role's one text, `http::Request`) before the handler runs. Roles are
-/// checked here; what a caller owns (a medic's patients, a hospital's members, the pharmacy that
-/// sold) is checked in the domain components, which take the principal.
-///
-/// The API admin only; the handler knows it is the admin.
-fn admin<'a>(req: &'a Request, h: impl FnOnce() -> Outcome + 'a) -> Option<Handler<'a>> {
-    Some(Box::new(move || {
-        req.admin()?;
-        h()
-    }))
-}
-
-/// A medic only; the handler gets the medic's id.
-fn medic<'a>(req: &'a Request, h: impl FnOnce(i64) -> Outcome + 'a) -> Option<Handler<'a>> {
-    Some(Box::new(move || h(req.medic()?)))
-}
-
-/// The API admin or a medic; the handler gets the principal (the domain filters by ownership).
-fn caller<'a>(req: &'a Request, h: impl FnOnce(Principal) -> Outcome + 'a) -> Option<Handler<'a>> {
-    Some(Box::new(move || h(req.caller()?)))
-}
-
-/// A pharmacy only; the handler gets the pharmacy's id.
-fn pharmacy<'a>(req: &'a Request, h: impl FnOnce(i64) -> Outcome + 'a) -> Option<Handler<'a>> {
-    Some(Box::new(move || h(req.pharmacy()?)))
-}
-
-/// A pharmacy or the API admin; the handler gets `Some(pharmacy)` or `None` for the admin.
-fn pharmacy_or_admin<'a>(
-    req: &'a Request,
-    h: impl FnOnce(Option<i64>) -> Outcome + 'a,
-) -> Option<Handler<'a>> {
-    Some(Box::new(move || h(req.pharmacy_or_admin()?)))
-}
-
-/// No token: the contract, verification, and the patient's page (the signature is the capability).
-fn public<'a>(h: impl FnOnce() -> Outcome + 'a) -> Option<Handler<'a>> {
-    Some(Box::new(h))
-}
-
 /// Every route of the API, with who may call it. Paths match with or without their trailing slash.
 #[rustfmt::skip]
 fn handler<'a>(req: &'a Request, method: Method, segments: &'a [&'a str]) -> Option<Handler<'a>> {
@@ -138,7 +94,7 @@ fn handler<'a>(req: &'a Request, method: Method, segments: &'a [&'a str]) -> Opt
         (Post, ["api", "v2", "hospital"]) => caller(req, move |c| hospitals::create(req, c)),
         (Get, ["api", "v2", "hospital", id]) => caller(req, move |c| hospitals::get(c, id)),
         (Patch, ["api", "v2", "hospital", id]) => caller(req, move |c| hospitals::update(req, c, id)),
-        (Post, ["api", "v2", "medics"]) => admin(req, move || medics::create(req)),
+        (Post, ["api", "v2", "medics"]) => admin(req, move |a| medics::create(req, a)),
         (Get, ["api", "v2", "medics"]) => caller(req, move |c| medics::list(req, c)),
         (Get, ["api", "v2", "medics", id]) => caller(req, move |c| medics::get(c, id)),
         (Patch, ["api", "v2", "medics", id]) => caller(req, move |c| medics::update(req, c, id)),
@@ -152,7 +108,7 @@ fn handler<'a>(req: &'a Request, method: Method, segments: &'a [&'a str]) -> Opt
         (Patch, ["api", "v2", "management", "memberships", id]) => caller(req, move |c| memberships::update(req, c, id)),
         (Delete, ["api", "v2", "management", "memberships", id]) => caller(req, move |c| memberships::delete(c, id)),
         (Get, ["api", "v2", "memberships", hospital]) => caller(req, move |c| memberships::of_hospital(c, hospital)),
-        (Get, ["api", "v2", "locations"]) => caller(req, locations::list),
+        (Get, ["api", "v2", "locations"]) => medic(req, locations::list),
         (Patch, ["api", "v2", "locations", "update"]) => medic(req, move |m| locations::update(req, m)),
         (Get, ["api", "v2", "patient"]) => medic(req, move |m| patients::list(req, m)),
         (Post, ["api", "v2", "patient"]) => medic(req, move |m| patients::create(req, m)),
@@ -173,27 +129,27 @@ fn handler<'a>(req: &'a Request, method: Method, segments: &'a [&'a str]) -> Opt
         (Get, ["api", "v2", "rx", "pdf", signature]) => caller(req, move |c| prescriptions::pdf(c, signature)),
         (Post, ["api", "v2", "rx", "resend", signature]) => caller(req, move |c| notifications::resend(req, c, signature)),
         (Get, ["api", "v2", "rx", "patient-landing", signature]) => caller(req, move |c| landing::json(c, signature)),
-        (Get, ["api", "v2", "webhooks"]) => admin(req, move || notifications::list_webhooks(req)),
-        (Post, ["api", "v2", "webhooks"]) => admin(req, move || notifications::create_webhook(req)),
-        (Get, ["api", "v2", "webhooks", id]) => admin(req, move || notifications::get_webhook(id)),
-        (Delete, ["api", "v2", "webhooks", id]) => admin(req, move || notifications::delete_webhook(id)),
-        (Get, ["api", "v2", "deliveries"]) => admin(req, move || notifications::list_deliveries(req)),
+        (Get, ["api", "v2", "webhooks"]) => admin(req, move |a| notifications::list_webhooks(req, a)),
+        (Post, ["api", "v2", "webhooks"]) => admin(req, move |a| notifications::create_webhook(req, a)),
+        (Get, ["api", "v2", "webhooks", id]) => admin(req, move |a| notifications::get_webhook(id, a)),
+        (Delete, ["api", "v2", "webhooks", id]) => admin(req, move |a| notifications::delete_webhook(id, a)),
+        (Get, ["api", "v2", "deliveries"]) => admin(req, move |a| notifications::list_deliveries(req, a)),
         (Post, ["api", "v2", "deliveries", "run"]) => admin(req, notifications::run_worker),
-        (Get, ["api", "v2", "deliveries", id]) => admin(req, move || notifications::get_delivery(id)),
-        (Post, ["api", "v2", "deliveries", id, "replay"]) => admin(req, move || notifications::replay(id)),
+        (Get, ["api", "v2", "deliveries", id]) => admin(req, move |a| notifications::get_delivery(id, a)),
+        (Post, ["api", "v2", "deliveries", id, "replay"]) => admin(req, move |a| notifications::replay(id, a)),
         (Get, ["api", "v2", "drugs"]) => caller(req, move |_| drugs::search(req)),
-        (Post, ["api", "v2", "drugs"]) => admin(req, move || drugs::load(req)),
-        (Get, ["api", "v2", "campaigns"]) => admin(req, move || campaigns::list(req)),
-        (Post, ["api", "v2", "campaigns"]) => admin(req, move || campaigns::create(req)),
-        (Get, ["api", "v2", "campaigns", id]) => admin(req, move || campaigns::get(id)),
-        (Patch, ["api", "v2", "campaigns", id]) => admin(req, move || campaigns::update(req, id)),
-        (Delete, ["api", "v2", "campaigns", id]) => admin(req, move || campaigns::delete(id)),
-        (Get, ["api", "v2", "pharmacies"]) => admin(req, move || pharmacies::list(req)),
-        (Post, ["api", "v2", "pharmacies"]) => admin(req, move || pharmacies::create(req)),
-        (Get, ["api", "v2", "pharmacies", id]) => admin(req, move || pharmacies::get(id)),
-        (Patch, ["api", "v2", "pharmacies", id]) => admin(req, move || pharmacies::update(req, id)),
-        (Get, ["api", "v2", "pharmacies", id, "calls"]) => admin(req, move || pharmacies::calls(req, id)),
-        (Get, ["api", "v2", "pharmacies", id, "register"]) => admin(req, move || pharmacies::register(req, id)),
+        (Post, ["api", "v2", "drugs"]) => admin(req, move |a| drugs::load(req, a)),
+        (Get, ["api", "v2", "campaigns"]) => admin(req, move |a| campaigns::list(req, a)),
+        (Post, ["api", "v2", "campaigns"]) => admin(req, move |a| campaigns::create(req, a)),
+        (Get, ["api", "v2", "campaigns", id]) => admin(req, move |a| campaigns::get(id, a)),
+        (Patch, ["api", "v2", "campaigns", id]) => admin(req, move |a| campaigns::update(req, id, a)),
+        (Delete, ["api", "v2", "campaigns", id]) => admin(req, move |a| campaigns::delete(id, a)),
+        (Get, ["api", "v2", "pharmacies"]) => admin(req, move |a| pharmacies::list(req, a)),
+        (Post, ["api", "v2", "pharmacies"]) => admin(req, move |a| pharmacies::create(req, a)),
+        (Get, ["api", "v2", "pharmacies", id]) => admin(req, move |a| pharmacies::get(id, a)),
+        (Patch, ["api", "v2", "pharmacies", id]) => admin(req, move |a| pharmacies::update(req, id, a)),
+        (Get, ["api", "v2", "pharmacies", id, "calls"]) => admin(req, move |a| pharmacies::calls(req, id, a)),
+        (Get, ["api", "v2", "pharmacies", id, "register"]) => admin(req, move |a| pharmacies::register(req, id, a)),
         // The pharmacy calls, on the original pharmacy API's paths.
         (Get, ["api", "v2", "pharmacy", "register"]) => pharmacy(req, move |p| pharmacy::register(req, p)),
         (Get, ["api", "v2", "pharmacy", "rx", signature]) => pharmacy(req, move |p| pharmacy::lookup(p, signature)),

@@ -2,15 +2,16 @@
 
 use serde_json::{Value, json};
 
-use common::types::{Error, Principal};
+use common::types::Error;
 
 use crate::bindings::catalog;
 use crate::http::{Request, Response};
+use crate::roles::MedicId;
 
 /// `GET /api/v2/locations/` → 200 array of `{hospital: {name, id, location}, default, clinics}`.
 /// `clinics` is always `[]`: there is no clinic model yet.
-pub fn list(caller: Principal) -> Result<Response, Error> {
-    let entries = catalog::list_locations(caller)?;
+pub fn list(medic: MedicId) -> Result<Response, Error> {
+    let entries = catalog::list_locations(medic.get())?;
     let body: Vec<Value> = entries
         .into_iter()
         .map(|e| {
@@ -32,10 +33,10 @@ pub fn list(caller: Principal) -> Result<Response, Error> {
 /// `PATCH /api/v2/locations/update/` `{hospital_id}` → 200 `{message}`: that hospital becomes the
 /// medic's active one. 404 `{message}` when the hospital is absent (or inactive) or the medic has no
 /// live membership there.
-pub fn update(req: &Request, medic: i64) -> Result<Response, Error> {
+pub fn update(req: &Request, medic: MedicId) -> Result<Response, Error> {
     let mut fields = req.json_fields()?;
     let hospital = fields.required_i64("hospital_id");
     let hospital = fields.finish_with(hospital)?;
-    catalog::set_active_hospital(Principal::Medic(medic), hospital)?;
+    catalog::set_active_hospital(medic.get(), hospital)?;
     Ok(Response::message(200, "The active hospital was updated."))
 }

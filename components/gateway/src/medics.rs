@@ -13,6 +13,7 @@ use common::types::{Error, Principal};
 use crate::bindings::catalog::{MedicPatch, MedicView};
 use crate::bindings::{auth, catalog};
 use crate::http::{Request, Response, path_id};
+use crate::roles::Admin;
 
 /// Free-text medic fields: at most 255 characters.
 const TEXT: Option<usize> = Some(256);
@@ -27,7 +28,7 @@ const PASSWORD: Option<usize> = Some(1024);
 /// Optional: `hospital` (an existing hospital id: the first membership), `is_active` (default true),
 /// `is_admin_membership` (default false: the membership is MEMBER). Unknown fields are ignored.
 /// The response's `password` is the stored Argon2id hash; `campaign` is always `null`.
-pub fn create(req: &Request) -> Result<Response, Error> {
+pub fn create(req: &Request, _: Admin) -> Result<Response, Error> {
     let mut fields = req.json_fields()?;
     let name = fields.required_str("name", TEXT);
     let password = fields.required_str("password", PASSWORD);
@@ -81,7 +82,7 @@ pub fn create(req: &Request) -> Result<Response, Error> {
         rfc,
         curp,
     };
-    let medic = catalog::create_medic(Principal::Admin, &input)?;
+    let medic = catalog::create_medic(&input)?;
     let body = json!({
         "id": medic.id,
         "token": minted.token,

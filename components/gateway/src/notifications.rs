@@ -19,6 +19,7 @@ use crate::bindings::notifications::{
 };
 use crate::bindings::prescriptions;
 use crate::http::{Request, Response, path_id};
+use crate::roles::Admin;
 
 /// Rows one `POST /api/v2/deliveries/run/` delivers (the cron worker's batch).
 const WORKER_BATCH: u32 = 50;
@@ -46,7 +47,7 @@ pub fn resend(req: &Request, caller: Principal, signature: &str) -> Result<Respo
         }
         Err(other) => return Err(other),
     };
-    crate::floor::rx_json::issued(&rx)?;
+    crate::views::rx_json::issued(&rx)?;
     let mut f = req.json_fields_or_empty()?;
     let email = f
         .optional_str("email", Some(255))
@@ -116,10 +117,10 @@ pub fn resend(req: &Request, caller: Principal, signature: &str) -> Result<Respo
 /// chooses what it receives. 400 when a hospital or medic does not exist, when neither list names
 /// anything, for an unknown or empty `events`, or when the URL does not answer a test POST with 2xx
 /// (or the manifest does not allow its host).
-pub fn create_webhook(req: &Request) -> Result<Response, Error> {
+pub fn create_webhook(req: &Request, admin: Admin) -> Result<Response, Error> {
     // The caller's own principal (the API admin's): the look-ups below see every hospital and
     // medic because the caller may.
-    let caller = Principal::Admin;
+    let caller = admin.principal();
     let mut f = req.json_fields()?;
     let url = f.required_str("url", URL_UNDER);
     let hospitals = hospitals(&mut f, caller)?;
@@ -144,7 +145,7 @@ pub fn create_webhook(req: &Request) -> Result<Response, Error> {
 }
 
 /// `GET /api/v2/webhooks/?limit&offset` (API admin) → 200 paginated Webhooks (no secrets).
-pub fn list_webhooks(req: &Request) -> Result<Response, Error> {
+pub fn list_webhooks(req: &Request, _: Admin) -> Result<Response, Error> {
     let page = req.page()?;
     let found = notifications::list_webhooks(page)?;
     let results: Vec<Value> = found.results.into_iter().map(webhook_json).collect();
@@ -152,13 +153,13 @@ pub fn list_webhooks(req: &Request) -> Result<Response, Error> {
 }
 
 /// `GET /api/v2/webhooks/<id>/` (API admin) → 200 Webhook; 404.
-pub fn get_webhook(id: &str) -> Result<Response, Error> {
+pub fn get_webhook(id: &str, _: Admin) -> Result<Response, Error> {
     let webhook = notifications::get_webhook(path_id(id)?)?;
     Ok(Response::json(200, &webhook_json(webhook)))
 }
 
 /// `DELETE /api/v2/webhooks/<id>/` (API admin) → 204; its pending deliveries end. 404.
-pub fn delete_webhook(id: &str) -> Result<Response, Error> {
+pub fn delete_webhook(id: &str, _: Admin) -> Result<Response, Error> {
     notifications::delete_webhook(path_id(id)?)?;
     Ok(Response::no_content())
 }
@@ -184,7 +185,7 @@ fn name_of<T: PartialEq + Copy>(table: &[(&'static str, T)], value: T) -> &'stat
 
 /// `GET /api/v2/deliveries/?kind&status&signature&webhook&limit&offset` (API admin) → 200 paginated
 /// deliveries (emails and webhooks), newest first.
-pub fn list_deliveries(req: &Request) -> Result<Response, Error> {
+pub fn list_deliveries(req: &Request, _: Admin) -> Result<Response, Error> {
     let page = req.page()?;
     let q = req.query();
     let mut errors = Fields::from_map(Default::default());
@@ -237,7 +238,7 @@ pub fn list_deliveries(req: &Request) -> Result<Response, Error> {
 }
 
 /// `GET /api/v2/deliveries/<id>/` (API admin) → 200 delivery with every attempt (`history`); 404.
-pub fn get_delivery(id: &str) -> Result<Response, Error> {
+pub fn get_delivery(id: &str, _: Admin) -> Result<Response, Error> {
     let delivery = notifications::get_delivery(path_id(id)?)?;
     Ok(Response::json(200, &delivery_view(&delivery, true)))
 }
@@ -245,7 +246,7 @@ pub fn get_delivery(id: &str) -> Result<Response, Error> {
 /// `POST /api/v2/deliveries/<id>/replay/` (API admin) → 200 the delivery, due now with a fresh retry
 /// schedule, delivered by the outbox worker within a second (a webhook keeps its `webhook-id`). 400 when its
 /// subscription was deleted or disabled, or an attempt is under way; 404.
-pub fn replay(id: &str) -> Result<Response, Error> {
+pub fn replay(id: &str, _: Admin) -> Result<Response, Error> {
     let delivery = notifications::replay_delivery(path_id(id)?)?;
     Ok(Response::json(200, &delivery_view(&delivery, true)))
 }
@@ -253,7 +254,7 @@ pub fn replay(id: &str) -> Result<Response, Error> {
 /// `POST /api/v2/deliveries/run/` (API admin) → 200 `{attempted, delivered, failed}`: one pass of the
 /// outbox worker (a batch of deliveries, then a batch of constancias), for deployments without the
 /// cron trigger (an external scheduler calls it).
-pub fn run_worker() -> Result<Response, Error> {
+pub fn run_worker(_: Admin) -> Result<Response, Error> {
     let mut run = notifications::deliver_due(WORKER_BATCH, None)?;
     let stamped = notifications::stamp_due(WORKER_BATCH, None)?;
     run.attempted += stamped.attempted;

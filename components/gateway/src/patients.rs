@@ -9,8 +9,9 @@ use common::fields::Fields;
 use common::types::Error;
 
 use crate::bindings::patients::{self, NewPatient, PatientKey, PatientPatch};
-use crate::floor::body::search_param;
 use crate::http::{Request, Response};
+use crate::input::body::search_param;
+use crate::roles::MedicId;
 
 /// Length limits, strictly under (characters).
 const NAME: Option<usize> = Some(256);
@@ -27,8 +28,9 @@ const BAD_GENDER: &str =
 
 /// `POST /api/v2/patient/` → 201 Patient.
 /// With an `Idempotency-Key`, a retry answers the first response again (`idempotency`).
-pub fn create(req: &Request, medic: i64) -> Result<Response, Error> {
-    crate::floor::idempotency::once(req, &format!("medic:{medic}"), || create_for(req, medic))
+pub fn create(req: &Request, medic: MedicId) -> Result<Response, Error> {
+    let medic = medic.get();
+    crate::input::idempotency::once(req, &format!("medic:{medic}"), || create_for(req, medic))
 }
 
 fn create_for(req: &Request, medic: i64) -> Result<Response, Error> {
@@ -67,7 +69,8 @@ fn create_for(req: &Request, medic: i64) -> Result<Response, Error> {
 
 /// `GET /api/v2/patient/?limit&offset&search` → 200 bare array of the medic's patients, oldest first;
 /// `search` matches the name or the email (contains, `%` and `_` literally).
-pub fn list(req: &Request, medic: i64) -> Result<Response, Error> {
+pub fn list(req: &Request, medic: MedicId) -> Result<Response, Error> {
+    let medic = medic.get();
     let page = req.page()?;
     let search = search_param(req)?;
     let found = patients::list_patients(Db::open()?.connection(), medic, search.as_deref(), page)?;
@@ -75,7 +78,8 @@ pub fn list(req: &Request, medic: i64) -> Result<Response, Error> {
 }
 
 /// `GET /api/v2/patient/<uid>` (or the integer id) → 200 Patient; 404 `{message}`.
-pub fn get(medic: i64, segment: &str) -> Result<Response, Error> {
+pub fn get(medic: MedicId, segment: &str) -> Result<Response, Error> {
+    let medic = medic.get();
     let key = path_key(segment)?;
     let db = Db::open()?;
     Ok(Response::json(
@@ -86,7 +90,8 @@ pub fn get(medic: i64, segment: &str) -> Result<Response, Error> {
 
 /// `PATCH /api/v2/patient/<id or uid>/` → 202 Patient; 400 field errors; 404 `{message}`.
 /// `id` and `uid` in the body are ignored (read-only).
-pub fn update(req: &Request, medic: i64, segment: &str) -> Result<Response, Error> {
+pub fn update(req: &Request, medic: MedicId, segment: &str) -> Result<Response, Error> {
+    let medic = medic.get();
     let key = path_key(segment)?;
     let mut f = req.json_fields()?;
     let date_of_birth = f.patch_birth_date("date_of_birth");

@@ -9,6 +9,7 @@ use common::types::Error;
 use crate::bindings::auth;
 use crate::bindings::pharmacies::{self, Call, CallAction, NewPharmacy, Pharmacy, PharmacyPatch};
 use crate::http::{Request, Response, path_id};
+use crate::roles::Admin;
 
 /// Text fields: at most 255 characters; `address` at most 1023; `zip_code` under 32 (as docs/api-notes.md's).
 const TEXT: Option<usize> = Some(256);
@@ -27,7 +28,7 @@ const OPTIONAL: [(&str, Option<usize>); 6] = [
 
 /// `POST /api/v2/pharmacies/` `{name, legal_name?, license?, address?, zip_code?, state?, contact?}`
 /// → 201 the pharmacy with its `token` (the only time it is shown; `Cache-Control: no-store`).
-pub fn create(req: &Request) -> Result<Response, Error> {
+pub fn create(req: &Request, _: Admin) -> Result<Response, Error> {
     let mut f = req.json_fields()?;
     let name = f.required_str("name", TEXT);
     let [legal_name, license, address, zip_code, state, contact] =
@@ -58,14 +59,14 @@ pub fn create(req: &Request) -> Result<Response, Error> {
 }
 
 /// `GET /api/v2/pharmacies/?limit&offset` → 200 paginated pharmacies, oldest first (no tokens).
-pub fn list(req: &Request) -> Result<Response, Error> {
+pub fn list(req: &Request, _: Admin) -> Result<Response, Error> {
     let page = req.page()?;
     let found = pharmacies::list_pharmacies(page)?;
     Ok(Response::page(req, &page, found.count, &found.results))
 }
 
 /// `GET /api/v2/pharmacies/<id>/` → 200 the pharmacy; 404.
-pub fn get(id: &str) -> Result<Response, Error> {
+pub fn get(id: &str, _: Admin) -> Result<Response, Error> {
     Ok(Response::json(
         200,
         &pharmacies::get_pharmacy(path_id(id)?)?,
@@ -74,15 +75,15 @@ pub fn get(id: &str) -> Result<Response, Error> {
 
 /// `GET /api/v2/pharmacies/<id>/register/` (API admin) → 200 that pharmacy's antibiotic register
 /// (`register`); 404 for an unknown pharmacy.
-pub fn register(req: &Request, id: &str) -> Result<Response, Error> {
+pub fn register(req: &Request, id: &str, _: Admin) -> Result<Response, Error> {
     let id = path_id(id)?;
     pharmacies::get_pharmacy(id)?;
-    crate::floor::register::respond(req, id)
+    crate::views::register::respond(req, id)
 }
 
 /// `PATCH /api/v2/pharmacies/<id>/` (any field; `is_active: false` revokes the token at once) → 200
 /// the pharmacy; 404 (checked before the body).
-pub fn update(req: &Request, id: &str) -> Result<Response, Error> {
+pub fn update(req: &Request, id: &str, _: Admin) -> Result<Response, Error> {
     let id = path_id(id)?;
     pharmacies::get_pharmacy(id)?;
     let mut f = req.json_fields()?;
@@ -109,7 +110,7 @@ pub fn update(req: &Request, id: &str) -> Result<Response, Error> {
 
 /// `GET /api/v2/pharmacies/<id>/calls/?limit&offset` → 200 paginated log of the pharmacy's calls,
 /// newest first: `{signature, action, status, created_at}`. 404 for an unknown pharmacy.
-pub fn calls(req: &Request, id: &str) -> Result<Response, Error> {
+pub fn calls(req: &Request, id: &str, _: Admin) -> Result<Response, Error> {
     let id = path_id(id)?;
     pharmacies::get_pharmacy(id)?;
     let page = req.page()?;

@@ -28,9 +28,10 @@ use crate::bindings::prescriptions::{
     self, DispenseRequest, DispensedItem, Medication, PharmacyRef, Prescription, ReceiptSeal, Sale,
     StateChange,
 };
-use crate::floor::body::object_items;
-use crate::floor::rx_json::{RxJson, shape};
 use crate::http::{self, Request, Response};
+use crate::input::body::object_items;
+use crate::roles::{PharmacyId, ReceiptReader};
+use crate::views::rx_json::{RxJson, shape};
 
 /// Unknown-signature 404s a pharmacy may get in a minute before it is answered 429.
 pub const MISSES_PER_MINUTE: u32 = 20;
@@ -49,7 +50,8 @@ const DEFAULT_CLAIM_MINUTES: u32 = 10;
 /// `GET /api/v2/pharmacy/rx/<signature>` → 200 the prescription in the detail shape, each medication
 /// with `sku` and `ad_id`, and `sales` (the seal of each sale so far); 404 `{"error": "rx not
 /// found"}`.
-pub fn lookup(pharmacy: i64, signature: &str) -> Result<Response, Error> {
+pub fn lookup(pharmacy: PharmacyId, signature: &str) -> Result<Response, Error> {
+    let pharmacy = pharmacy.get();
     logged(pharmacy, signature, Kind::Lookup, |_| {
         let rx = for_pharmacy(signature)?;
         Ok(Response::json(200, &pharmacy_shape(&rx)?))
@@ -59,10 +61,11 @@ pub fn lookup(pharmacy: i64, signature: &str) -> Result<Response, Error> {
 /// `GET /api/v2/pharmacy/rx/<signature>/fhir/` → 200 `application/fhir+json`: the lookup as a FHIR
 /// R4 `Bundle` (docs/fhir.md); logged as a lookup, refused as one (404 `{"error": "rx not found"}`,
 /// 409 for a draft).
-pub fn fhir(pharmacy: i64, signature: &str) -> Result<Response, Error> {
+pub fn fhir(pharmacy: PharmacyId, signature: &str) -> Result<Response, Error> {
+    let pharmacy = pharmacy.get();
     logged(pharmacy, signature, Kind::Lookup, |_| {
         let rx = for_pharmacy(signature)?;
-        crate::floor::fhir_json::respond(&rx)
+        crate::views::fhir_json::respond(&rx)
     })
 }
 
@@ -73,10 +76,11 @@ pub fn fhir(pharmacy: i64, signature: &str) -> Result<Response, Error> {
 /// 409 `{message}` when it is rejected, cancelled or fully dispensed, or another pharmacy holds a
 /// live claim; 403 when `X-Claim-Secret` does not open the pharmacy's own claim. Without a claim it
 /// is an implicit claim and close.
-pub fn burn(req: &Request, pharmacy: i64, signature: &str) -> Result<Response, Error> {
+pub fn burn(req: &Request, pharmacy: PharmacyId, signature: &str) -> Result<Response, Error> {
+    let pharmacy = pharmacy.get();
     logged(pharmacy, signature, Kind::Dispense, |pharmacy| {
         let principal = format!("pharmacy:{}", pharmacy.id);
-        crate::floor::idempotency::once(req, &principal, || dispense(req, signature, pharmacy))
+        crate::input::idempotency::once(req, &principal, || dispense(req, signature, pharmacy))
     })
 }
 
@@ -109,14 +113,15 @@ fn dispense(req: &Request, signature: &str, pharmacy: &Pharmacy) -> Result<Respo
 /// `{"document": "<the canonical JSON, exactly as sealed>", "receipt": {digest, kid, alg, sig}}`
 /// (docs/verification.md, "Dispense receipts"); 404 for an unknown digest or another pharmacy's
 /// sale; 409 when the stored document no longer hashes to the digest.
-pub fn receipt(pharmacy: Option<i64>, digest: &str) -> Result<Response, Error> {
+pub fn receipt(pharmacy: ReceiptReader, digest: &str) -> Result<Response, Error> {
+    let pharmacy = pharmacy.pharmacy();
     let receipt = prescriptions::get_receipt(Db::open()?.connection(), pharmacy, digest)?;
     Ok(Response::json(
         200,
         &json!({
             "document": receipt.document,
             "receipt": receipt.seal,
-            "constancia": crate::floor::rx_json::constancia(&receipt.constancia),
+            "constancia": crate::views::rx_json::constancia(&receipt.constancia),
         }),
     ))
 }
@@ -124,7 +129,8 @@ pub fn receipt(pharmacy: Option<i64>, digest: &str) -> Result<Response, Error> {
 /// `GET /api/v2/pharmacy/receipts/<digest>/constancia/` (the pharmacy that sold, or the API admin)
 /// → 200 `application/timestamp-reply`: the receipt's NOM-151 constancia (DER, as stored); 404
 /// `{"message"}` while there is none, and for another pharmacy's sale.
-pub fn receipt_constancia(pharmacy: Option<i64>, digest: &str) -> Result<Response, Error> {
+pub fn receipt_constancia(pharmacy: ReceiptReader, digest: &str) -> Result<Response, Error> {
+    let pharmacy = pharmacy.pharmacy();
     let reply = prescriptions::get_receipt_constancia(Db::open()?.connection(), pharmacy, digest)?;
     Ok(Response::bytes(
         200,
@@ -138,7 +144,8 @@ pub fn receipt_constancia(pharmacy: Option<i64>, digest: &str) -> Result<Respons
 /// (docs/lifecycle.md, "Claims"); the secret is shown only here. 409 `{message}` while another
 /// pharmacy's claim is live (saying until when), or when the prescription is rejected, cancelled,
 /// expired or fully dispensed; 404 `{"error": "rx not found"}`. Logged as a lookup.
-pub fn claim(pharmacy: i64, signature: &str) -> Result<Response, Error> {
+pub fn claim(pharmacy: PharmacyId, signature: &str) -> Result<Response, Error> {
+    let pharmacy = pharmacy.get();
     logged(pharmacy, signature, Kind::Claim, |pharmacy| {
         let db = Db::open()?;
         let grant = prescriptions::claim(
@@ -160,7 +167,8 @@ pub fn claim(pharmacy: i64, signature: &str) -> Result<Response, Error> {
 /// `{"secret": "..."}`) → 200 `{message, prescription}`: available again at once. 400 on `secret`
 /// without one; 403 for a secret that is not the claim's; 409 when there is no live claim or
 /// another pharmacy holds it; 404 `{"error": "rx not found"}`. Logged as a lookup.
-pub fn release(req: &Request, pharmacy: i64, signature: &str) -> Result<Response, Error> {
+pub fn release(req: &Request, pharmacy: PharmacyId, signature: &str) -> Result<Response, Error> {
+    let pharmacy = pharmacy.get();
     logged(pharmacy, signature, Kind::Release, |pharmacy| {
         let secret = match req.header(CLAIM_SECRET) {
             Some(secret) => secret.to_string(),
@@ -192,7 +200,8 @@ fn claim_minutes() -> u32 {
 /// `POST /api/v1/prescriptions/reject/<signature>` `{rejected: true, reason_of_rejected}` → 200
 /// `{"status": "202 OK"}`; 404 `{"status": "400 Bad Response", "error": "rx not found"}`; 409
 /// `{message}` once anything was dispensed, or when it is rejected or cancelled already.
-pub fn reject(req: &Request, pharmacy: i64, signature: &str) -> Result<Response, Error> {
+pub fn reject(req: &Request, pharmacy: PharmacyId, signature: &str) -> Result<Response, Error> {
+    let pharmacy = pharmacy.get();
     logged(pharmacy, signature, Kind::Reject, |pharmacy| {
         let rx = for_pharmacy(signature)?;
         let mut f = req.json_fields()?;
@@ -214,8 +223,9 @@ pub fn reject(req: &Request, pharmacy: i64, signature: &str) -> Result<Response,
 
 /// `GET /api/v2/pharmacy/register/?from=YYYY-MM-DD&to=YYYY-MM-DD[&format=csv][&limit&offset]`
 /// (pharmacy token) → 200 its own antibiotic register (`register`).
-pub fn register(req: &Request, pharmacy: i64) -> Result<Response, Error> {
-    crate::floor::register::respond(req, pharmacy)
+pub fn register(req: &Request, pharmacy: PharmacyId) -> Result<Response, Error> {
+    let pharmacy = pharmacy.get();
+    crate::views::register::respond(req, pharmacy)
 }
 
 /// Which pharmacy call `logged` runs.
@@ -384,7 +394,7 @@ fn sold_item(map: Map<String, Value>) -> Result<DispensedItem, Vec<FieldError>> 
                 None
             }
         });
-    let handed = crate::floor::handed_over::read(&mut m);
+    let handed = crate::input::handed_over::read(&mut m);
     m.finish_item_then(|| {
         Some(DispensedItem {
             medication: id?,

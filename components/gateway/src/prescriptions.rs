@@ -27,9 +27,10 @@ use crate::bindings::prescriptions::{
     self, HospitalSnapshot, IssueRequest, LifecycleEvent, LifecycleKind, MedicSnapshot, Medication,
     NewMedication, PatientSnapshot, PharmacyRef, StateChange,
 };
-use crate::floor::body::{FRACCIONES, object_items, search_param};
-use crate::floor::rx_json::{create_shape, detail_shape};
 use crate::http::{self, Request, Response};
+use crate::input::body::{FRACCIONES, object_items, search_param};
+use crate::roles::MedicId;
+use crate::views::rx_json::{create_shape, detail_shape};
 
 /// Length limits, strictly under (characters).
 const TEXT: Option<usize> = Some(4096);
@@ -51,8 +52,9 @@ const UNVERIFIED: &str =
 
 /// `POST /api/v2/rx-endpoint/` → 200 Prescription (create shape); 400 field errors; 403. With an
 /// `Idempotency-Key`, a retry answers the first response again (`idempotency`).
-pub fn create(req: &Request, medic_id: i64) -> Result<Response, Error> {
-    crate::floor::idempotency::once(req, &format!("medic:{medic_id}"), || issue(req, medic_id))
+pub fn create(req: &Request, medic_id: MedicId) -> Result<Response, Error> {
+    let medic_id = medic_id.get();
+    crate::input::idempotency::once(req, &format!("medic:{medic_id}"), || issue(req, medic_id))
 }
 
 fn issue(req: &Request, medic_id: i64) -> Result<Response, Error> {
@@ -186,7 +188,8 @@ fn issue(req: &Request, medic_id: i64) -> Result<Response, Error> {
 
 /// `GET /api/v2/rx-endpoint/?limit&offset&search` → 200 paginated list of the medic's prescriptions,
 /// newest first; `search` matches the patient's name or email or the diagnosis.
-pub fn list(req: &Request, medic: i64) -> Result<Response, Error> {
+pub fn list(req: &Request, medic: MedicId) -> Result<Response, Error> {
+    let medic = medic.get();
     let page = req.page()?;
     let search = search_param(req)?;
     let db = Db::open()?;
@@ -202,7 +205,8 @@ pub fn list(req: &Request, medic: i64) -> Result<Response, Error> {
 
 /// `GET /api/v2/medications/?limit&offset` (medic token) → 200 paginated: the medications the medic
 /// prescribed, newest prescription first, in the prescription's medication shape plus `ad_id` (`""`).
-pub fn prescribed(req: &Request, medic: i64) -> Result<Response, Error> {
+pub fn prescribed(req: &Request, medic: MedicId) -> Result<Response, Error> {
+    let medic = medic.get();
     let page = req.page()?;
     let found = prescriptions::list_medications(Db::open()?.connection(), medic, page)?;
     #[derive(Serialize)]
@@ -229,7 +233,8 @@ pub fn is_id(key: &str) -> bool {
 
 /// `GET /api/v2/rx-endpoint/<id>` (`is_id`) → 200 paginated list with one result (the medic's own);
 /// 404 `{message}` for another's or an unknown id.
-pub fn by_id(req: &Request, medic: i64, key: &str) -> Result<Response, Error> {
+pub fn by_id(req: &Request, medic: MedicId, key: &str) -> Result<Response, Error> {
+    let medic = medic.get();
     let id: i64 = key.parse().map_err(|_| Error::not_found())?;
     let found = prescriptions::get_by_id(Db::open()?.connection(), medic, id)?;
     let one = PageRequest {
@@ -297,7 +302,7 @@ pub fn constancia(caller: Principal, signature: &str) -> Result<Response, Error>
 /// read like the detail's (the access log).
 pub fn fhir(caller: Principal, signature: &str) -> Result<Response, Error> {
     let rx = prescriptions::get_by_signature(Db::open()?.connection(), caller, signature)?;
-    crate::floor::fhir_json::respond(&rx)
+    crate::views::fhir_json::respond(&rx)
 }
 
 /// The media type of an RFC 3161 reply.
@@ -306,7 +311,8 @@ pub const TIMESTAMP_REPLY: &str = "application/timestamp-reply";
 /// `POST /api/v2/rx-endpoint/<signature>/cancel/` `{reason}` (the issuing medic; another medic or
 /// an unknown signature: 404) → 200 the prescription in the detail shape, `cancelled`. 409 once
 /// anything was dispensed, after a rejection, or a second time.
-pub fn cancel(req: &Request, medic: i64, signature: &str) -> Result<Response, Error> {
+pub fn cancel(req: &Request, medic: MedicId, signature: &str) -> Result<Response, Error> {
+    let medic = medic.get();
     // Not a read of the access log's kind: the cancellation logs itself.
     let rx = match prescriptions::get_for_pharmacy(Db::open()?.connection(), signature) {
         Ok(rx) if rx.medic_id == medic => rx,

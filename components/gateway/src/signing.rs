@@ -23,8 +23,9 @@ use crate::bindings::notifications;
 use crate::bindings::prescriptions::{
     self, EfirmaActivation, PrescriberCertificate, Prescription, RxEfirma,
 };
-use crate::floor::rx_json::{create_shape, detail_shape, efirma_status};
 use crate::http::{self, Request, Response};
+use crate::roles::MedicId;
+use crate::views::rx_json::{create_shape, detail_shape, efirma_status};
 
 /// The media type of a detached CMS signature (RFC 8551).
 const P7S: &str = "application/pkcs7-signature";
@@ -87,7 +88,8 @@ pub fn draft_response(
 /// shape, `efirma.status` `signed`. 400 on `cms` for a signature that does not check out (nothing
 /// changes); 409 when it is not a draft awaiting a signature (already signed, created without,
 /// expired); 404 for another medic's or an unknown signature.
-pub fn activate(req: &Request, medic: i64, signature: &str) -> Result<Response, Error> {
+pub fn activate(req: &Request, medic: MedicId, signature: &str) -> Result<Response, Error> {
+    let medic = medic.get();
     let db = Db::open()?;
     let draft = prescriptions::get_draft(db.connection(), medic, signature)?;
     let mut f = req.json_fields()?;

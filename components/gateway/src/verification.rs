@@ -13,8 +13,8 @@ use serde_json::json;
 use common::types::Error;
 
 use crate::bindings::prescriptions::{self, KeyStatus, PublishedKey};
-use crate::floor::rx_json::{constancia, efirma};
 use crate::http::{Request, Response};
+use crate::views::rx_json::{constancia, efirma};
 
 /// How long a client may cache the keys.
 const KEYS_MAX_AGE: u32 = 300;

@@ -1,6 +1,6 @@
 //! The source of a prescription's FHIR views (docs/fhir.md): its signed document and its
 //! dispenses, for a caller the gateway has already let read it. The bundle itself is the
-//! gateway's (`floor/fhir_json.rs`).
+//! gateway's (`views/fhir_json.rs`).
 
 use common::db::{Db, text};
 use common::types::Error;

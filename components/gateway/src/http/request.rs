@@ -1,35 +1,26 @@
-//! The HTTP boundary: reading a request (with size limits), writing a response, and mapping the domain
-//! `Error` to status codes and the spec's body shapes.
+//! Reading a request: its body whole within the size limits, its path and query, its token's
+//! owner (`authenticate`, for `roles`), and its one SQLite connection.
 
 use std::cell::OnceCell;
 
 use serde::Serialize;
-use serde_json::{Value, json};
-use wasip3::http::types::{self as wasi, ErrorCode};
+use wasip3::http::types::{self as wasi, Method};
 use wasip3::wit_bindgen::StreamResult;
-use wasip3::{wit_bindgen, wit_future, wit_stream};
-
-pub use wasip3::http::types::Method;
+use wasip3::wit_future;
 
 use common::db::Db;
 use common::fields::Fields;
 use common::page::Query;
-use common::types::{Error, PageRequest, Principal};
+use common::types::{Error, PageRequest};
 
 use crate::bindings::auth::{self, Caller};
+use crate::http::origin::{answers_for, base_url, is_host_and_port};
+use crate::http::response::Response;
 
 /// Largest JSON body accepted (decisions: 1 MiB).
 pub const MAX_JSON_BODY: usize = 1 << 20;
 /// Largest multipart body accepted (decisions: 5 MiB).
 pub const MAX_MULTIPART_BODY: usize = 5 << 20;
-
-/// The one text of each role refusal (403), whatever the route.
-const PHARMACY_TOKEN_ELSEWHERE: &str = "A pharmacy token is good only on the pharmacy calls (/api/v2/pharmacy/rx/, /api/v2/pharmacy/register/, /api/v1/prescriptions/).";
-const PHARMACY_CALL_ONLY: &str = "Only a pharmacy's token may make the pharmacy calls.";
-const ADMIN_ONLY: &str = "This endpoint requires the API admin's token.";
-const MEDIC_ONLY: &str = "This endpoint requires a medic token.";
-const PHARMACY_OR_ADMIN_ONLY: &str =
-    "This endpoint requires a pharmacy's or the API admin's token.";
 
 /// A request, body read in full.
 pub struct Request {
@@ -169,53 +160,10 @@ impl Request {
         }
     }
 
-    /// Whose token the request carries (`receta:auth/auth#authenticate`).
-    fn authenticate(&self) -> Result<Caller, Error> {
+    /// Whose token the request carries (`receta:auth/auth#authenticate`); `roles` decides what
+    /// it may call.
+    pub fn authenticate(&self) -> Result<Caller, Error> {
         auth::authenticate(self.db()?.connection(), self.header("authorization"))
-    }
-
-    /// The caller of an admin or medic call, from `Authorization: Token <token>`: 401 without a
-    /// valid token, 403 for a pharmacy's token (good only on the pharmacy calls).
-    pub fn caller(&self) -> Result<Principal, Error> {
-        match self.authenticate()? {
-            Caller::Admin => Ok(Principal::Admin),
-            Caller::Medic(id) => Ok(Principal::Medic(id)),
-            Caller::Pharmacy(_) => Err(Error::forbidden(PHARMACY_TOKEN_ELSEWHERE)),
-        }
-    }
-
-    /// Lets only the API admin through: 401 without a valid token, 403 for anyone else.
-    pub fn admin(&self) -> Result<(), Error> {
-        match self.caller()? {
-            Principal::Admin => Ok(()),
-            Principal::Medic(_) => Err(Error::forbidden(ADMIN_ONLY)),
-        }
-    }
-
-    /// The medic of a medic call: 401 without a valid token, 403 for anyone else.
-    pub fn medic(&self) -> Result<i64, Error> {
-        match self.caller()? {
-            Principal::Medic(id) => Ok(id),
-            Principal::Admin => Err(Error::forbidden(MEDIC_ONLY)),
-        }
-    }
-
-    /// The pharmacy of a pharmacy call: 401 without a valid token, 403 for an admin's or a medic's.
-    pub fn pharmacy(&self) -> Result<i64, Error> {
-        match self.authenticate()? {
-            Caller::Pharmacy(id) => Ok(id),
-            Caller::Admin | Caller::Medic(_) => Err(Error::forbidden(PHARMACY_CALL_ONLY)),
-        }
-    }
-
-    /// The caller of a call open to pharmacies and the API admin (a receipt): `Some(pharmacy)`, or
-    /// `None` for the admin; 401 without a valid token, 403 for a medic's.
-    pub fn pharmacy_or_admin(&self) -> Result<Option<i64>, Error> {
-        match self.authenticate()? {
-            Caller::Pharmacy(id) => Ok(Some(id)),
-            Caller::Admin => Ok(None),
-            Caller::Medic(_) => Err(Error::forbidden(PHARMACY_OR_ADMIN_ONLY)),
-        }
     }
 
     /// The JSON body as fields (400 for malformed JSON or a body over 1 MiB → 413 is decided earlier).
@@ -245,244 +193,10 @@ impl Request {
     }
 }
 
-/// Whether `authority` is `host[:port]`: a DNS name, an IPv4 address or a bracketed IPv6 address,
-/// and a port of at most 65535.
-pub fn is_host_and_port(authority: &str) -> bool {
-    let (host, port) = match authority.strip_prefix('[') {
-        Some(rest) => match rest.split_once(']') {
-            Some((v6, after)) => {
-                if v6.parse::<std::net::Ipv6Addr>().is_err() {
-                    return false;
-                }
-                ("v6", after.strip_prefix(':'))
-            }
-            None => return false,
-        },
-        None => match authority.split_once(':') {
-            Some((h, p)) => (h, Some(p)),
-            None => (authority, None),
-        },
-    };
-    let port_ok = port.is_none_or(|p| !p.is_empty() && p.len() <= 5 && p.parse::<u16>().is_ok());
-    let host_ok = host == "v6"
-        || (!host.is_empty()
-            && host.len() <= 253
-            && host.split('.').all(|label| {
-                !label.is_empty()
-                    && label.len() <= 63
-                    && label
-                        .bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || b == b'-')
-                    && !label.starts_with('-')
-                    && !label.ends_with('-')
-            }));
-    port_ok && host_ok
-}
-
-/// Whether the service answers for `authority`'s host: `base_url`'s host, or a loopback name.
-fn answers_for(authority: &str, base_url: &str) -> bool {
-    let host = |a: &str| -> String {
-        let a = a.rsplit_once('@').map_or(a, |(_, h)| h);
-        match a.strip_prefix('[') {
-            Some(rest) => rest.split(']').next().unwrap_or_default().to_string(),
-            None => a.split(':').next().unwrap_or_default().to_ascii_lowercase(),
-        }
-    };
-    let requested = host(authority);
-    let base_authority = base_url
-        .split_once("://")
-        .map_or(base_url, |(_, rest)| rest)
-        .split('/')
-        .next()
-        .unwrap_or_default();
-    requested == host(base_authority)
-        || requested == "localhost"
-        || requested == "::1"
-        || requested
-            .parse::<std::net::Ipv4Addr>()
-            .is_ok_and(|ip| ip.is_loopback())
-}
-
 /// An integer id from a path segment. Anything else (text, a number too large for an `i64`) names
 /// nothing, so it is the standard 404, never a 400 or a 500.
 pub fn path_id(segment: &str) -> Result<i64, Error> {
     segment.parse().map_err(|_| Error::not_found())
-}
-
-/// A response ready to send, and what to do once it is sent.
-pub struct Response {
-    status: u16,
-    content_type: &'static str,
-    headers: Vec<(&'static str, String)>,
-    body: Vec<u8>,
-}
-
-impl Response {
-    /// The HTTP status.
-    pub fn status(&self) -> u16 {
-        self.status
-    }
-
-    /// The body.
-    pub fn body(&self) -> &[u8] {
-        &self.body
-    }
-
-    /// A JSON response.
-    pub fn json(status: u16, body: &impl Serialize) -> Response {
-        Response {
-            status,
-            content_type: "application/json",
-            headers: Vec::new(),
-            body: serde_json::to_vec(body).expect("JSON values serialize"),
-        }
-    }
-
-    /// `{"message": "..."}`.
-    pub fn message(status: u16, message: &str) -> Response {
-        Response::json(status, &json!({ "message": message }))
-    }
-
-    /// Raw bytes with a content type.
-    pub fn bytes(status: u16, content_type: &'static str, body: Vec<u8>) -> Response {
-        Response {
-            status,
-            content_type,
-            headers: Vec::new(),
-            body,
-        }
-    }
-
-    /// `204 No Content`: no body and no content type.
-    pub fn no_content() -> Response {
-        Response {
-            status: 204,
-            content_type: "",
-            headers: Vec::new(),
-            body: Vec::new(),
-        }
-    }
-
-    /// Adds a header.
-    pub fn with_header(mut self, name: &'static str, value: impl Into<String>) -> Response {
-        self.headers.push((name, value.into()));
-        self
-    }
-
-    /// 413 for a body over its limit.
-    pub fn too_large() -> Response {
-        Response::message(413, "Request body is too large.")
-    }
-
-    /// The paginated shape `{count, next, previous, results}`.
-    pub fn page(
-        req: &Request,
-        page: &PageRequest,
-        count: u64,
-        results: &[impl Serialize],
-    ) -> Response {
-        #[derive(Serialize)]
-        struct Page<'a, T> {
-            count: u64,
-            next: Option<String>,
-            previous: Option<String>,
-            results: &'a [T],
-        }
-        let (next, previous) = req.query().links(&req.absolute_path(), page, count);
-        Response::json(
-            200,
-            &Page {
-                count,
-                next,
-                previous,
-                results,
-            },
-        )
-    }
-
-    /// Maps a domain error to its status and body shape (spec section 7, decisions).
-    pub fn error(error: Error) -> Response {
-        match error {
-            Error::Invalid(fields) => {
-                let body: serde_json::Map<String, Value> = fields
-                    .into_iter()
-                    .map(|f| (f.field, json!(f.messages)))
-                    .collect();
-                Response::json(400, &body)
-            }
-            Error::BadRequest(message) => Response::message(400, &message),
-            Error::Unauthorized => Response::message(401, "Invalid Token"),
-            Error::Forbidden(message) => Response::message(403, &message),
-            Error::NotFound(message) => Response::message(404, &message),
-            Error::Conflict(message) => Response::message(409, &message),
-            Error::TooManyRequests(seconds) => Response::message(
-                429,
-                &format!("Too many requests: try again in {seconds} s."),
-            )
-            .with_header("retry-after", seconds.to_string()),
-            Error::Unavailable(seconds) => Response::message(
-                503,
-                &format!("The service is unavailable: try again in {seconds} s."),
-            )
-            .with_header("retry-after", seconds.to_string()),
-            Error::Internal(detail) => {
-                eprintln!("internal error: {detail}");
-                Response::message(500, "Internal server error.")
-            }
-        }
-    }
-
-    /// The `wasi:http` response to return. Its body is written by a task of this request that
-    /// goes on after the handler returns.
-    pub fn send(self) -> Result<wasi::Response, ErrorCode> {
-        let mut headers = Vec::new();
-        if !self.content_type.is_empty() {
-            headers.push((
-                "content-type".to_string(),
-                self.content_type.as_bytes().to_vec(),
-            ));
-        }
-        headers.extend(
-            self.headers
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v.into_bytes())),
-        );
-        // The length up front: without it the body goes out chunked, and the chunked encoding's
-        // last, tiny write waits on real Spin (no `TCP_NODELAY` on its sockets) for the client's
-        // delayed ACK of the body, ~40 ms on a kept-alive connection (docs/architecture.md, "On
-        // real Spin"). A 204 or 304 has no body and no length.
-        let has_body = !matches!(self.status, 204 | 304);
-        if has_body {
-            headers.push((
-                "content-length".to_string(),
-                self.body.len().to_string().into_bytes(),
-            ));
-        }
-        let fields = wasi::Fields::from_list(&headers)
-            .map_err(|e| ErrorCode::InternalError(Some(format!("response headers: {e:?}"))))?;
-        let (mut body_tx, body_rx) = wit_stream::new();
-        let (trailers_tx, trailers_rx) = wit_future::new(|| Ok(None));
-        let (response, sent) =
-            wasi::Response::new(fields, has_body.then_some(body_rx), trailers_rx);
-        response
-            .set_status_code(self.status)
-            .map_err(|()| ErrorCode::InternalError(Some("invalid status".into())))?;
-        let body = self.body;
-        wit_bindgen::spawn(async move {
-            if has_body && !body.is_empty() {
-                let unsent = body_tx.write_all(body).await;
-                if !unsent.is_empty() {
-                    eprintln!("the client went away before the whole response body was sent");
-                }
-            }
-            drop(body_tx);
-            drop(trailers_tx);
-            if let Err(e) = sent.await {
-                eprintln!("sending the response failed: {e:?}");
-            }
-        });
-        Ok(response)
-    }
 }
 
 /// The request body, read whole: over [`MAX_MULTIPART_BODY`], 413 without reading the rest.
@@ -511,72 +225,31 @@ async fn read_body(incoming: wasi::Request) -> Result<Vec<u8>, Response> {
     Ok(body)
 }
 
-/// The public origin (`base_url` variable), without a trailing slash.
-pub fn base_url() -> String {
-    spin_sdk::variables::get("base_url")
-        .unwrap_or_else(|_| "http://127.0.0.1:3000".into())
-        .trim_end_matches('/')
-        .to_string()
-}
-
-/// A method's name, for messages and the idempotency fingerprint.
-pub fn method_name(method: &Method) -> &str {
-    match method {
-        Method::Get => "GET",
-        Method::Head => "HEAD",
-        Method::Post => "POST",
-        Method::Put => "PUT",
-        Method::Delete => "DELETE",
-        Method::Connect => "CONNECT",
-        Method::Options => "OPTIONS",
-        Method::Trace => "TRACE",
-        Method::Patch => "PATCH",
-        Method::Other(name) => name,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn hosts_and_ports() {
-        for good in [
-            "127.0.0.1:3000",
-            "localhost",
-            "receta.example.mx",
-            "api-1.receta.mx:443",
-            "[::1]:8080",
-            "[2001:db8::1]",
-        ] {
-            assert!(is_host_and_port(good), "{good}");
+/// The paginated response, written here beside the request whose query and path give its links.
+impl Response {
+    /// The paginated shape `{count, next, previous, results}`.
+    pub fn page(
+        req: &Request,
+        page: &PageRequest,
+        count: u64,
+        results: &[impl Serialize],
+    ) -> Response {
+        #[derive(Serialize)]
+        struct Page<'a, T> {
+            count: u64,
+            next: Option<String>,
+            previous: Option<String>,
+            results: &'a [T],
         }
-        for bad in [
-            "",
-            "evil.com/path",
-            "a b",
-            "host:99999",
-            "host:",
-            "[::1",
-            "[nope]:80",
-            "-x.mx",
-            "x..mx",
-            "<script>",
-            "user@host",
-        ] {
-            assert!(!is_host_and_port(bad), "{bad}");
-        }
-    }
-
-    #[test]
-    fn links_use_the_request_host_only_when_the_service_answers_for_it() {
-        let base = "https://receta.example.mx";
-        assert!(answers_for("receta.example.mx", base));
-        assert!(answers_for("RECETA.example.mx:443", base));
-        assert!(answers_for("127.0.0.1:41000", base));
-        assert!(answers_for("localhost:3000", base));
-        assert!(answers_for("[::1]:3000", base));
-        assert!(!answers_for("evil.example.com", base));
-        assert!(!answers_for("receta.example.mx.evil.com", base));
+        let (next, previous) = req.query().links(&req.absolute_path(), page, count);
+        Response::json(
+            200,
+            &Page {
+                count,
+                next,
+                previous,
+                results,
+            },
+        )
     }
 }

@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 
 use common::codes::{Gender, RxState};
 use common::db::Db;
-use common::types::{Error, Principal};
+use common::types::Error;
 
 use crate::bindings::catalog;
 use crate::bindings::prescriptions::{
@@ -30,11 +30,7 @@ pub fn respond(rx: &Prescription) -> Result<Response, Error> {
     let source = prescriptions::get_fhir_source(db.connection(), &rx.signature)?;
     let document: Value = serde_json::from_str(&source.document).unwrap_or(Value::Null);
     // RFC and CURP as registered now (they are not in the signed snapshot).
-    let identity = catalog::view_medic(Principal::Admin, rx.medic_id).ok();
-    let ids = identity
-        .as_ref()
-        .map(|m| (m.rfc.clone(), m.curp.clone()))
-        .unwrap_or_default();
+    let ids = catalog::medic_identifiers(rx.medic_id);
     let bundle = bundle(rx, &document, &source.dispenses, ids, &http::base_url());
     let body = serde_json::to_vec(&bundle).map_err(|e| Error::Internal(e.to_string()))?;
     Ok(Response::bytes(200, FHIR_JSON, body))

@@ -1,0 +1,141 @@
+//! Who may call a route, as proofs (realworld's `AuthUser`): each wrapper of the route table
+//! (`lib.rs`) checks the request's token before its handler runs (401 without a valid one, 403 with
+//! the role's one text) and hands the handler a value only that check makes: [`Admin`] for the API
+//! admin, a [`MedicId`], a [`PharmacyId`], a [`ReceiptReader`], or the domain's `Principal` for a
+//! route open to the admin and medics. So an admin's handler cannot be routed under [`public`],
+//! and a pharmacy's id cannot stand where a medic's is expected.
+//!
+//! Roles are checked here and nowhere else; what a caller owns (a medic's patients, a hospital's
+//! members, the pharmacy that sold) is checked in the domain components, which take the principal
+//! (docs/architecture.md, "Who checks what").
+
+use common::types::{Error, Principal};
+
+use crate::bindings::auth::Caller;
+use crate::http::{Request, Response};
+
+/// The one text of each role refusal (403), whatever the route.
+const PHARMACY_TOKEN_ELSEWHERE: &str = "A pharmacy token is good only on the pharmacy calls (/api/v2/pharmacy/rx/, /api/v2/pharmacy/register/, /api/v1/prescriptions/).";
+const PHARMACY_CALL_ONLY: &str = "Only a pharmacy's token may make the pharmacy calls.";
+const ADMIN_ONLY: &str = "This endpoint requires the API admin's token.";
+const MEDIC_ONLY: &str = "This endpoint requires a medic token.";
+const PHARMACY_OR_ADMIN_ONLY: &str =
+    "This endpoint requires a pharmacy's or the API admin's token.";
+
+/// What a handler answers.
+pub type Outcome = Result<Response, Error>;
+
+/// A route's handler, matched but not yet run.
+pub type Handler<'a> = Box<dyn FnOnce() -> Outcome + 'a>;
+
+/// Proof that the API admin's token came with the request.
+#[derive(Clone, Copy, Debug)]
+pub struct Admin(());
+
+impl Admin {
+    /// The admin as the domain components' principal (they restrict nothing for it).
+    pub fn principal(self) -> Principal {
+        Principal::Admin
+    }
+}
+
+/// The id of the medic whose token came with the request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MedicId(i64);
+
+impl MedicId {
+    /// The medic's id, for the domain components' calls.
+    pub fn get(self) -> i64 {
+        self.0
+    }
+}
+
+/// The id of the pharmacy whose token came with the request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PharmacyId(i64);
+
+impl PharmacyId {
+    /// The pharmacy's id, for the domain components' calls.
+    pub fn get(self) -> i64 {
+        self.0
+    }
+}
+
+/// Who may read a sealed receipt: the pharmacy that sold (the domain checks it is), or the admin.
+#[derive(Clone, Copy, Debug)]
+pub enum ReceiptReader {
+    Pharmacy(PharmacyId),
+    Admin(Admin),
+}
+
+impl ReceiptReader {
+    /// The pharmacy, or `None` for the admin (the domain's `option<s64>`).
+    pub fn pharmacy(self) -> Option<i64> {
+        match self {
+            ReceiptReader::Pharmacy(id) => Some(id.get()),
+            ReceiptReader::Admin(_) => None,
+        }
+    }
+}
+
+/// The API admin only.
+pub fn admin<'a>(req: &'a Request, h: impl FnOnce(Admin) -> Outcome + 'a) -> Option<Handler<'a>> {
+    Some(Box::new(move || match principal(req)? {
+        Principal::Admin => h(Admin(())),
+        Principal::Medic(_) => Err(Error::forbidden(ADMIN_ONLY)),
+    }))
+}
+
+/// A medic only.
+pub fn medic<'a>(req: &'a Request, h: impl FnOnce(MedicId) -> Outcome + 'a) -> Option<Handler<'a>> {
+    Some(Box::new(move || match principal(req)? {
+        Principal::Medic(id) => h(MedicId(id)),
+        Principal::Admin => Err(Error::forbidden(MEDIC_ONLY)),
+    }))
+}
+
+/// The API admin or a medic; the handler gets the principal (the domain filters by ownership).
+pub fn caller<'a>(
+    req: &'a Request,
+    h: impl FnOnce(Principal) -> Outcome + 'a,
+) -> Option<Handler<'a>> {
+    Some(Box::new(move || h(principal(req)?)))
+}
+
+/// A pharmacy only.
+pub fn pharmacy<'a>(
+    req: &'a Request,
+    h: impl FnOnce(PharmacyId) -> Outcome + 'a,
+) -> Option<Handler<'a>> {
+    Some(Box::new(move || match req.authenticate()? {
+        Caller::Pharmacy(id) => h(PharmacyId(id)),
+        Caller::Admin | Caller::Medic(_) => Err(Error::forbidden(PHARMACY_CALL_ONLY)),
+    }))
+}
+
+/// A pharmacy or the API admin.
+pub fn pharmacy_or_admin<'a>(
+    req: &'a Request,
+    h: impl FnOnce(ReceiptReader) -> Outcome + 'a,
+) -> Option<Handler<'a>> {
+    Some(Box::new(move || match req.authenticate()? {
+        Caller::Pharmacy(id) => h(ReceiptReader::Pharmacy(PharmacyId(id))),
+        Caller::Admin => h(ReceiptReader::Admin(Admin(()))),
+        Caller::Medic(_) => Err(Error::forbidden(PHARMACY_OR_ADMIN_ONLY)),
+    }))
+}
+
+/// No token: the contract, verification, and the patient's page (the signature is the capability).
+pub fn public<'a>(h: impl FnOnce() -> Outcome + 'a) -> Option<Handler<'a>> {
+    Some(Box::new(h))
+}
+
+/// The caller of an admin or medic call: 401 without a valid token, 403 for a pharmacy's token
+/// (good only on the pharmacy calls).
+fn principal(req: &Request) -> Result<Principal, Error> {
+    match req.authenticate()? {
+        Caller::Admin => Ok(Principal::Admin),
+        Caller::Medic(id) => Ok(Principal::Medic(id)),
+        Caller::Pharmacy(_) => Err(Error::forbidden(PHARMACY_TOKEN_ELSEWHERE)),
+    }
+}

@@ -30,7 +30,7 @@ const STATEMENTS: &[(&str, &str, &[&str])] = &[
     ),
     (
         "dispense: the state raised from (the prescription's medications sold out?)",
-        "components/prescriptions/src/lifecycle.rs",
+        "components/prescriptions/src/dispense.rs",
         &["UPDATE prescriptions SET \
            bought = NOT EXISTS (SELECT 1 FROM medications WHERE prescription_id = ?1 AND bought_qty < qty * ?4), \
            rx_status = CASE WHEN EXISTS (SELECT 1 FROM medications WHERE prescription_id = ?1 AND bought_qty < qty * ?4) \

@@ -5,6 +5,8 @@
 //!
 //! Time moves by restarting the host on the same state with `RECETA_CLOCK_OFFSET_SECONDS` (the
 //! host's test clock), never by sleeping.
+//!
+//! One file (over 500 lines): the legal rules share one practice, its helpers and the host's test clock; split by rule, each file would copy them.
 
 use std::sync::Arc;
 

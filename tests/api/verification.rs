@@ -3,6 +3,8 @@
 //! `receta-verify`. Seals are checked with `ed25519-compact`, an implementation independent of the
 //! service's (`ed25519-dalek`), from what a verifier really has: the well-known keys and the text
 //! decoded from the QR code of the PDF (`pdftoppm` + `zbarimg`).
+//!
+//! One file (over 500 lines): the seal's tests share their helpers (the keys, the QR code read from the PDF, the independent tools); split, each file would copy them.
 
 use std::path::Path;
 use std::process::Command;

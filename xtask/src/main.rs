@@ -2,7 +2,8 @@
 //!
 //! - `up [HOST FLAGS]`  build everything, then run the app (`receta up`), flags passed through
 //! - `test`             build everything, then run every test (unit, component, black-box, real Spin)
-//! - `lint`             `cargo fmt --check`, clippy for the host and the wasm target, no module cycles
+//! - `lint`             `cargo fmt --check`, clippy for the host (also without libSQL) and the wasm
+//!   target, no module cycles, no file over 500 lines without a reason
 //! - `cycles`           no module of any crate imports one that imports it back (`cycles.rs`)
 //! - `build`            build the components (wasm32-wasip2) and the host, release mode
 //! - `bench`            build, then measure the host and the app, write `docs/bench.md` (`bench.rs`);
@@ -15,6 +16,7 @@ mod bench;
 mod cluster;
 mod cycles;
 mod fuzz;
+mod long_files;
 mod project;
 mod spin;
 
@@ -132,7 +134,7 @@ fn test() -> Result {
     // (`tests/spin_semantics.rs`).
     // The same groups once more with the app's database on a libSQL server (docs/scale-out.md),
     // then on a node with an embedded replica of it: reads from the node's copy, transactions held
-    // back and sent in few requests (`host/src/capability/sqlite/deferred.rs`).
+    // back and sent in few requests (`host/src/capability/sqlite/remote/deferred.rs`).
     for database in ["libsql", "libsql-replica"] {
         run(cargo()
             .args(["test", "--release", "-p", "receta-tests", "--"])
@@ -235,5 +237,18 @@ fn lint() -> Result {
         wasm.args(["-p", &name]);
     }
     run(wasm.args(["--", "-D", "warnings"]))?;
-    cycles::check()
+    // The host builds without its libSQL backend (`capability::sqlite::remote`).
+    run(cargo().args([
+        "clippy",
+        "--release",
+        "-p",
+        "receta-host",
+        "--no-default-features",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ]))?;
+    cycles::check()?;
+    long_files::check()
 }

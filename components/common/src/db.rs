@@ -1,5 +1,7 @@
 //! The one door to Spin's SQLite (`spin:sqlite/sqlite@3.0.0`): open, query with positional
 //! parameters, map rows by column name, and run a closure inside a transaction.
+//!
+//! One file (over 500 lines): the connection, its lending across components and its transactions are one lifetime, read together.
 
 use std::cell::{Cell, RefCell};
 use std::mem::ManuallyDrop;
@@ -13,13 +15,13 @@ pub use spin_sdk::sqlite3::Value as Param;
 /// The database every component uses (Spin's `default`, `.spin/sqlite_db.db` locally).
 pub const DATABASE: &str = "default";
 
-/// See [`Db::execute_batched`]; the host's `capability/sqlite/deferred.rs` looks for it.
+/// See [`Db::execute_batched`]; the host's `capability/sqlite/statement/` reads it.
 const BATCHED: &str = "/* receta:batched */";
 
 /// Around `BEGIN IMMEDIATE` ([`Db::transaction`]): SQLite's busy handler sleeps 1, 2, 5 … 100 ms
 /// between tries, so on a host without writer turns (Spin) a writer that missed the lock once
 /// could sleep past many chances while others took it (Spin's creates at 8 connections: p99
-/// 0.84-1.42 s; asked again every millisecond instead, 132-159 ms; docs/bench.md, findings).
+/// 0.84-1.42 s; asked again every millisecond instead, 132-159 ms; docs/bench-findings.md).
 const NO_BUSY_WAIT: &str = "PRAGMA busy_timeout = 0";
 /// Both hosts' default (5 s), back once the transaction has begun.
 const BUSY_WAIT: &str = "PRAGMA busy_timeout = 5000";

@@ -26,6 +26,7 @@ mod access;
 mod claims;
 mod constancia;
 mod detail;
+mod dispense;
 mod document;
 mod drugs;
 mod efirma;
@@ -112,7 +113,7 @@ impl Guest for Prescriptions {
     }
 
     fn dispense(db: &Connection, request: DispenseRequest) -> Result<Dispensed, Error> {
-        lent(db, || lifecycle::dispense(request))
+        lent(db, || dispense::dispense(request))
     }
 
     fn get_receipt(

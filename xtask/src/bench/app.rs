@@ -332,7 +332,7 @@ fn full_size(
         .vs_row("rx-search-all-10-full", "of the same for medics with 10, same table", FLAT),
         // Reads while writes commit, as in production (every pharmacy lookup and verify writes
         // too): SQLite drops a connection's mapped file and page cache after another connection's
-        // commit, which no read-only row shows (findings, "The mapped file under writes").
+        // commit, which no read-only row shows (docs/bench-findings.md, "The mapped file under writes").
         Scenario::new(
             "mixed",
             "GET /api/v2/rx-endpoint/&lt;signature&gt;/ and POST /api/v2/rx-endpoint/ (5 medications), 4 to 1",

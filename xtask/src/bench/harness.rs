@@ -9,7 +9,7 @@ use super::report::{Row, thousands};
 use super::scripts::Req;
 use super::settings::Settings;
 use super::wrk::{self, Load};
-use crate::project::{Result, host_binary, root, target_dir};
+use crate::project::{Result, WASM_TARGET, host_binary, root, target_dir};
 
 /// The admin token of the benchmarked app.
 pub const ADMIN_TOKEN: &str = "bench-admin-token-0123456789abcdef";
@@ -74,19 +74,44 @@ pub fn value(kvs: &[(String, String)], key: &str) -> Result<f64> {
         .ok_or_else(|| format!("no {key} in {kvs:?}"))
 }
 
-/// Runs one load at every connection count against `server`; one row per count.
-#[allow(clippy::too_many_arguments)]
+/// What one row measures: its name, and its load (a path, headers, or a wrk script that writes
+/// the requests).
+#[derive(Clone, Copy)]
+pub struct Measure<'a> {
+    pub name: &'a str,
+    pub path: &'a str,
+    pub headers: &'a [(&'a str, &'a str)],
+    pub script: Option<&'a Path>,
+}
+
+impl<'a> Measure<'a> {
+    /// A plain GET of `path`, no headers.
+    pub fn get(name: &'a str, path: &'a str) -> Self {
+        Self {
+            name,
+            path,
+            headers: &[],
+            script: None,
+        }
+    }
+}
+
+/// Runs `load` at every connection count against `server`; one row per count, which `finish`
+/// completes (ratios, targets).
 pub fn load_rows(
     settings: &Settings,
     server: &Server,
-    name: &str,
-    path: &str,
-    headers: &[(&str, &str)],
-    script: Option<&Path>,
+    load: &Measure,
     conns: &[u32],
     mut finish: impl FnMut(u32, &wrk::Run, &mut Row),
     rows: &mut Vec<Row>,
 ) -> Result<Vec<(u32, f64)>> {
+    let Measure {
+        name,
+        path,
+        headers,
+        script,
+    } = *load;
     let mut measured = Vec::new();
     for &c in conns {
         eprintln!("xtask bench: {name}, {c} connections");
@@ -309,4 +334,13 @@ pub fn rx_body(hospital: i64, uid: &str) -> String {
     format!(
         r#"{{"hospital":{hospital},"patient":{{"uid":"{uid}"}},"diagnosis":"Faringoamigdalitis bacteriana aguda","extras":"Reposo relativo 3 días. Abundantes líquidos.","show_diagnosis":true,"send_rx":true,"medications":[{{"presentation":"Amoxicilina con ácido clavulánico 875 mg/125 mg, 10 tabletas","instructions":"Tomar 1 tableta cada 12 horas durante 7 días, con alimentos.","qty":2,"drug_upc":"2000000000121"}},{{"presentation":"Paracetamol 500 mg, 10 tabletas","instructions":"Tomar 1 tableta cada 8 horas en caso de fiebre o dolor.","qty":1,"drug_upc":"2000000000015"}},{{"presentation":"Loratadina 10 mg, 20 tabletas","instructions":"Tomar 1 tableta cada 24 horas por la noche.","qty":1,"drug_upc":"2000000000244"}},{{"presentation":"Bencidamina 0.15 % solución para gárgaras, frasco de 120 ml","instructions":"Hacer gárgaras con 15 ml 3 veces al día. No ingerir."}},{{"presentation":"Electrolitos orales, sobres","instructions":"Disolver 1 sobre en 1 litro de agua y beber a sorbos.","qty":6}}]}}"#
     )
+}
+
+/// A component built for the bench (`target/wasm32-wasip2/release/<name>.wasm`).
+pub fn wasm(name: &str) -> PathBuf {
+    root()
+        .join("target")
+        .join(WASM_TARGET)
+        .join("release")
+        .join(format!("{name}.wasm"))
 }

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::harness::{ADMIN_HEADER, ADMIN_TOKEN, MEDICS, READY_PATH, load_rows, rx_body};
+use super::harness::{ADMIN_HEADER, ADMIN_TOKEN, MEDICS, Measure, READY_PATH, load_rows, rx_body};
 use super::procs::{Banner, Server};
 use super::report::Row;
 use super::scripts::{self, Req, encode};
@@ -155,10 +155,12 @@ pub fn rows(
         let rates = load_rows(
             settings,
             &server,
-            name,
-            "/",
-            &[],
-            Some(&script),
+            &Measure {
+                name,
+                path: "/",
+                headers: &[],
+                script: Some(&script),
+            },
             &settings.conns,
             |_, _, row| row.peak_rss_mib = Some(server.tree_rss_mib()),
             rows,

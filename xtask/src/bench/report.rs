@@ -1,5 +1,5 @@
 //! `docs/bench.md`: the table (one row per measurement, grouped in sections, as markdown), the
-//! run's notes and the findings kept by hand.
+//! run's notes, and a pointer to the findings kept by hand (docs/bench-findings.md).
 
 use std::fmt::Write as _;
 use std::process::Command;
@@ -188,8 +188,17 @@ pub fn document(
     doc
 }
 
-/// What profiling found and what was changed because of it (kept by hand, `bench/findings.md`).
-const FINDINGS: &str = include_str!("findings.md");
+/// Where what profiling found is kept by hand (docs/bench-findings.md), beside this table.
+const FINDINGS: &str = "## What the benchmark found\n\nWhat profiling found, and what changed \
+because of it, is kept by hand in\n[bench-findings.md](bench-findings.md).\n";
+
+/// A target and whether the row met it.
+pub fn target(text: impl Into<String>, met: bool) -> Target {
+    Target {
+        text: text.into(),
+        met,
+    }
+}
 
 #[cfg(test)]
 mod tests {

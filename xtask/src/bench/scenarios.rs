@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use super::harness::load_rows;
+use super::harness::{Measure, load_rows};
 use super::procs::Server;
 use super::report::{Row, Target};
 use super::scripts::{self, Req};
@@ -139,10 +139,12 @@ pub fn measure(
         let result = load_rows(
             settings,
             server,
-            &s.name,
-            path,
-            headers,
-            script.as_deref(),
+            &Measure {
+                name: &s.name,
+                path,
+                headers,
+                script: script.as_deref(),
+            },
             &settings.conns,
             |c, run: &wrk::Run, row: &mut Row| {
                 for compare in &s.compare {

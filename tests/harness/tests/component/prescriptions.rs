@@ -1,5 +1,7 @@
 //! `receta:prescriptions/prescriptions`: issuing (the Mexican rules, the formulary, the seal, the
 //! outbox rows) and the lifecycle's state machine after issue.
+//!
+//! One file (over 500 lines): one component's exports tested against one harness and its fixtures, as the other components' files are.
 
 use anyhow::Result;
 use receta_harness::Harness;

@@ -1,7 +1,6 @@
 //! A real libSQL server (`sqld`) for the tests that run the app on libSQL: a primary, optionally
-//! with a replica following it. Located as `RECETA_SQLD`, then `sqld` on `PATH`, then
-//! `../shared/tools/libsql-server/sqld` beside the repository; its absence fails the test (never a
-//! silent skip). A server dies with the test thread that started it (`PR_SET_PDEATHSIG`), so a
+//! with a replica following it. Located as `RECETA_SQLD` (`cargo xtask test` sets it); its absence
+//! fails the test (never a silent skip). A server dies with the test thread that started it (`PR_SET_PDEATHSIG`), so a
 //! failed test leaves no server behind.
 
 use receta_test_host::free_port;
@@ -10,30 +9,17 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::helpers::repo_root;
 
-/// The `sqld` binary.
+/// The `sqld` binary: `RECETA_SQLD`, which `cargo xtask test` sets to the one it finds
+/// (`xtask/src/cluster.rs`, `sqld_binary`); its absence fails the test.
 pub fn binary() -> PathBuf {
-    if let Some(path) = std::env::var_os("RECETA_SQLD").filter(|p| !p.is_empty()) {
-        return PathBuf::from(path);
+    match std::env::var_os("RECETA_SQLD").filter(|p| !p.is_empty()) {
+        Some(path) => PathBuf::from(path),
+        None => panic!(
+            "RECETA_SQLD is not set: run the suite with `cargo xtask test`, which finds sqld \
+             (RECETA_SQLD, PATH, or ../shared/tools/libsql-server/sqld), or set it yourself"
+        ),
     }
-    if let Some(path) = std::env::var_os("PATH")
-        .iter()
-        .flat_map(std::env::split_paths)
-        .map(|dir| dir.join("sqld"))
-        .find(|p| p.is_file())
-    {
-        return path;
-    }
-    let shared = repo_root().join("../shared/tools/libsql-server/sqld");
-    assert!(
-        shared.is_file(),
-        "no libSQL server (sqld): get it from Turso's libsql-server releases or its container \
-         image (ghcr.io/tursodatabase/libsql-server), then set RECETA_SQLD or put it on PATH \
-         (this team's machines have {})",
-        shared.display()
-    );
-    shared
 }
 
 /// One running `sqld`, killed when dropped.

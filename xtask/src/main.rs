@@ -127,7 +127,8 @@ fn test() -> Result {
     fuzz::validate_openapi()?;
     run(cargo()
         .args(["test", "--release", "-p", "receta-tests"])
-        .env("RECETA_BIN", host_binary()))?;
+        .env("RECETA_BIN", host_binary())
+        .env("RECETA_SQLD", &sqld))?;
     // No pass with `RECETA_COMPOSITION=static` or `lazy-dynamic` any more: the gateway is a WASIp3
     // handler, which the host always composes ahead of time, as Spin does (host/README.md); lazy
     // linking, typed and dynamic, is left to the WASIp2 cron worker and the host's own tests

@@ -113,7 +113,8 @@ pub fn suite() -> Result {
     test.args(["test", "--release", "-p", "receta-tests", "--"])
         .env("RECETA_BIN", host_binary())
         .env("RECETA_TEST_RUNTIME", "spin")
-        .env("RECETA_SPIN", &spin);
+        .env("RECETA_SPIN", &spin)
+        .env("RECETA_SQLD", crate::cluster::sqld_binary()?);
     for (name, why) in SKIPPED_ON_SPIN {
         eprintln!("xtask: skipped on Spin: {name} ({why})");
         test.args(["--skip", name]);

@@ -53,12 +53,15 @@ pub struct Fields {
     errors: BTreeMap<String, Vec<String>>,
 }
 
+/// A JSON body as a value: 400 `JSON parse error - …` (DRF's words) when it is not JSON.
+pub fn parse_json(body: &[u8]) -> Result<Value, Error> {
+    serde_json::from_slice(body).map_err(|e| Error::BadRequest(format!("JSON parse error - {e}")))
+}
+
 impl Fields {
     /// Reads a JSON body: it must be an object. Unknown fields are ignored.
     pub fn from_json(body: &[u8]) -> Result<Fields, Error> {
-        let value: Value = serde_json::from_slice(body)
-            .map_err(|e| Error::BadRequest(format!("JSON parse error - {e}")))?;
-        match value {
+        match parse_json(body)? {
             Value::Object(map) => Ok(Fields {
                 map,
                 errors: BTreeMap::new(),

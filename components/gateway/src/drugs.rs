@@ -25,9 +25,7 @@ const BAD_UPC: &str = "Enter a valid GTIN: 8, 12, 13 or 14 digits with a valid c
 /// `{created, updated}`.
 /// `category` defaults to `standard_drug`. Errors: 400 `{"drugs": ["Item N, field: message", …]}`.
 pub fn load(req: &Request, _: Admin) -> Result<Response, Error> {
-    let body: Value = serde_json::from_slice(req.body())
-        .map_err(|e| Error::BadRequest(format!("JSON parse error - {e}")))?;
-    let Value::Array(items) = body else {
+    let Value::Array(items) = common::fields::parse_json(req.body())? else {
         return Err(Error::BadRequest(
             "Invalid data. Expected a JSON array of drugs.".into(),
         ));

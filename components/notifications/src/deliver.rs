@@ -219,16 +219,7 @@ fn email_body(db: &Db, config: &Config, row: &Leased) -> Result<Vec<u8>, Stop> {
     };
     let medic = name(&document["medic"]["name"], &medic_email);
     let hospital = name(&document["hospital"]["name"], &patron);
-    let strings = |key: &str| -> Vec<String> {
-        row.payload[key]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(|v| v.as_str().map(str::to_string))
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
+    let strings = |key: &str| outbox::strings(&row.payload, key);
     let mut to = strings("to");
     if to.is_empty() {
         to.push(row.target.clone());

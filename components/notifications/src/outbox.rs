@@ -395,18 +395,22 @@ pub fn replay(
     get_with(&db, id)
 }
 
+/// The texts of the array `key` of an outbox row's payload (an email's `to`, `cc`...); none when it
+/// is missing or not an array.
+pub fn strings(payload: &Value, key: &str) -> Vec<String> {
+    payload[key]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 fn delivery(r: &Row) -> anyhow::Result<Delivery> {
     let payload: Value = serde_json::from_str(&r.string("payload")?).unwrap_or(Value::Null);
-    let strings = |key: &str| -> Vec<String> {
-        payload[key]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(|v| v.as_str().map(str::to_string))
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
+    let strings = |key: &str| strings(&payload, key);
     Ok(Delivery {
         id: r.i64("id")?,
         kind: kind_from(&r.string("kind")?)?,

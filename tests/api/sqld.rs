@@ -9,7 +9,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-
 /// The `sqld` binary: `RECETA_SQLD`, which `cargo xtask test` sets to the one it finds
 /// (`xtask/src/cluster.rs`, `sqld_binary`); its absence fails the test.
 pub fn binary() -> PathBuf {

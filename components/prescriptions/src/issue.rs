@@ -13,13 +13,13 @@ use common::db::{Db, Param, blob, boolean, int, opt_text, placeholders, text};
 use common::types::{Error, FieldError};
 
 use crate::bindings::exports::receta::prescriptions::prescriptions::{
-    IssueRequest, Medication, Prescription, RxHospital, RxPatient, RxStatus,
+    IssueRequest, Medication, Prescription, RxHospital, RxPatient, RxStatus, Seal,
 };
-use crate::document;
+use crate::document::{self, Signed};
 use crate::medications::{self, Resolved};
 use crate::outbox;
 use crate::pdf;
-use crate::rules;
+use crate::rules::{self, Terms};
 use crate::seal;
 use crate::signing;
 
@@ -129,113 +129,167 @@ pub fn issue(req: IssueRequest) -> Result<Prescription, Error> {
     } else {
         SentState::NotSent
     };
+    let issued = Prepared {
+        req,
+        meds,
+        terms,
+        signed,
+        seal,
+        pdf,
+        email,
+        issued_at,
+        sent_status,
+    };
+    let (id, medication_ids) = db.transaction(|db| store(db, &issued))?;
+    Ok(answer(issued, id, medication_ids))
+}
 
-    let (id, medication_ids) = db.transaction(|db| -> Result<(i64, Vec<i64>), Error> {
-        // Every write is batched (`Db::execute_batched`): on a libSQL replica the whole
-        // transaction is three requests to the primary (this insert, the rest, `COMMIT`).
-        db.execute_batched(
-            INSERT_PRESCRIPTION,
-            &[
-                text(&signed.signature),
-                int(req.medic.id),
-                text(&req.medic.email),
-                int(req.hospital.id),
-                text(&req.hospital.patron),
-                text(&req.hospital.location),
-                opt_text(req.clinic.as_deref()),
-                int(req.patient.id),
-                text(&req.patient.uid),
-                text(&req.patient.name),
-                text(&req.patient.email),
-                text(&req.patient.phone),
-                text(&req.patient.date_of_birth),
-                text(req.patient.gender.code()),
-                text(&req.diagnosis),
-                text(&req.extras),
-                boolean(req.show_diagnosis),
-                boolean(req.send_rx),
-                text(&issued_at),
-                text(RxState::Available.code()),
-                text(sent_status.code()),
-            ],
-        )?;
-        let id = db.last_insert_rowid();
-        let params: Vec<Param> = meds
-            .iter()
-            .enumerate()
-            .flat_map(|(position, m)| {
-                [
-                    int(id),
-                    int(position as i64),
-                    text(&m.presentation),
-                    text(&m.instructions),
-                    int(m.qty.into()),
-                    text(&m.drug_upc),
-                    text(m.category.code()),
-                    text(&m.drug),
-                    text(&m.qty_label),
-                ]
-            })
-            .collect();
-        db.execute_batched(&insert_medications_sql(meds.len()), &params)?;
-        db.execute_batched(
-            INSERT_TERMS,
-            &[
+/// What issuing prepared before its transaction.
+struct Prepared {
+    req: IssueRequest,
+    meds: Vec<Resolved>,
+    terms: Terms,
+    signed: Signed,
+    seal: Seal,
+    pdf: Vec<u8>,
+    /// Where the patient's email goes, when one is due.
+    email: Option<String>,
+    issued_at: String,
+    sent_status: SentState,
+}
+
+/// The transaction's writes: the prescription, its medications, terms, document with the PDF,
+/// classes and fixed medications, and either the seal with the outbox rows or the e.firma draft.
+/// The prescription's id and its medications' ids, in order.
+fn store(db: &Db, p: &Prepared) -> Result<(i64, Vec<i64>), Error> {
+    let Prepared {
+        req,
+        meds,
+        terms,
+        signed,
+        seal,
+        pdf,
+        email,
+        issued_at,
+        sent_status,
+    } = p;
+    // Every write is batched (`Db::execute_batched`): on a libSQL replica the whole
+    // transaction is three requests to the primary (this insert, the rest, `COMMIT`).
+    db.execute_batched(
+        INSERT_PRESCRIPTION,
+        &[
+            text(&signed.signature),
+            int(req.medic.id),
+            text(&req.medic.email),
+            int(req.hospital.id),
+            text(&req.hospital.patron),
+            text(&req.hospital.location),
+            opt_text(req.clinic.as_deref()),
+            int(req.patient.id),
+            text(&req.patient.uid),
+            text(&req.patient.name),
+            text(&req.patient.email),
+            text(&req.patient.phone),
+            text(&req.patient.date_of_birth),
+            text(req.patient.gender.code()),
+            text(&req.diagnosis),
+            text(&req.extras),
+            boolean(req.show_diagnosis),
+            boolean(req.send_rx),
+            text(issued_at),
+            text(RxState::Available.code()),
+            text(sent_status.code()),
+        ],
+    )?;
+    let id = db.last_insert_rowid();
+    let params: Vec<Param> = meds
+        .iter()
+        .enumerate()
+        .flat_map(|(position, m)| {
+            [
                 int(id),
-                text(&terms.valid_until),
-                text(&terms.expires_at),
-                int(terms.fills.into()),
-                int(terms.fill_interval_days.into()),
-                text(&terms.antibiotic_repeat_reason),
-            ],
-        )?;
-        db.execute_batched(
-            INSERT_DOCUMENT,
-            &[int(id), text(&signed.canonical), blob(&pdf)],
-        )?;
-        if let Some(cert) = &req.efirma {
-            // A draft: what issuing adds waits for the medic's signature (`signing::activate`).
-            signing::store_draft(db, id, cert, &seal, email.as_deref(), &issued_at)?;
-        } else {
-            seal::store(db, id, &seal.kid, &seal.sig)?;
-            let (to, hooks) = (email.as_deref(), &req.webhooks);
-            outbox::queue_issued(db, id, &signed.signature, to, hooks, &issued_at)?;
-        }
-        let fixed: Vec<Param> = std::iter::once(int(id))
-            .chain(
-                meds.iter()
-                    .enumerate()
-                    .filter(|(_, m)| !m.substitution_allowed)
-                    .map(|(position, _)| int(position as i64)),
-            )
-            .collect();
-        if fixed.len() > 1 {
-            db.execute_batched(&insert_no_substitution_sql(fixed.len() - 1), &fixed)?;
-        }
-        // Last, so that the last inserted rowid is the last medication's: the medications' ids
-        // are consecutive (one statement, holding the write lock).
-        let classes: Vec<Param> = std::iter::once(int(id))
-            .chain(meds.iter().enumerate().flat_map(|(position, m)| {
-                [
-                    int(position as i64),
-                    opt_text(m.fraccion.as_deref()),
-                    m.antibiotic.map_or(Param::Null, |b| int(b.into())),
-                ]
-            }))
-            .collect();
-        db.execute_batched(&insert_classes_sql(meds.len()), &classes)?;
-        let last = db.last_insert_rowid();
-        let ids: Vec<i64> = (0..meds.len() as i64)
-            .map(|i| last - meds.len() as i64 + 1 + i)
-            .collect();
-        Ok((id, ids))
-    })?;
+                int(position as i64),
+                text(&m.presentation),
+                text(&m.instructions),
+                int(m.qty.into()),
+                text(&m.drug_upc),
+                text(m.category.code()),
+                text(&m.drug),
+                text(&m.qty_label),
+            ]
+        })
+        .collect();
+    db.execute_batched(&insert_medications_sql(meds.len()), &params)?;
+    db.execute_batched(
+        INSERT_TERMS,
+        &[
+            int(id),
+            text(&terms.valid_until),
+            text(&terms.expires_at),
+            int(terms.fills.into()),
+            int(terms.fill_interval_days.into()),
+            text(&terms.antibiotic_repeat_reason),
+        ],
+    )?;
+    db.execute_batched(
+        INSERT_DOCUMENT,
+        &[int(id), text(&signed.canonical), blob(pdf)],
+    )?;
+    if let Some(cert) = &req.efirma {
+        // A draft: what issuing adds waits for the medic's signature (`signing::activate`).
+        signing::store_draft(db, id, cert, seal, email.as_deref(), issued_at)?;
+    } else {
+        seal::store(db, id, &seal.kid, &seal.sig)?;
+        let (to, hooks) = (email.as_deref(), &req.webhooks);
+        outbox::queue_issued(db, id, &signed.signature, to, hooks, issued_at)?;
+    }
+    let fixed: Vec<Param> = std::iter::once(int(id))
+        .chain(
+            meds.iter()
+                .enumerate()
+                .filter(|(_, m)| !m.substitution_allowed)
+                .map(|(position, _)| int(position as i64)),
+        )
+        .collect();
+    if fixed.len() > 1 {
+        db.execute_batched(&insert_no_substitution_sql(fixed.len() - 1), &fixed)?;
+    }
+    // Last, so that the last inserted rowid is the last medication's: the medications' ids
+    // are consecutive (one statement, holding the write lock).
+    let classes: Vec<Param> = std::iter::once(int(id))
+        .chain(meds.iter().enumerate().flat_map(|(position, m)| {
+            [
+                int(position as i64),
+                opt_text(m.fraccion.as_deref()),
+                m.antibiotic.map_or(Param::Null, |b| int(b.into())),
+            ]
+        }))
+        .collect();
+    db.execute_batched(&insert_classes_sql(meds.len()), &classes)?;
+    let last = db.last_insert_rowid();
+    let ids: Vec<i64> = (0..meds.len() as i64)
+        .map(|i| last - meds.len() as i64 + 1 + i)
+        .collect();
+    Ok((id, ids))
+}
 
+/// The issued prescription in the answer's shape (`ids`: its medications', in order).
+fn answer(p: Prepared, id: i64, ids: Vec<i64>) -> Prescription {
+    let Prepared {
+        req,
+        meds,
+        terms,
+        signed,
+        seal,
+        issued_at,
+        sent_status,
+        ..
+    } = p;
     let efirma = req
         .efirma
         .as_ref()
         .map(|cert| signing::awaiting(cert, &signed.canonical));
-    Ok(Prescription {
+    Prescription {
         id,
         medic_id: req.medic.id,
         constancia: crate::constancia::queued(&signed.signature),
@@ -259,7 +313,7 @@ pub fn issue(req: IssueRequest) -> Result<Prescription, Error> {
         diagnosis: req.diagnosis.clone(),
         medications: meds
             .into_iter()
-            .zip(medication_ids)
+            .zip(ids)
             .map(|(m, id)| Medication {
                 id,
                 presentation: m.presentation,
@@ -298,7 +352,7 @@ pub fn issue(req: IssueRequest) -> Result<Prescription, Error> {
         fills_used: 0,
         fill_interval_days: terms.fill_interval_days,
         antibiotic_repeat_reason: terms.antibiotic_repeat_reason,
-    })
+    }
 }
 
 /// Every medication resolved against the formulary, or one 400 on `medications` naming each bad item.

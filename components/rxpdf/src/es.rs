@@ -1,6 +1,6 @@
 //! The Spanish wording of values: dates, ages, sex, quantities.
 
-use common::time::Date;
+use calendar::Date;
 
 /// `2026-11-22` → `22 de noviembre de 2026`; anything that is not a date is shown as given.
 pub fn long_date(iso: &str) -> String {

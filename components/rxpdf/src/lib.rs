@@ -27,10 +27,6 @@ mod pdf;
 mod qr;
 mod winansi;
 
-/// The JPEG check the renderer applies to the logos; an upload handler can use it to refuse a
-/// `.jpg` that would not be printed.
-pub use jpeg::{JpegInfo, parse as parse_jpeg};
-
 pub use document::{
     HALF_LETTER, HospitalInfo, LETTER, MedicInfo, MedicationLine, PatientInfo, RxDocument,
     page_dimensions,

@@ -21,7 +21,7 @@ use wasmtime::component::types::ComponentItem;
 use wasmtime::component::{Component, InstancePre, Linker};
 
 use crate::capability::PROVIDED;
-use crate::config::manifest::ComponentDecl;
+use crate::config::manifest::{ComponentDecl, Dependency};
 use crate::runtime::compose::{Sources, check_inheritance, plugs};
 use crate::runtime::engine::{self, Provenance, WasmtimeResultExt};
 use crate::runtime::forward;
@@ -116,82 +116,26 @@ pub fn prepare(
     for (import, n) in &plugged {
         let (dep, bytes) = &dependencies[*n];
         if prepared[*n].is_none() {
-            let name = format!("{id}/{}", dep.name);
-            let single = Sources::single(&name, bytes.clone());
-            let (dep_component, provenance, took) =
-                engine::load_component(engine, &name, &single.identity(), || {
-                    Ok(single.main.clone())
-                })?;
-            log(&name, provenance, took, 0, "");
-            let dep_imports: Vec<String> = dep_component
-                .component_type()
-                .imports(engine)
-                .map(|(name, _)| name.to_string())
-                .collect();
-            check_inheritance(dep, dep_imports.iter())?;
-            let pre = base
-                .instantiate_pre(&dep_component)
-                .anyhow()
-                .with_context(|| {
-                    format!(
-                        "dependency {:?} of component {id:?} imports something receta does not \
-                         provide (receta provides {PROVIDED})",
-                        dep.name
-                    )
-                })?;
-            prepared[*n] = Some((Arc::new(pre), dep_component));
+            prepared[*n] = Some(prepare_dependency(engine, base, id, dep, bytes)?);
         }
         let (pre, dep_component) = prepared[*n].clone().expect("prepared above");
-        let export = dep.export.clone().unwrap_or_else(|| import.clone());
-        let Some(interface) = dep_component.get_export_index(None, &export) else {
-            bail!(
-                "dependency {:?} ({}) does not export {export:?} to satisfy import {import:?}",
-                dep.name,
-                dep.source.display()
-            );
+        let linked = Linked {
+            id,
+            n: *n,
+            pre,
+            dep_component: &dep_component,
+            dep,
         };
-        let Some(ComponentItem::ComponentInstance(ty)) =
-            component.component_type().get_import(engine, import)
-        else {
-            bail!("import {import:?} of component {id:?} is not an interface");
-        };
-        let mut instance = linker
-            .instance(import)
-            .anyhow()
-            .with_context(|| format!("cannot link import {import:?}"))?;
-        for (func, item) in ty.exports(engine) {
-            // Types need no definition, nor does a resource the interface uses from the host
-            // (`spin:sqlite`'s `connection`, which the gateway lends): an interface of functions,
-            // types and such resources is what the app has.
-            match item {
-                ComponentItem::ComponentFunc(_) => {}
-                ComponentItem::Type(_) => continue,
-                ComponentItem::Resource(_) => continue,
-                _ => bail!(
-                    "import {import:?}: only functions, types and the host's resources can be \
-                     linked lazily"
-                ),
-            }
-            let Some(index) = dep_component.get_export_index(Some(&interface), func) else {
-                bail!(
-                    "dependency {:?} export {export:?} has no function {func:?}",
-                    dep.name
-                );
-            };
-            let target = forward::Target {
-                n: *n,
-                pre: pre.clone(),
-                index,
-            };
-            let typed = composition == Composition::Lazy;
-            let typed = forward::define(&mut instance, import, func, target, typed)
-                .with_context(|| format!("cannot link {import}#{func}"))?;
-            if typed {
-                typed_count += 1;
-            } else {
-                dynamic_count += 1;
-            }
-        }
+        let (typed, dynamic) = link_import(
+            engine,
+            &mut linker,
+            &component,
+            import,
+            &linked,
+            composition,
+        )?;
+        typed_count += typed;
+        dynamic_count += dynamic;
     }
     eprintln!(
         "receta: component {id}: {} dependency functions linked lazily: {} typed, {} dynamically",
@@ -200,6 +144,121 @@ pub fn prepare(
         dynamic_count
     );
     instance_pre(&linker, &component)
+}
+
+/// A dependency prepared for lazy linking: its place in the list, its instance-pre and component.
+struct Linked<'a> {
+    /// The importing component's id, for errors.
+    id: &'a str,
+    n: usize,
+    pre: Arc<InstancePre<HostState>>,
+    dep_component: &'a Component,
+    dep: &'a Dependency,
+}
+
+/// Compiles a dependency alone and pre-instantiates it against the host interfaces.
+fn prepare_dependency(
+    engine: &Engine,
+    base: &Linker<HostState>,
+    id: &str,
+    dep: &Dependency,
+    bytes: &[u8],
+) -> Result<(Arc<InstancePre<HostState>>, Component)> {
+    let name = format!("{id}/{}", dep.name);
+    let single = Sources::single(&name, bytes.to_vec());
+    let (dep_component, provenance, took) =
+        engine::load_component(engine, &name, &single.identity(), || {
+            Ok(single.main.clone())
+        })?;
+    log(&name, provenance, took, 0, "");
+    let dep_imports: Vec<String> = dep_component
+        .component_type()
+        .imports(engine)
+        .map(|(name, _)| name.to_string())
+        .collect();
+    check_inheritance(dep, dep_imports.iter())?;
+    let pre = base
+        .instantiate_pre(&dep_component)
+        .anyhow()
+        .with_context(|| {
+            format!(
+                "dependency {:?} of component {id:?} imports something receta does not provide \
+                 (receta provides {PROVIDED})",
+                dep.name
+            )
+        })?;
+    Ok((Arc::new(pre), dep_component))
+}
+
+/// Defines every function of `component`'s import `import` in `linker`, each forwarded to the
+/// dependency's export (`runtime::forward`); how many were forwarded typed and dynamically.
+fn link_import(
+    engine: &Engine,
+    linker: &mut Linker<HostState>,
+    component: &Component,
+    import: &str,
+    linked: &Linked,
+    composition: Composition,
+) -> Result<(usize, usize)> {
+    let Linked {
+        id,
+        n,
+        pre,
+        dep_component,
+        dep,
+    } = linked;
+    let (mut typed_count, mut dynamic_count) = (0, 0);
+    let export = dep.export.clone().unwrap_or_else(|| import.to_string());
+    let Some(interface) = dep_component.get_export_index(None, &export) else {
+        bail!(
+            "dependency {:?} ({}) does not export {export:?} to satisfy import {import:?}",
+            dep.name,
+            dep.source.display()
+        );
+    };
+    let Some(ComponentItem::ComponentInstance(ty)) =
+        component.component_type().get_import(engine, import)
+    else {
+        bail!("import {import:?} of component {id:?} is not an interface");
+    };
+    let mut instance = linker
+        .instance(import)
+        .anyhow()
+        .with_context(|| format!("cannot link import {import:?}"))?;
+    for (func, item) in ty.exports(engine) {
+        // Types need no definition, nor does a resource the interface uses from the host
+        // (`spin:sqlite`'s `connection`, which the gateway lends): an interface of functions,
+        // types and such resources is what the app has.
+        match item {
+            ComponentItem::ComponentFunc(_) => {}
+            ComponentItem::Type(_) => continue,
+            ComponentItem::Resource(_) => continue,
+            _ => bail!(
+                "import {import:?}: only functions, types and the host's resources can be \
+                 linked lazily"
+            ),
+        }
+        let Some(index) = dep_component.get_export_index(Some(&interface), func) else {
+            bail!(
+                "dependency {:?} export {export:?} has no function {func:?}",
+                dep.name
+            );
+        };
+        let target = forward::Target {
+            n: *n,
+            pre: pre.clone(),
+            index,
+        };
+        let typed = composition == Composition::Lazy;
+        let typed = forward::define(&mut instance, import, func, target, typed)
+            .with_context(|| format!("cannot link {import}#{func}"))?;
+        if typed {
+            typed_count += 1;
+        } else {
+            dynamic_count += 1;
+        }
+    }
+    Ok((typed_count, dynamic_count))
 }
 
 /// The WASIp3 HTTP handler Spin 4.0.2 serves (and only this release candidate).

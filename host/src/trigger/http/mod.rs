@@ -28,7 +28,7 @@ use http::{HeaderName, HeaderValue, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use tokio::net::TcpListener;
-use tokio::sync::{oneshot, watch};
+use tokio::sync::{Semaphore, oneshot, watch};
 use wasmtime_wasi_http::handler::ProxyHandler;
 use wasmtime_wasi_http::io::TokioIo;
 use wasmtime_wasi_http::p2::WasiHttpView;
@@ -37,7 +37,7 @@ use wasmtime_wasi_http::p2::bindings::http::types::{ErrorCode, Scheme};
 use wasmtime_wasi_http::p2::body::HyperOutgoingBody;
 
 use crate::runtime::store::{ComponentContext, HostState};
-use crate::trigger::{Inflight, Runner, until_deadline};
+use crate::trigger::{Inflight, Runner, Slot, until_deadline};
 use answer::{NotifyOnEnd, QUEUE_TIMEOUT, busy, text};
 use router::{RouteMatch, Router};
 /// The longest a connection may take to send a request's head.
@@ -299,12 +299,30 @@ async fn execute(
     client: SocketAddr,
     local: SocketAddr,
 ) -> Result<Response<HyperOutgoingBody>> {
+    let req = match guest_request(http, route, req, client, local).await? {
+        Ok(req) => req,
+        Err(refusal) => return Ok(refusal),
+    };
+    match &component.handler {
+        Handler::P2(pre) => execute_p2(http, inflight, component, pre.clone(), req).await,
+        Handler::P3(handler) => p3::execute(&http.runner, inflight, handler, req).await,
+    }
+}
+
+/// The request as the guest gets it: its whole body (read without an instance: a client trickling
+/// bytes holds a connection only), Spin's headers, and a `Host`; or the refusal of its body.
+async fn guest_request(
+    http: &HttpTrigger,
+    route: &RouteMatch<'_>,
+    req: Request<Incoming>,
+    client: SocketAddr,
+    local: SocketAddr,
+) -> Result<Result<Request<Full<Bytes>>, Response<HyperOutgoingBody>>> {
     let headers = spin_headers(route, &req, client, local);
-    // The whole body first, without an instance: a client trickling bytes holds a connection only.
     let (parts, incoming) = req.into_parts();
     let body = match read_body(incoming, &parts, http.max_body_bytes, http.body_timeout).await {
         Ok(body) => body,
-        Err(refusal) => return Ok(refusal),
+        Err(refusal) => return Ok(Err(refusal)),
     };
     let mut req = Request::from_parts(parts, Full::new(body));
     for (name, value) in headers {
@@ -318,13 +336,18 @@ async fn execute(
             HeaderValue::try_from(local.to_string()).context("listen address as Host")?,
         );
     }
+    Ok(Ok(req))
+}
 
-    let pre = match &component.handler {
-        Handler::P2(pre) => pre.clone(),
-        Handler::P3(handler) => {
-            return p3::execute(&http.runner, inflight, handler, req).await;
-        }
-    };
+/// A WASIp2 request: a fresh instance in a store of its own, run until the deadline; the response
+/// as soon as the guest sets it (its remaining work goes on in the background, `after_response`).
+async fn execute_p2(
+    http: &HttpTrigger,
+    inflight: &Arc<Inflight>,
+    component: &HttpComponent,
+    pre: ProxyPre<HostState>,
+    req: Request<Full<Bytes>>,
+) -> Result<Response<HyperOutgoingBody>> {
     let req = req.map(|body| body.map_err(|never| -> ErrorCode { match never {} }));
     let Some(run) = http
         .runner
@@ -352,7 +375,6 @@ async fn execute(
         .new_response_outparam(sender)
         .map_err(anyhow::Error::from)
         .context("cannot create the response outparam")?;
-    let id = component.context.id.clone();
     let guard = inflight.enter();
     let task = tokio::spawn(async move {
         let _guard = guard;
@@ -377,8 +399,6 @@ async fn execute(
 
     match receiver.await {
         Ok(Ok(response)) => {
-            // Once the client has the whole response, the guest's remaining work (if any) is
-            // background work: it leaves the request's instance slot to requests.
             let (sent_tx, sent_rx) = oneshot::channel();
             let response = response.map(|body| {
                 NotifyOnEnd {
@@ -387,34 +407,9 @@ async fn execute(
                 }
                 .boxed_unsync()
             });
+            let id = component.context.id.clone();
             let background = http.runner.background_permits.clone();
-            tokio::spawn(async move {
-                let _ = sent_rx.await;
-                if !task.is_finished() {
-                    match background.try_acquire_owned() {
-                        Ok(permit) => {
-                            let request_permit =
-                                slot.lock().ok().and_then(|mut p| p.replace(permit));
-                            drop(request_permit);
-                        }
-                        Err(_) => {
-                            eprintln!(
-                                "receta: component {id}: no background instance free for its work                                  after the response; stopped (the outbox retries what it had left)"
-                            );
-                            task.abort();
-                        }
-                    }
-                }
-                match task.await {
-                    Ok(Ok(())) => {}
-                    Ok(Err(e)) => {
-                        eprintln!("receta: component {id} failed after responding: {e:#}")
-                    }
-                    Err(e) if e.is_cancelled() => {}
-                    Err(e) => eprintln!("receta: component {id} task failed after responding: {e}"),
-                }
-                drop(slot.lock().map(|mut p| p.take()));
-            });
+            tokio::spawn(after_response(id, sent_rx, task, slot, background));
             Ok(response)
         }
         Ok(Err(code)) => Err(anyhow!("the guest answered with error code {code:?}")),
@@ -424,4 +419,39 @@ async fn execute(
             Err(e) => Err(anyhow!("the guest task failed: {e}")),
         },
     }
+}
+
+/// Once the client has the whole response (`sent`), the guest's remaining work (if any) is
+/// background work: it leaves the request's instance slot to requests, for a background permit,
+/// or is stopped when none is free.
+async fn after_response(
+    id: Arc<str>,
+    sent: oneshot::Receiver<()>,
+    task: tokio::task::JoinHandle<Result<()>>,
+    slot: Slot,
+    background: Arc<Semaphore>,
+) {
+    let _ = sent.await;
+    if !task.is_finished() {
+        match background.try_acquire_owned() {
+            Ok(permit) => {
+                let request_permit = slot.lock().ok().and_then(|mut p| p.replace(permit));
+                drop(request_permit);
+            }
+            Err(_) => {
+                eprintln!(
+                    "receta: component {id}: no background instance free for its work after the \
+                     response; stopped (the outbox retries what it had left)"
+                );
+                task.abort();
+            }
+        }
+    }
+    match task.await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => eprintln!("receta: component {id} failed after responding: {e:#}"),
+        Err(e) if e.is_cancelled() => {}
+        Err(e) => eprintln!("receta: component {id} task failed after responding: {e}"),
+    }
+    drop(slot.lock().map(|mut p| p.take()));
 }

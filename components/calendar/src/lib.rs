@@ -2,6 +2,18 @@
 //! days, written in Spanish. A pure library with no dependencies, shared by `common` (which
 //! re-exports it as `common::time::Date`) and `rxpdf`, which stays free of the components' SDKs.
 
+/// How many days `month` (1-12) of `year` has, leap years included; `None` for no such month.
+pub fn days_in_month(year: u16, month: u16) -> Option<u16> {
+    let leap = (year.is_multiple_of(4) && !year.is_multiple_of(100)) || year.is_multiple_of(400);
+    match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => Some(31),
+        4 | 6 | 9 | 11 => Some(30),
+        2 if leap => Some(29),
+        2 => Some(28),
+        _ => None,
+    }
+}
+
 /// A calendar date `YYYY-MM-DD`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Date {
@@ -50,15 +62,8 @@ impl Date {
                 .then(|| part.parse().ok())?
         };
         let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
-        let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
-        let days_in_month = match month {
-            1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-            4 | 6 | 9 | 11 => 30,
-            2 if leap => 29,
-            2 => 28,
-            _ => return None,
-        };
-        (year >= 1 && (1..=days_in_month).contains(&day)).then_some(Date {
+        let last = days_in_month(year, month)?;
+        (year >= 1 && (1..=last).contains(&day)).then_some(Date {
             year,
             month: month as u8,
             day: day as u8,
@@ -118,6 +123,16 @@ impl std::fmt::Display for Date {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn months_have_their_days() {
+        assert_eq!(days_in_month(2024, 2), Some(29));
+        assert_eq!(days_in_month(2100, 2), Some(28));
+        assert_eq!(days_in_month(2000, 2), Some(29));
+        assert_eq!(days_in_month(2026, 11), Some(30));
+        assert_eq!(days_in_month(2026, 13), None);
+        assert_eq!(days_in_month(2026, 0), None);
+    }
 
     #[test]
     fn day_numbers_round_trip() {

@@ -161,16 +161,10 @@ fn check_len(ai: &str, len: Len, value: &str) -> Result<(), String> {
 
 /// `YYMMDD` as `YYYY-MM-DD` (years 2000-2099; day 00: the month's last day).
 fn date(v: &str) -> Result<String, String> {
-    let n = |r: std::ops::Range<usize>| v[r].parse::<u32>().unwrap_or(99);
+    let n = |r: std::ops::Range<usize>| v[r].parse::<u16>().unwrap_or(99);
     let (year, month, day) = (2000 + n(0..2), n(2..4), n(4..6));
-    if !(1..=12).contains(&month) {
+    let Some(last) = calendar::days_in_month(year, month) else {
         return Err(format!("(17) {v} is not a date"));
-    }
-    let last = match month {
-        2 if year % 4 == 0 => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
     };
     let day = if day == 0 { last } else { day };
     if day > last {

@@ -61,7 +61,7 @@ fn servers(
     rows: &mut Vec<Row>,
     ceilings: &mut Ceilings,
 ) -> Result {
-    let conns = settings.conns.clone();
+    let conns = &settings.conns;
 
     // The HTTP stack's own limit.
     let mut cmd = Command::new(bench_binary());
@@ -71,7 +71,7 @@ fn servers(
         settings,
         &hyper,
         &Measure::get("native hyper \"hello\" (the HTTP stack's limit)", "/"),
-        &conns,
+        conns,
         |_, _, _| {},
         rows,
     )?;
@@ -93,7 +93,7 @@ fn servers(
         settings,
         &serve,
         &Measure::get("`hello` component under `wasmtime serve` 48", "/"),
-        &conns,
+        conns,
         |c, run, row| {
             if let Some(h) = at(&hyper_rps, c) {
                 row.ratios.push((run.rps / h, "of native hyper".into()));

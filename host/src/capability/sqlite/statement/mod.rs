@@ -32,9 +32,8 @@ pub enum Kind {
     Query,
     /// `INSERT`, `UPDATE`, `DELETE` or `REPLACE`; `returning` when it gives rows back.
     Write { returning: bool },
-    /// Changes the schema or the file: `CREATE` (`create`), `DROP`, `ALTER`, `VACUUM`, `REINDEX`,
-    /// `ANALYZE`.
-    Schema { create: bool },
+    /// Changes the schema or the file: `CREATE`, `DROP`, `ALTER`, `VACUUM`, `REINDEX`, `ANALYZE`.
+    Schema,
     /// A `PRAGMA`; `busy_timeout` when it sets `busy_timeout` (`= n` or `(n)`).
     Pragma { busy_timeout: bool },
     /// `EXPLAIN …`.
@@ -89,10 +88,7 @@ impl Statement {
                 }
             }
             b"INSERT" | b"UPDATE" | b"DELETE" | b"REPLACE" => write(&text),
-            b"CREATE" => Kind::Schema { create: true },
-            b"DROP" | b"ALTER" | b"VACUUM" | b"REINDEX" | b"ANALYZE" => {
-                Kind::Schema { create: false }
-            }
+            b"CREATE" | b"DROP" | b"ALTER" | b"VACUUM" | b"REINDEX" | b"ANALYZE" => Kind::Schema,
             b"PRAGMA" => Kind::Pragma {
                 busy_timeout: sets_busy_timeout(&text),
             },
@@ -142,7 +138,7 @@ impl Statement {
     /// Whether it writes: a row write, or a change of the schema or the file. A `PRAGMA` is not:
     /// a connection's own setting (a log-grade `synchronous = NORMAL`) must not wait for writers.
     pub fn writes(&self) -> bool {
-        matches!(self.kind, Kind::Write { .. } | Kind::Schema { .. })
+        matches!(self.kind, Kind::Write { .. } | Kind::Schema)
     }
 
     /// Whether, run outside a transaction, it takes the database's write lock: a write, or a

@@ -198,6 +198,67 @@ fn a_guests_lock_wait_is_answered_and_not_applied() {
     );
 }
 
+/// On a libSQL server a connection's settings are refused as the server refuses them (Spin's
+/// libSQL backend passes them on): a guest written for Spin meets the same error here. Needs a
+/// real `sqld` (`RECETA_SQLD`, which `cargo xtask test` sets); without one it says so and checks
+/// nothing.
+#[test]
+fn on_libsql_a_connection_setting_is_refused_as_the_server_refuses_it() {
+    let Some(binary) = std::env::var_os("RECETA_SQLD") else {
+        eprintln!("RECETA_SQLD is not set: no libSQL server to test against");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let port = receta_test_host::free_port();
+    let mut sqld = Command::new(binary)
+        .arg("--db-path")
+        .arg(dir.path().join("data.sqld"))
+        .args([
+            "--http-listen-addr",
+            &format!("127.0.0.1:{port}"),
+            "--no-welcome",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("sqld starts");
+    let started = std::time::Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(started.elapsed() < Duration::from_secs(20), "sqld not up");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let config = dir.path().join("runtime-config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[sqlite_database.default]\ntype = \"libsql\"\nurl = \"http://127.0.0.1:{port}\"\ntoken = \"\"\n"
+        ),
+    )
+    .unwrap();
+    let app = spawn_app_with(AppConfig {
+        runtime_config: Some(config),
+        ..probe_config(&[])
+    });
+    for setting in ["PRAGMA busy_timeout = 0", "PRAGMA synchronous = NORMAL"] {
+        let q = setting.replace(' ', "%20").replace('=', "%3D");
+        let resp = app.get(&format!("/probe/sqlite?q={q}"), None);
+        assert!(
+            resp.text().contains("unsupported statement"),
+            "{setting}: {} {}",
+            resp.status,
+            resp.text()
+        );
+    }
+    // Reading a setting, or one the server allows, runs there.
+    assert_eq!(
+        text(&app, "/probe/sqlite?q=PRAGMA%20foreign_keys%20%3D%20ON"),
+        ""
+    );
+    drop(app);
+    let _ = sqld.kill();
+    let _ = sqld.wait();
+}
+
 #[test]
 fn transaction_through_execute_on_one_connection() {
     let app = probe(&[]);

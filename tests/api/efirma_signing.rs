@@ -171,6 +171,23 @@ fn a_draft_waits_for_the_medics_efirma_and_its_activation_issues_it() {
     let page = app.get(&format!("/rx/{sig}"), None);
     assert!(page.text().contains(AWAITING), "{}", page.text());
     assert_eq!(app.get(&format!("/rx/{sig}/pdf"), None).status, 409);
+    // The public sees a prescription awaiting its signature, not an available one, and no
+    // medication until it is issued.
+    assert!(!page.text().contains("Disponible"), "{}", page.text());
+    assert!(!page.text().contains("Amoxicilina"), "{}", page.text());
+    let verified = app.get(&format!("/api/v2/verify/{sig}"), None).json();
+    assert_eq!(verified["valid"], false);
+    assert_eq!(
+        verified["rx_status"],
+        json!(["awaiting_signature", "Pendiente de la e.firma del médico"])
+    );
+    let landing = app.get(
+        &format!("/api/v2/rx/patient-landing/{sig}/"),
+        p.medic.token(),
+    );
+    assert_eq!(landing.status, 200, "{}", landing.text());
+    assert_eq!(landing.json()["rx"]["rx_status"][0], "awaiting_signature");
+    assert_eq!(landing.json()["rx"]["medications"], json!([]));
 
     // Signed by a third party's tool: issued.
     let cms = holder.sign(&to_sign);
@@ -220,11 +237,111 @@ fn a_draft_waits_for_the_medics_efirma_and_its_activation_issues_it() {
     );
     assert_eq!(landing.status, 200, "{}", landing.text());
     assert_eq!(landing.json()["rx"]["efirma"]["status"], "signed");
-    assert!(
-        app.get(&format!("/rx/{sig}"), None)
-            .text()
-            .contains("Firmada con e.firma")
+    let page = app.get(&format!("/rx/{sig}"), None).text();
+    assert!(page.contains("Firmada con e.firma"), "{page}");
+    assert!(page.contains("Amoxicilina"), "{page}");
+    assert_eq!(verified["rx_status"], json!(["available", "Disponible"]));
+}
+
+#[test]
+fn a_signature_by_another_certificate_than_the_pinned_one_is_400_on_cms() {
+    let fiel = Fiel::new("AC de pruebas Receta");
+    let relay = Listener::ok();
+    let app = spawn_app_with(config(&fiel, &relay.url("/send"), &[]));
+    let first = valid(&fiel, "first", RFC);
+    let p = registered(&app, "renovada@example.mx", RFC, &first);
+    let (sig, to_sign) = draft(&app, &p);
+    // The medic renews the e.firma after the draft was made: the draft stays pinned to the first.
+    let renewed = valid(&fiel, "renewed", RFC);
+    let resp = app.request(
+        "PUT",
+        &format!("/api/v2/medics/{}/efirma/", p.medic.id),
+        p.medic.token(),
+        Some(&json!({"certificate": renewed.pem()})),
     );
+    assert_eq!(resp.status, 200, "{}", resp.text());
+    let resp = activate(&app, p.medic.token(), &sig, &renewed.sign(&to_sign));
+    assert_eq!(resp.status, 400, "{}", resp.text());
+    let message = field_errors(&resp)["cms"][0].as_str().unwrap().to_string();
+    assert!(
+        message.contains("The draft was made for e.firma certificate"),
+        "{message}"
+    );
+    assert_eq!(
+        detail(&app, &p, &sig)["efirma"]["status"],
+        "awaiting_signature",
+        "nothing changed"
+    );
+}
+
+#[test]
+fn a_certificate_uploaded_with_its_intermediate_chains_to_a_root_only_efirma_ca() {
+    // SAT's layout: a root, an intermediate authority under it, the medic's FIEL under that.
+    let root = Fiel::new("AC raíz de pruebas");
+    let intermediate = root.intermediate("AC intermedia de pruebas");
+    let relay = Listener::ok();
+    // The service trusts the root only.
+    let app = spawn_app_with(config(&root, &relay.url("/send"), &[]));
+    let holder = valid(&intermediate, "medic", RFC);
+    let p = Practice::new(&app, "cadena@example.mx", "Clínica Cadena");
+    let path = format!("/api/v2/medics/{}/", p.medic.id);
+    let resp = app.patch(&path, p.medic.token(), &json!({"rfc": RFC, "curp": CURP}));
+    assert_eq!(resp.status, 202, "{}", resp.text());
+    let put = |pem: String| {
+        app.request(
+            "PUT",
+            &format!("{path}efirma/"),
+            p.medic.token(),
+            Some(&json!({"certificate": pem})),
+        )
+    };
+    // Alone, the leaf does not reach the root.
+    let alone = put(holder.pem());
+    assert_eq!(alone.status, 400, "{}", alone.text());
+    assert!(
+        field_errors(&alone)["certificate"][0]
+            .as_str()
+            .unwrap()
+            .contains("does not chain")
+    );
+    // With its intermediate after it: registered, as the leaf.
+    let resp = put(format!("{}{}", holder.pem(), intermediate.ca_pem()));
+    assert_eq!(resp.status, 200, "{}", resp.text());
+    assert_eq!(resp.json()["efirma"]["rfc"], RFC);
+    assert_eq!(resp.json()["efirma"]["issuer"], "AC intermedia de pruebas");
+    // A bundle whose first certificate is another person's is refused as before.
+    let stranger = valid(&intermediate, "stranger", OTHER_RFC);
+    let foreign = put(format!("{}{}", stranger.pem(), intermediate.ca_pem()));
+    assert_eq!(foreign.status, 400, "{}", foreign.text());
+    assert!(
+        field_errors(&foreign)["certificate"][0]
+            .as_str()
+            .unwrap()
+            .contains("not the medic's")
+    );
+    // The intermediate first is not the medic's certificate either.
+    let reversed = put(format!("{}{}", intermediate.ca_pem(), holder.pem()));
+    assert_eq!(reversed.status, 400, "{}", reversed.text());
+    let registered = app.get(&format!("{path}efirma/"), p.medic.token()).json();
+    assert_eq!(
+        registered["efirma"]["rfc"], RFC,
+        "still the medic's: {registered}"
+    );
+
+    // A CMS that carries only the medic's certificate (openssl's default) is accepted: the stored
+    // intermediate leads it to the root. OpenSSL agrees, given the intermediate.
+    let (sig, to_sign) = draft(&app, &p);
+    let cms = holder.sign(&to_sign);
+    let resp = activate(&app, p.medic.token(), &sig, &cms);
+    assert_eq!(resp.status, 200, "{}", resp.text());
+    assert_eq!(resp.json()["efirma"]["status"], "signed");
+    let both = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(
+        both.path(),
+        format!("{}{}", root.ca_pem(), intermediate.ca_pem()),
+    )
+    .unwrap();
+    openssl_verifies(&cms, &to_sign, both.path()).unwrap();
 }
 
 #[test]

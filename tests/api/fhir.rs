@@ -214,3 +214,105 @@ fn an_expired_prescription_is_a_stopped_request() {
     let app = later(app, 3 * 24 * 3600);
     assert_eq!(statuses(&bundle(&app, &p, &sig)), ["stopped", "stopped"]);
 }
+
+/// Every identifier `value` of a bundle's resources of `kind`.
+fn identifiers(bundle: &Value, kind: &str) -> Vec<String> {
+    resources(bundle, kind)
+        .iter()
+        .flat_map(|r| r["identifier"].as_array().cloned().unwrap_or_default())
+        .map(|i| i["value"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_pharmacy_sees_neither_a_hidden_diagnosis_nor_a_national_identifier() {
+    const PATIENT_CURP: &str = "LOMM850228MDFPRR09";
+    const MEDIC_RFC: &str = "HEGT7610034S2";
+    const MEDIC_CURP: &str = "SABC560626MDFLRN01";
+    let app = spawn_app();
+    let mut p = Practice::new(&app, "reserva@example.mx", "Clínica Reserva");
+    let resp = app.patch(
+        &format!("/api/v2/medics/{}/", p.medic.id),
+        p.medic.token(),
+        &json!({"rfc": MEDIC_RFC, "curp": MEDIC_CURP}),
+    );
+    assert_eq!(resp.status, 202, "{}", resp.text());
+    let resp = app.post(
+        "/api/v2/patient/",
+        p.medic.token(),
+        &json!({"name": "Marta López", "date_of_birth": "1985-02-28", "curp": PATIENT_CURP}),
+    );
+    assert_eq!(resp.status, 201, "{}", resp.text());
+    p.patient = resp.json();
+    let ph = register(&app, "Farmacia Reserva");
+
+    for show in [false, true] {
+        let (sig, para, _) = prescribe(&app, &p, json!({"show_diagnosis": show}));
+        let shown = if show { "Hipertensión" } else { "" };
+        // The JSON lookup and a burn's answer: the diagnosis only as the medic chose, the field
+        // always there as a string.
+        let found = app.get(&format!("/api/v2/pharmacy/rx/{sig}"), ph.token());
+        assert_eq!(found.status, 200, "{}", found.text());
+        assert_eq!(found.json()["diagnosis"], json!(shown), "{}", found.text());
+        let sold = app.post(
+            &format!("/api/v1/prescriptions/burn/{sig}"),
+            ph.token(),
+            &json!({"sales_code": "R-1", "medications": [{"id": para, "bought_qty": 1}]}),
+        );
+        assert_eq!(sold.status, 200, "{}", sold.text());
+        assert_eq!(sold.json()["diagnosis"], json!(shown), "{}", sold.text());
+        // The medic still reads it.
+        let detail = app.get(&format!("/api/v2/rx-endpoint/{sig}/"), p.medic.token());
+        assert_eq!(detail.json()["diagnosis"], json!("Hipertensión"));
+        let lookup_text = found.text();
+        for national in [PATIENT_CURP, MEDIC_RFC, MEDIC_CURP] {
+            assert!(!lookup_text.contains(national), "{national} in the lookup");
+        }
+
+        // The pharmacy's bundle: valid FHIR, no identifier its lookup does not show.
+        let resp = app.get(&format!("/api/v2/pharmacy/rx/{sig}/fhir/"), ph.token());
+        assert_eq!(resp.status, 200, "{}", resp.text());
+        validate(&resp.body).unwrap_or_else(|e| panic!("{e}\n{}", resp.text()));
+        let theirs = resp.json();
+        let text = resp.text();
+        for hidden in [
+            PATIENT_CURP,
+            MEDIC_RFC,
+            MEDIC_CURP,
+            "Hipertensión",
+            "12345678",
+        ] {
+            assert!(!text.contains(hidden), "{hidden} in the pharmacy's bundle");
+        }
+        assert_eq!(
+            identifiers(&theirs, "Patient"),
+            [p.patient["uid"].as_str().unwrap()]
+        );
+        assert!(identifiers(&theirs, "Practitioner").is_empty());
+        for kind in [
+            "Patient",
+            "Practitioner",
+            "Organization",
+            "MedicationRequest",
+        ] {
+            for value in identifiers(&theirs, kind) {
+                assert!(
+                    lookup_text.contains(&value),
+                    "{kind} {value} not in the lookup"
+                );
+            }
+        }
+
+        // The medic's bundle keeps every identifier on record.
+        let mine = bundle(&app, &p, &sig);
+        let patient_ids = identifiers(&mine, "Patient");
+        assert!(
+            patient_ids.contains(&PATIENT_CURP.to_string()),
+            "{patient_ids:?}"
+        );
+        let medic_ids = identifiers(&mine, "Practitioner");
+        for id in [MEDIC_RFC, MEDIC_CURP, "12345678"] {
+            assert!(medic_ids.contains(&id.to_string()), "{id}: {medic_ids:?}");
+        }
+    }
+}

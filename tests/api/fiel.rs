@@ -98,6 +98,67 @@ impl Fiel {
         }
     }
 
+    /// An intermediate authority `name` under this one (`CA:TRUE`, may sign certificates), as SAT
+    /// issues FIEL certificates: a `Fiel` that issues holders itself.
+    pub fn intermediate(&self, name: &str) -> Fiel {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(d.join("index.txt"), "").unwrap();
+        std::fs::write(
+            d.join("serial"),
+            "3330303031303030303030353030303030303031\n",
+        )
+        .unwrap();
+        std::fs::write(d.join("ca.cnf"), CA_CONFIG).unwrap();
+        std::fs::write(
+            d.join("ca.ext"),
+            "basicConstraints = critical, CA:TRUE\nkeyUsage = critical, keyCertSign, cRLSign\n",
+        )
+        .unwrap();
+        openssl(
+            d,
+            &[
+                "req",
+                "-new",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-keyout",
+                "ca.key",
+                "-out",
+                "ca.csr",
+                "-subj",
+                &format!("/CN={name}/O=Receta Pruebas"),
+            ],
+        );
+        let root = self.dir.path();
+        openssl(
+            d,
+            &[
+                "x509",
+                "-req",
+                "-in",
+                "ca.csr",
+                "-CA",
+                path(&root.join("ca.pem")),
+                "-CAkey",
+                path(&root.join("ca.key")),
+                "-set_serial",
+                "7",
+                "-days",
+                "3650",
+                "-extfile",
+                "ca.ext",
+                "-out",
+                "ca.pem",
+            ],
+        );
+        Fiel {
+            dir,
+            name: name.to_string(),
+        }
+    }
+
     pub fn ca_path(&self) -> PathBuf {
         self.dir.path().join("ca.pem")
     }

@@ -57,6 +57,28 @@ print(json.dumps(out))
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
+/// Every value `biip` reads for each AI of a bracketed element string: `{ai: [values]}`.
+fn biip_values(element_string: &str) -> Value {
+    let script = r#"
+import json, sys
+from biip.gs1_messages import GS1Message
+out = {}
+for e in GS1Message.parse_hri(sys.argv[1]).element_strings:
+    out.setdefault(e.ai.ai, []).append(e.value)
+print(json.dumps(out))
+"#;
+    let out = Command::new(python())
+        .args(["-c", script, element_string])
+        .output()
+        .expect("python with biip (cargo xtask test installs it)");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 /// A prescription of amoxicillin (substitution allowed) and a fixed brand ("No sustituible"), each
 /// 3 boxes; its signature and the two medication ids.
 fn prescribed(app: &TestApp, p: &Practice) -> (String, i64, i64) {
@@ -291,6 +313,23 @@ fn each_refusal_says_why_and_sells_nothing() {
         json!([{"id": fixed, "bought_qty": 1, "substituted": true}]),
     );
     conflict_says(&swapped, "did not allow substitution");
+
+    // An AI given twice with two values: biip reads both (it does not choose), and the service
+    // refuses the string naming the AI rather than keep one of them.
+    for (scan, ai) in [
+        (format!("(01){GTIN}(01)00012345600012"), "01"),
+        (format!("(01){GTIN}(17)200131(17)301231"), "17"),
+        (format!("(01){GTIN}(10)LOTA(10)LOTB"), "10"),
+    ] {
+        let read = biip_values(&scan);
+        let values = read[ai].as_array().unwrap();
+        assert_eq!(values.len(), 2, "{scan}: {read}");
+        assert_ne!(values[0], values[1], "{scan}: {read}");
+        bad(
+            json!({"id": amox, "bought_qty": 1, "gs1": scan}),
+            &format!("({ai}) is given twice"),
+        );
+    }
 
     // Nothing was sold.
     let detail = app

@@ -25,6 +25,7 @@ mod medics;
 mod memberships;
 mod mexican_rules;
 mod migrations;
+mod nodes;
 mod notifications;
 mod outbound;
 mod patients;

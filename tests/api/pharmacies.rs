@@ -331,6 +331,10 @@ fn a_pharmacy_looks_up_then_dispenses_partially_then_totally() {
         m["sku"] = m["drug_upc"].clone();
         m["ad_id"] = json!("");
     }
+    // The medic did not choose `show_diagnosis`: the pharmacy gets the field, empty.
+    assert_eq!(detail["show_diagnosis"], false);
+    assert_eq!(detail["diagnosis"], "Faringitis aguda");
+    expected["diagnosis"] = json!("");
     assert_eq!(found, expected);
     assert_eq!(found["medications"][0]["sku"], "MX-AMX-500");
     assert_eq!(

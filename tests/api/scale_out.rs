@@ -1,44 +1,20 @@
-//! Scale-out (docs/scale-out.md): several stateless `receta` nodes on one libSQL database, proven
-//! on a real server (`sqld`, see `sqld.rs`): a primary, a replica following it, one node on each.
+//! Scale-out (docs/scale-out.md), what only `receta` does: its migration ledger when two nodes
+//! start together on a primary and a replica following it, and a prompt 503 when the server goes
+//! away. What every runtime does on several nodes is in `nodes.rs`.
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::helpers::{ADMIN_TOKEN, AppConfig, TestApp, start};
-use crate::notifications::relay_config;
-use crate::outbound::{Listener, Practice, Reply, eventually};
+use crate::helpers::{ADMIN_TOKEN, AppConfig, TestApp};
+use crate::nodes::{node, two_nodes};
+use crate::outbound::{Listener, Practice, eventually};
 use crate::pharmacies::{burn, lookup, med_ids, prescribe, register, signature};
 use crate::sqld::Sqld;
-use receta_test_host::free_port;
 
 const WAIT: Duration = Duration::from_secs(30);
-
-/// A node of the app on `db`, with its own state dir (nothing but logs and caches in it).
-fn node(db: &Sqld, config: AppConfig) -> TestApp {
-    let state_dir = tempfile::tempdir().expect("state dir");
-    let runtime_config = db.runtime_config(&state_dir.path().join("runtime-config.toml"));
-    start(
-        AppConfig {
-            runtime_config: Some(runtime_config),
-            ..config
-        },
-        state_dir,
-    )
-}
-
-/// Two nodes started at the same moment (their migrations race), on `a` and `b`.
-fn two_nodes(a: &Sqld, b: &Sqld, config: impl Fn() -> AppConfig + Sync) -> (TestApp, TestApp) {
-    std::thread::scope(|s| {
-        let first = s.spawn(|| node(a, config()));
-        let second = s.spawn(|| node(b, config()));
-        (first.join().unwrap(), second.join().unwrap())
-    })
-}
 
 /// `name → times applied` of the shared database's migration records.
 fn migrations_applied(db: &Sqld) -> BTreeMap<String, i64> {
@@ -176,151 +152,6 @@ fn a_prescription_issued_on_one_node_is_read_dispensed_and_delivered_through_ano
         events[0].json(),
         json!({"signature": sig, "type": "prescription.dispensed"})
     );
-}
-
-#[test]
-fn two_nodes_cron_workers_deliver_each_outbox_row_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let (primary, replica) = cluster(dir.path());
-    // Webhooks go to a port nobody listens on yet: every first attempt fails and the rows wait
-    // for the cron workers of both nodes (every 5 s), which race for them once it listens.
-    let port = free_port();
-    // Retries after 0.05 s, 3 s, 18 s...: a row fails at most twice before the receiver is up.
-    let config = || AppConfig::with_variables(&[("outbox_retry_scale", "0.01")]);
-    let (a, b) = two_nodes(&primary, &replica, config);
-    let practice = Practice::new(&a, "cron@example.mx", "Clínica Cron");
-    // Registering pings the receiver: it answers then, and is gone while the rows are written.
-    let registering = Listener::on_port(port, |_, _| Reply::Status(200));
-    let hook = json!({"url": registering.url("/hook"), "hospitals": [practice.hospital]});
-    let registered = a.post("/api/v2/webhooks/", Some(ADMIN_TOKEN), &hook);
-    assert_eq!(registered.status, 201, "{}", registered.text());
-    drop(registering);
-    const ROWS: usize = 24;
-    let mut signatures = Vec::new();
-    for i in 0..ROWS {
-        let on = if i % 2 == 0 { &a } else { &b };
-        signatures.push(signature(&prescribe(on, &practice)));
-    }
-    let receiver = Listener::on_port(port, |_, _| Reply::Status(200));
-    let events = receiver.wait_for_events(ROWS, Duration::from_secs(60));
-    // Long enough for every worker to have run again: nothing is sent twice.
-    std::thread::sleep(Duration::from_secs(6));
-    let events = receiver.events().len().max(events.len());
-    let mut by_id: BTreeMap<String, usize> = BTreeMap::new();
-    for event in receiver.events() {
-        *by_id
-            .entry(event.header("webhook-id").unwrap_or("").to_string())
-            .or_default() += 1;
-    }
-    assert_eq!(events, ROWS, "each row delivered once: {by_id:?}");
-    assert!(by_id.values().all(|&n| n == 1), "{by_id:?}");
-    let mut delivered: Vec<String> = receiver
-        .events()
-        .iter()
-        .map(|e| e.json()["signature"].as_str().unwrap().to_string())
-        .collect();
-    delivered.sort();
-    signatures.sort();
-    assert_eq!(delivered, signatures);
-    for node in [&a, &b] {
-        assert!(
-            node.log().contains("receta: cron outbox-worker ok"),
-            "both nodes' workers ran:\n{}",
-            node.log()
-        );
-    }
-}
-
-#[test]
-fn killing_a_node_under_load_loses_nothing_it_acknowledged() {
-    let dir = tempfile::tempdir().unwrap();
-    let (primary, replica) = cluster(dir.path());
-    let relay = Listener::ok();
-    // A dead node's leased rows come back after the lease (2 × 2 s + 5 s), then retry soon.
-    let (a, b) = two_nodes(&primary, &replica, || {
-        relay_config(&relay.url("/send"))
-            .with_env("SPIN_VARIABLE_DELIVERY_TIMEOUT_MS", "2000")
-            .with_env("SPIN_VARIABLE_OUTBOX_RETRY_SCALE", "0.01")
-    });
-    let practice = Practice::new(&a, "carga@example.mx", "Clínica Carga");
-    // Four clients issue prescriptions through B until it is killed.
-    let acknowledged: Arc<Mutex<Vec<String>>> = Arc::default();
-    let stop = Arc::new(AtomicBool::new(false));
-    let b = Arc::new(Mutex::new(Some(b)));
-    let address = b.lock().unwrap().as_ref().unwrap().address.clone();
-    let body = json!({
-        "hospital": practice.hospital,
-        "patient": {"uid": practice.patient["uid"]},
-        "diagnosis": "Carga",
-        "medications": [{"presentation": "Paracetamol 500 mg", "instructions": "1 cada 8 horas"}],
-    });
-    let token = practice.medic.token().unwrap().to_string();
-    let clients: Vec<_> = (0..4)
-        .map(|_| {
-            let (acknowledged, stop, address, body, token) = (
-                acknowledged.clone(),
-                stop.clone(),
-                address.clone(),
-                body.clone(),
-                token.clone(),
-            );
-            std::thread::spawn(move || {
-                let agent = ureq::Agent::config_builder()
-                    .http_status_as_error(false)
-                    .timeout_global(Some(Duration::from_secs(10)))
-                    .build()
-                    .new_agent();
-                let mut failed = 0;
-                while !stop.load(Ordering::SeqCst) {
-                    let sent = agent
-                        .post(format!("{address}/api/v2/rx-endpoint/"))
-                        .header("Authorization", format!("Token {token}"))
-                        .send_json(&body);
-                    match sent {
-                        Ok(mut resp) if resp.status() == 200 => {
-                            let json: Value = resp.body_mut().read_json().unwrap();
-                            let sig = json["signature"].as_str().unwrap().to_string();
-                            acknowledged.lock().unwrap().push(sig);
-                        }
-                        _ => failed += 1,
-                    }
-                }
-                failed
-            })
-        })
-        .collect();
-    eventually("a few acknowledged creates", WAIT, || {
-        (acknowledged.lock().unwrap().len() >= 20).then_some(())
-    });
-    let killed = b.lock().unwrap().take().unwrap();
-    let _ = killed.crash();
-    std::thread::sleep(Duration::from_millis(200));
-    stop.store(true, Ordering::SeqCst);
-    let failed: usize = clients.into_iter().map(|c| c.join().unwrap()).sum();
-    let acknowledged = acknowledged.lock().unwrap().clone();
-    eprintln!(
-        "scale-out: {} creates acknowledged by node B before kill -9; {failed} requests failed after it (in flight, then refused)",
-        acknowledged.len()
-    );
-    assert!(failed > 0, "the kill happened under load");
-    // Every acknowledged prescription is there, through A.
-    for sig in &acknowledged {
-        let resp = a.get(
-            &format!("/api/v2/rx-endpoint/{sig}/"),
-            practice.medic.token(),
-        );
-        assert_eq!(resp.status, 200, "{sig} was acknowledged: {}", resp.text());
-    }
-    // And its email goes out: A's worker delivers what B could not.
-    let emails = eventually(
-        "every acknowledged email sent",
-        Duration::from_secs(60),
-        || {
-            let sent = relay.events().len();
-            (sent >= acknowledged.len()).then_some(sent)
-        },
-    );
-    assert!(emails >= acknowledged.len());
 }
 
 #[test]

@@ -2,6 +2,10 @@
 //! with a replica following it. Located as `RECETA_SQLD` (`cargo xtask test` sets it); its absence
 //! fails the test (never a silent skip). A server dies with the test thread that started it (`PR_SET_PDEATHSIG`), so a
 //! failed test leaves no server behind.
+//!
+//! Every server authenticates its clients as Turso does and as Spin requires (Spin's libSQL
+//! backend always sends a token): `--auth-jwt-key-file` with an Ed25519 public key, and the
+//! runtime configs carry a JWT signed by its key ([`Sqld::token`]).
 
 use receta_test_host::free_port;
 use std::os::unix::process::CommandExt;
@@ -32,6 +36,32 @@ pub struct Sqld {
     child: Child,
     /// How it was started, to start it again.
     command: Vec<std::ffi::OsString>,
+    /// The JWT its clients send (`token` in a runtime config).
+    pub token: String,
+}
+
+/// The key the servers' JWTs are signed with (a test key: any fixed seed serves).
+const JWT_SEED: [u8; 32] = [7; 32];
+
+/// `--auth-jwt-key-file`'s content: the public key as URL-safe base64 (one of the two forms sqld
+/// reads), and a JWT it accepts: `EdDSA`, full access (`"a": "rw"`), expiring in a day.
+fn jwt_key_and_token() -> (String, String) {
+    use base64::Engine;
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
+    let keys = ed25519_compact::KeyPair::from_seed(ed25519_compact::Seed::new(JWT_SEED));
+    let exp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + 86_400;
+    let header = B64.encode(br#"{"alg":"EdDSA","typ":"JWT"}"#);
+    let claims = B64.encode(format!(r#"{{"a":"rw","exp":{exp}}}"#));
+    let signed = format!("{header}.{claims}");
+    let signature = B64.encode(keys.sk.sign(signed.as_bytes(), None).as_ref());
+    (
+        B64.encode(keys.pk.as_ref()),
+        format!("{signed}.{signature}"),
+    )
 }
 
 impl Sqld {
@@ -67,11 +97,16 @@ impl Sqld {
 
     fn spawn_on_fresh_ports(dir: &Path, primary_grpc: Option<&str>) -> Self {
         let http = free_port();
+        let (key, token) = jwt_key_and_token();
+        let key_file = dir.join("jwt-key.txt");
+        std::fs::write(&key_file, key).expect("sqld's JWT key");
         let mut cmd = Command::new(binary());
         cmd.arg("--db-path")
             .arg(dir.join("data.sqld"))
             .arg("--http-listen-addr")
             .arg(format!("127.0.0.1:{http}"))
+            .arg("--auth-jwt-key-file")
+            .arg(&key_file)
             .arg("--no-welcome");
         let grpc = match primary_grpc {
             Some(primary) => {
@@ -92,6 +127,7 @@ impl Sqld {
             grpc,
             child: spawn(&dir.join("sqld.log"), cmd),
             command,
+            token,
         }
     }
 
@@ -141,8 +177,8 @@ impl Sqld {
         std::fs::write(
             path,
             format!(
-                "[sqlite_database.default]\ntype = \"libsql\"\nurl = \"{}\"\ntoken = \"\"\n",
-                self.url
+                "[sqlite_database.default]\ntype = \"libsql\"\nurl = \"{}\"\ntoken = \"{}\"\n",
+                self.url, self.token
             ),
         )
         .expect("runtime config");
@@ -155,9 +191,10 @@ impl Sqld {
         std::fs::write(
             path,
             format!(
-                "[sqlite_database.default]\ntype = \"libsql\"\nurl = \"{}\"\ntoken = \"\"\n\
+                "[sqlite_database.default]\ntype = \"libsql\"\nurl = \"{}\"\ntoken = \"{}\"\n\
                  replica_path = \"{}\"\nsync_interval_ms = {sync_ms}\n",
                 self.url,
+                self.token,
                 replica.display()
             ),
         )

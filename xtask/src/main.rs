@@ -144,8 +144,9 @@ fn test() -> Result {
             .env("RECETA_SQLD", &sqld)
             .env("RECETA_TEST_DATABASE", database))?;
     }
-    // The whole suite once more on real Spin, with the app built by `spin build` (`spin.rs`).
-    spin::suite()?;
+    // The whole suite once more on real Spin, with the app built by `spin build`, then the same
+    // groups as above on real Spin with the database on libSQL (`spin.rs`).
+    spin::suite(&LIBSQL_GROUPS)?;
     fuzz::ci_pass()
 }
 

@@ -24,10 +24,16 @@ const UPSERT: &str = "INSERT INTO medic_efirma \
     certificate = ?2, serial = ?3, issuer = ?4, rfc = ?5, curp = ?6, not_before = ?7, \
     not_after = ?8, registered_at = ?9";
 
+/// The intermediate authorities an upload carried (`?1` medic, `?2` PEM).
+const UPSERT_CHAIN: &str = "INSERT INTO medic_efirma_chain (medic_id, intermediates) VALUES (?1, ?2) \
+    ON CONFLICT (medic_id) DO UPDATE SET intermediates = ?2";
+const DELETE_CHAIN: &str = "DELETE FROM medic_efirma_chain WHERE medic_id = ?1";
+
 const GET: &str = "SELECT serial, issuer, rfc, curp, not_before, not_after FROM medic_efirma \
     WHERE medic_id = ?1";
 
-const CERTIFICATE: &str = "SELECT certificate, serial FROM medic_efirma WHERE medic_id = ?1";
+const CERTIFICATE: &str = "SELECT e.certificate, e.serial, c.intermediates FROM medic_efirma e \
+    LEFT JOIN medic_efirma_chain c ON c.medic_id = e.medic_id WHERE e.medic_id = ?1";
 
 const DELETE: &str = "DELETE FROM medic_efirma WHERE medic_id = ?1 RETURNING medic_id";
 
@@ -36,10 +42,18 @@ const DISABLED: &str = "e.firma is disabled on this service: no certification au
 const NO_EFIRMA: &str = "This medic has no e.firma registered.";
 
 /// Checks `certificate` (PEM, or base64 of the DER `.cer`, as the gateway received it) and
-/// registers it as the medic's; `invalid` on `certificate` with the reason.
+/// registers it as the medic's; `invalid` on `certificate` with the reason. A PEM may carry, after
+/// the medic's certificate, the intermediate authorities between it and `efirma_ca`: they are used
+/// only to reach `efirma_ca` (here and when a signature is checked), never as the medic's.
 pub fn set(medic: i64, certificate: &[u8]) -> Result<Efirma, Error> {
     let anchors = anchors(FIELD)?;
-    let cert = pkix::identity::certificate(certificate).map_err(refused)?;
+    let mut certs = pkix::identity::certificates(certificate)
+        .map_err(refused)?
+        .into_iter();
+    let cert = certs
+        .next()
+        .ok_or_else(|| refused("The upload holds no certificate."))?;
+    let intermediates: Vec<pkix::Certificate> = certs.collect();
     let holder = pkix::identity::holder(&cert);
     let now = now();
     pkix::chain::valid_at(&cert, now).map_err(|_| {
@@ -48,7 +62,7 @@ pub fn set(medic: i64, certificate: &[u8]) -> Result<Efirma, Error> {
             holder.not_before, holder.not_after
         ))
     })?;
-    pkix::chain::chains_to(&cert, &[], &anchors, now).map_err(|_| {
+    pkix::chain::chains_to(&cert, &intermediates, &anchors, now).map_err(|_| {
         refused(
             "The certificate does not chain to the authorities this service trusts (efirma_ca).",
         )
@@ -87,21 +101,43 @@ pub fn set(medic: i64, certificate: &[u8]) -> Result<Efirma, Error> {
         ));
     }
     let der = der::Encode::to_der(&cert).map_err(|e| Error::Internal(e.to_string()))?;
-    db.execute(
-        UPSERT,
-        &[
-            int(medic),
-            blob(&der),
-            text(&holder.serial),
-            text(&holder.issuer),
-            opt_text(holder.rfc.as_deref()),
-            opt_text(holder.curp.as_deref()),
-            text(&holder.not_before),
-            text(&holder.not_after),
-            text(&common::time::now_iso8601()),
-        ],
-    )?;
+    let chain = pem(&intermediates)?;
+    db.transaction(|db| -> Result<(), Error> {
+        db.execute(
+            UPSERT,
+            &[
+                int(medic),
+                blob(&der),
+                text(&holder.serial),
+                text(&holder.issuer),
+                opt_text(holder.rfc.as_deref()),
+                opt_text(holder.curp.as_deref()),
+                text(&holder.not_before),
+                text(&holder.not_after),
+                text(&common::time::now_iso8601()),
+            ],
+        )?;
+        match &chain {
+            Some(chain) => db.execute(UPSERT_CHAIN, &[int(medic), text(chain)])?,
+            None => db.execute(DELETE_CHAIN, &[int(medic)])?,
+        };
+        Ok(())
+    })?;
     Ok(efirma(holder))
+}
+
+/// The intermediates as one PEM bundle; `None` when there are none.
+fn pem(certs: &[pkix::Certificate]) -> Result<Option<String>, Error> {
+    if certs.is_empty() {
+        return Ok(None);
+    }
+    let mut out = String::new();
+    for cert in certs {
+        let block = der::EncodePem::to_pem(cert, der::pem::LineEnding::LF)
+            .map_err(|e| Error::Internal(e.to_string()))?;
+        out.push_str(&block);
+    }
+    Ok(Some(out))
 }
 
 /// The medic's registered certificate; `not-found` when it has none.
@@ -122,10 +158,12 @@ pub fn get(medic: i64) -> Result<Efirma, Error> {
 
 /// Withdraws it; `not-found` when there is none.
 pub fn delete(medic: i64) -> Result<(), Error> {
-    let db = Db::open()?;
-    db.query_opt(DELETE, &[int(medic)], |r| r.i64("medic_id"))?
-        .map(|_| ())
-        .ok_or_else(|| Error::NotFound(NO_EFIRMA.into()))
+    Db::open()?.transaction(|db| {
+        db.execute(DELETE_CHAIN, &[int(medic)])?;
+        db.query_opt(DELETE, &[int(medic)], |r| r.i64("medic_id"))?
+            .map(|_| ())
+            .ok_or_else(|| Error::NotFound(NO_EFIRMA.into()))
+    })
 }
 
 /// Checks `cms` as medic `medic`'s e.firma signature over exactly `content`, signed no earlier
@@ -137,9 +175,13 @@ pub fn check_signature(
     earliest: &str,
 ) -> Result<EfirmaSignature, Error> {
     let anchors = anchors(CMS)?;
-    let (registered, serial) = Db::open()?
+    let (registered, serial, intermediates) = Db::open()?
         .query_opt(CERTIFICATE, &[int(medic)], |r| {
-            Ok((r.blob("certificate")?, r.string("serial")?))
+            Ok((
+                r.blob("certificate")?,
+                r.string("serial")?,
+                r.opt_string("intermediates")?,
+            ))
         })?
         .ok_or_else(|| {
             Error::field(
@@ -150,7 +192,9 @@ pub fn check_signature(
     let earliest = common::time::parse_iso8601(earliest)
         .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
         .ok_or_else(|| anyhow::anyhow!("the draft's creation time {earliest:?}"))?;
-    let signer = pkix::prescriber::check(cms, content, &anchors, earliest, now())
+    let intermediates = pkix::pem_bundle(intermediates.as_deref().unwrap_or_default())
+        .map_err(|e| anyhow::anyhow!("medic {medic}'s stored intermediates: {e}"))?;
+    let signer = pkix::prescriber::check(cms, content, &anchors, &intermediates, earliest, now())
         .map_err(|e| Error::field(CMS, e))?;
     let der =
         der::Encode::to_der(&signer.certificate).map_err(|e| Error::Internal(e.to_string()))?;

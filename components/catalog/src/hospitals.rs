@@ -13,7 +13,7 @@ use crate::bindings::exports::receta::catalog::catalog::{
 const INSERT_HOSPITAL: &str = "INSERT INTO hospitals \
     (created_at, name, patron, location, contact, headline, page_size, info, send_emails, is_active, \
      zip_code, location_lat, location_lon, google_place_id) \
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id";
 
 /// A PATCH: every `?` after the id is NULL when the field is left as it is.
 const UPDATE_HOSPITAL: &str = "UPDATE hospitals SET \
@@ -138,7 +138,7 @@ pub fn create(caller: Principal, input: NewHospital) -> Result<Hospital, Error> 
     let db = Db::open()?;
     let now = common::time::now_iso8601();
     let id = db.transaction(|db| -> Result<i64, Error> {
-        db.execute(
+        let id = db.scalar_i64(
             INSERT_HOSPITAL,
             &[
                 text(&now),
@@ -157,7 +157,6 @@ pub fn create(caller: Principal, input: NewHospital) -> Result<Hospital, Error> 
                 text(&input.google_place_id),
             ],
         )?;
-        let id = db.last_insert_rowid();
         for (kind, image) in [
             (ImageKind::Picture, &input.picture),
             (ImageKind::UniversityLogo, &input.university_logo),

@@ -11,7 +11,7 @@ use crate::bindings::exports::receta::catalog::catalog::{
 const INSERT_MEDIC: &str = "INSERT INTO medics \
     (created_at, name, email, password_hash, token_hash, date_of_birth, cedula_prof, specialty_no, \
      specialty, alma_mater, female, specialty_verified, is_active) \
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id";
 
 /// `email` has `COLLATE NOCASE`, so this is an ASCII case-insensitive match.
 const EMAIL_TAKEN: &str = "SELECT EXISTS (SELECT 1 FROM medics WHERE email = ?)";
@@ -56,7 +56,7 @@ pub fn create(input: NewMedic) -> Result<Medic, Error> {
         if !errors.is_empty() {
             return Err(Error::Invalid(errors));
         }
-        let inserted = db.execute(
+        let inserted = db.scalar_i64(
             INSERT_MEDIC,
             &[
                 text(&now),
@@ -74,15 +74,14 @@ pub fn create(input: NewMedic) -> Result<Medic, Error> {
                 boolean(input.is_active),
             ],
         );
-        match inserted {
-            Ok(_) => {}
+        let id = match inserted {
+            Ok(id) => id,
             // Only the email can collide here (the token hash has 160 random bits behind it).
             Err(e) if db::is_unique_violation(&e) => {
                 return Err(Error::field("email", EMAIL_EXISTS));
             }
             Err(e) => return Err(e.into()),
-        }
-        let id = db.last_insert_rowid();
+        };
         if input.rfc.is_some() || input.curp.is_some() {
             db.execute(
                 INSERT_IDENTITY,

@@ -20,7 +20,7 @@ const MANAGED_BY_CALLER: &str = "(?1 IS NULL OR m.hospital_id IN (SELECT a.hospi
 const FIND_PAIR: &str = "SELECT id FROM memberships WHERE medic_id = ? AND hospital_id = ?";
 
 const INSERT_MEMBERSHIP: &str = "INSERT INTO memberships \
-    (medic_id, hospital_id, type_membership, is_active, is_deleted, date_joined) VALUES (?, ?, ?, 0, 0, ?)";
+    (medic_id, hospital_id, type_membership, is_active, is_deleted, date_joined) VALUES (?, ?, ?, 0, 0, ?) RETURNING id";
 
 const REACTIVATE: &str = "UPDATE memberships SET is_deleted = 0, type_membership = ? WHERE id = ?";
 
@@ -109,11 +109,10 @@ pub fn create(caller: Principal, input: NewMembership) -> Result<Membership, Err
             }
             None => {
                 let now = common::time::now_iso8601();
-                db.execute(
+                db.scalar_i64(
                     INSERT_MEMBERSHIP,
                     &[int(input.medic), int(input.hospital), kind, text(&now)],
-                )?;
-                db.last_insert_rowid()
+                )?
             }
         };
         access::normalize_active(db, input.medic)?;

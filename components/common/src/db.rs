@@ -1,6 +1,12 @@
 //! The one door to Spin's SQLite (`spin:sqlite/sqlite@3.0.0`): open, query with positional
 //! parameters, map rows by column name, and run a closure inside a transaction.
 //!
+//! What works on every database Spin serves, so nothing here offers more: a new row's id is read
+//! with `INSERT … RETURNING id` (Spin's libSQL backend answers 0 for `last-insert-rowid` and
+//! `changes`: its client counts only statements run without rows, and Spin runs every statement
+//! as a query), and a connection setting a libSQL server refuses is not sent again
+//! (`SETTINGS_REFUSED`).
+//!
 //! One file (over 500 lines): the connection, its lending across components and its transactions are one lifetime, read together.
 
 use std::cell::{Cell, RefCell};
@@ -30,6 +36,9 @@ const LOCK_RETRY: std::time::Duration = std::time::Duration::from_millis(1);
 /// How long it is asked for in all (as long as the busy handler waited).
 const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
+/// How many times in all [`Db::transaction`] runs a transaction a libSQL server interrupted.
+const INTERRUPTED_TRIES: u32 = 3;
+
 /// See [`Db::execute_log_grade`].
 const LOG_GRADE: &str = "PRAGMA synchronous = NORMAL";
 /// Back to durable commits after a log-grade one (the default of both hosts).
@@ -53,6 +62,31 @@ thread_local! {
     /// comes back here only with no transaction open and every pragma a request changed restored
     /// ([`Handle::dirty`]); any other is closed.
     static IDLE: RefCell<Vec<Connection>> = const { RefCell::new(Vec::new()) };
+
+    /// Whether the database refused a connection setting (`PRAGMA busy_timeout = …`, `PRAGMA
+    /// synchronous = …`): a libSQL server does ("unsupported statement"), on Spin and on this
+    /// project's host alike. A fact of the configured database, not of any request, learnt by the
+    /// first statement that meets it: after it this instance sends no more settings, which there
+    /// would cost a round trip each and change nothing (the server keeps its own lock waits and
+    /// commits durably).
+    static SETTINGS_REFUSED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs a connection setting (a `PRAGMA … = …`) unless the database is known to refuse them:
+/// `Ok(true)` when it ran, `Ok(false)` when the database refuses settings (remembered, see
+/// `SETTINGS_REFUSED`), any other error as it is.
+fn setting(conn: &Connection, sql: &str) -> Result<bool> {
+    if SETTINGS_REFUSED.get() {
+        return Ok(false);
+    }
+    match conn.execute(sql, &[]) {
+        Ok(_) => Ok(true),
+        Err(e) if refuses_settings(&e) => {
+            SETTINGS_REFUSED.set(true);
+            Ok(false)
+        }
+        Err(e) => Err(anyhow!("{}", describe(&e))).with_context(|| format!("running `{sql}`")),
+    }
 }
 
 /// A connection this instance opened (kept for reuse, or closed, when dropped), or one lent to it
@@ -106,6 +140,9 @@ impl Drop for Handle {
 /// An open connection (shared by the live `Db`s of an instance: see `OPEN`).
 pub struct Db {
     conn: Rc<Handle>,
+    /// Whether a statement of this `Db` was interrupted by a libSQL server that took its
+    /// transaction's write lock away (see [`Db::transaction`]).
+    interrupted: Cell<bool>,
 }
 
 /// Runs `f` with `db` as the instance's connection: every [`Db::open`] inside it shares `db`
@@ -138,7 +175,7 @@ impl Db {
     /// from an earlier request, else a new one.
     pub fn open() -> Result<Db> {
         if let Some(conn) = OPEN.with_borrow(Weak::upgrade) {
-            return Ok(Db { conn });
+            return Ok(Db::on(conn));
         }
         let conn = match IDLE.with_borrow_mut(Vec::pop) {
             Some(conn) => conn,
@@ -151,7 +188,14 @@ impl Db {
             dirty: Cell::new(false),
         });
         OPEN.set(Rc::downgrade(&conn));
-        Ok(Db { conn })
+        Ok(Db::on(conn))
+    }
+
+    fn on(conn: Rc<Handle>) -> Db {
+        Db {
+            conn,
+            interrupted: Cell::new(false),
+        }
     }
 
     /// Marks this connection's state as unknown, so it is closed rather than kept once the
@@ -170,7 +214,12 @@ impl Db {
     pub fn execute(&self, sql: &str, params: &[Value]) -> Result<QueryResult> {
         self.conn
             .execute(sql, params)
-            .map_err(|e| anyhow!("{}", describe(&e)))
+            .map_err(|e| {
+                if is_interrupt(&e) {
+                    self.interrupted.set(true);
+                }
+                anyhow!("{}", describe(&e))
+            })
             .with_context(|| format!("running `{}`", first_line(sql)))
     }
 
@@ -225,7 +274,7 @@ impl Db {
     /// logs), so that a read does not wait for a disk flush. Best effort: a database that refuses
     /// the pragma keeps its commits durable.
     pub fn execute_log_grade(&self, sql: &str, params: &[Value]) -> Result<QueryResult> {
-        let changed = self.conn.execute(LOG_GRADE, &[]).is_ok();
+        let changed = setting(&self.conn, LOG_GRADE).unwrap_or(false);
         let result = self.execute(sql, params);
         if changed && self.conn.execute(DURABLE, &[]).is_err() {
             self.conn.taint();
@@ -243,15 +292,12 @@ impl Db {
         self.execute(&format!("{sql} {BATCHED}"), params)
     }
 
-    /// The rowid of the last INSERT on this connection.
-    pub fn last_insert_rowid(&self) -> i64 {
-        self.conn.last_insert_rowid()
-    }
-
     /// `BEGIN IMMEDIATE`, asked for without SQLite's busy handler and asked again every
-    /// [`LOCK_RETRY`] for up to [`LOCK_WAIT`] while another writer holds the lock.
+    /// [`LOCK_RETRY`] for up to [`LOCK_WAIT`] while another writer holds the lock. On a database
+    /// that refuses connection settings (a libSQL server, whose own lock waits apply) it is asked
+    /// for the same way, with nothing set around it.
     fn begin_immediate(&self) -> Result<()> {
-        self.execute(NO_BUSY_WAIT, &[])?;
+        let set = setting(&self.conn, NO_BUSY_WAIT)?;
         let started = std::time::Instant::now();
         let begun = loop {
             match self.conn.execute("BEGIN IMMEDIATE", &[]) {
@@ -261,7 +307,10 @@ impl Db {
                 other => break other,
             }
         };
-        let restored = self.execute(BUSY_WAIT, &[]);
+        let restored = match set {
+            true => self.execute(BUSY_WAIT, &[]).map(drop),
+            false => Ok(()),
+        };
         if restored.is_err() {
             self.conn.taint();
         }
@@ -275,25 +324,39 @@ impl Db {
         Ok(())
     }
 
-    /// Runs `f` inside `BEGIN IMMEDIATE … COMMIT`; any error rolls back. `E` is the caller's error type.
+    /// Runs `f` inside `BEGIN IMMEDIATE … COMMIT`; any error rolls back. `E` is the caller's error
+    /// type. A transaction a libSQL server interrupted is run again, up to [`INTERRUPTED_TRIES`]
+    /// times in all: the server rolls back a transaction that has held its write lock for 5 s while
+    /// another writer waits (sqld's `TXN_TIMEOUT`) and answers its next statement "interrupted", so
+    /// nothing of it was committed (on real Spin, where nodes' writers meet only in the server, a
+    /// burst of concurrent creates met it; docs/scale-out.md).
     pub fn transaction<T, E: From<anyhow::Error>>(
         &self,
-        f: impl FnOnce(&Db) -> Result<T, E>,
+        mut f: impl FnMut(&Db) -> Result<T, E>,
     ) -> Result<T, E> {
-        self.begin_immediate()?;
-        match f(self) {
-            Ok(value) => match self.execute("COMMIT", &[]) {
-                Ok(_) => Ok(value),
+        let mut tries = 1;
+        loop {
+            self.interrupted.set(false);
+            self.begin_immediate()?;
+            let outcome = match f(self) {
+                Ok(value) => match self.execute("COMMIT", &[]) {
+                    Ok(_) => Ok(value),
+                    Err(e) => {
+                        // A failed COMMIT may leave the transaction open (SQLITE_BUSY).
+                        self.rollback();
+                        Err(e.into())
+                    }
+                },
                 Err(e) => {
-                    // A failed COMMIT may leave the transaction open (SQLITE_BUSY).
                     self.rollback();
-                    Err(e.into())
+                    Err(e)
                 }
-            },
-            Err(e) => {
-                self.rollback();
-                Err(e)
+            };
+            if outcome.is_err() && self.interrupted.get() && tries < INTERRUPTED_TRIES {
+                tries += 1;
+                continue;
             }
+            return outcome;
         }
     }
 
@@ -308,10 +371,10 @@ impl Db {
 impl Row<'_> {
     fn value(&self, column: &str) -> Result<&Value> {
         let next = self.next.get();
-        let found = if self.columns.get(next).is_some_and(|c| c == column) {
+        let found = if self.columns.get(next).is_some_and(|c| same_name(c, column)) {
             Some(next)
         } else {
-            self.columns.iter().position(|c| c == column)
+            self.columns.iter().position(|c| same_name(c, column))
         };
         let i = found
             .ok_or_else(|| anyhow!("no column `{column}` in the result {:?}", self.columns))?;
@@ -391,6 +454,13 @@ impl Row<'_> {
     }
 }
 
+/// Whether a result column is `column`: without regard to ASCII case, as SQLite names are. A
+/// libSQL server runs a statement re-rendered from its parse, so a column written `action` (a
+/// keyword) comes back `ACTION` through Spin's libSQL backend.
+fn same_name(name: &str, column: &str) -> bool {
+    name == column || name.eq_ignore_ascii_case(column)
+}
+
 /// `count` positional parameters, `?, ?, …`: the list of an `IN (…)` or one row of a multi-row
 /// `VALUES`.
 pub fn placeholders(count: usize) -> String {
@@ -454,6 +524,18 @@ fn describe(e: &spin_sdk::sqlite3::Error) -> String {
     }
 }
 
+/// Whether `e` is a libSQL server's refusal of a statement it does not run over its remote
+/// protocol (a connection setting): "SQL string could not be parsed: unsupported statement: …".
+fn refuses_settings(e: &spin_sdk::sqlite3::Error) -> bool {
+    matches!(e, spin_sdk::sqlite3::Error::Io(m) if m.contains("unsupported statement"))
+}
+
+/// Whether `e` is a libSQL server's `SQLITE_INTERRUPT`: it took the transaction's write lock away
+/// and rolled it back (see [`Db::transaction`]).
+fn is_interrupt(e: &spin_sdk::sqlite3::Error) -> bool {
+    matches!(e, spin_sdk::sqlite3::Error::Io(m) if m.contains("SQLITE_INTERRUPT"))
+}
+
 /// Whether `e` is SQLite's `SQLITE_BUSY` (another connection holds the lock).
 fn is_busy(e: &spin_sdk::sqlite3::Error) -> bool {
     matches!(e, spin_sdk::sqlite3::Error::Io(m) if m.contains("database is locked"))
@@ -473,6 +555,30 @@ mod tests {
         assert!(is_busy(&Io("database is locked".into())));
         assert!(!is_busy(&Io("no such table: x".into())));
         assert!(!is_busy(&AccessDenied));
+    }
+
+    #[test]
+    fn a_libsql_servers_refusal_of_a_setting_is_told_from_other_errors() {
+        use spin_sdk::sqlite3::Error::*;
+        // As Spin 4.0.2 on sqld 0.24 reports it.
+        assert!(refuses_settings(&Io(
+            "SQL string could not be parsed: unsupported statement: PRAGMA busy_timeout = 0".into()
+        )));
+        assert!(!refuses_settings(&Io("database is locked".into())));
+        assert!(!refuses_settings(&InvalidConnection));
+    }
+
+    #[test]
+    fn a_transaction_the_server_took_back_is_told_from_other_errors() {
+        use spin_sdk::sqlite3::Error::*;
+        // As Spin 4.0.2 on sqld 0.24 reports it.
+        assert!(is_interrupt(&Io(
+            "Hrana: `cursor error: `error at step 0: (error code: SQLITE_INTERRUPT) `SQLite \
+             error: interrupted```"
+                .into()
+        )));
+        assert!(!is_interrupt(&Io("UNIQUE constraint failed: t.v".into())));
+        assert!(!is_interrupt(&AccessDenied));
     }
 
     #[test]
@@ -500,6 +606,15 @@ mod tests {
         assert_eq!(row.i64("id").unwrap(), 7);
         assert_eq!(row.i64("id").unwrap(), 7);
         assert!(row.i64("missing").is_err());
+        // A libSQL server renders a keyword column upper case.
+        let columns = ["ACTION", "id"].map(String::from);
+        let values = [Value::Text("lookup".into()), Value::Integer(1)];
+        let row = Row {
+            columns: &columns,
+            values: &values,
+            next: Cell::new(0),
+        };
+        assert_eq!(row.string("action").unwrap(), "lookup");
         assert!(row.i64("name").is_err());
     }
 }

@@ -3,7 +3,9 @@
 //! form `(01)…(17)…(10)…(21)…` or the raw one, where a variable-length field ends at a GS
 //! (U+001D, the FNC1 separator) or at the end, after an optional symbology identifier (`]d2`,
 //! `]C1`, `]Q3`, `]e0`). Other AIs of the GS1 General Specifications' common set are read and
-//! skipped; an unknown one is refused, since its length cannot be known.
+//! skipped; an unknown one is refused, since its length cannot be known. An AI given twice with
+//! two values is refused (the record would not say which box was scanned: an expired lot could
+//! pass or not by the order of its elements); given twice with one value, it is that value.
 
 use crate::gtin;
 
@@ -72,6 +74,15 @@ pub fn parse(input: &str) -> Result<Product, String> {
     };
     if fields.is_empty() {
         return Err("it holds no GS1 element".into());
+    }
+    for (i, (ai, value)) in fields.iter().enumerate() {
+        if let Some((_, first)) = fields[..i].iter().find(|(a, v)| a == ai && v != value) {
+            return Err(format!(
+                "({ai}) is given twice with different values ({} and {})",
+                truncate(first),
+                truncate(value)
+            ));
+        }
     }
     let mut product = Product::default();
     for (ai, value) in fields {
@@ -216,6 +227,13 @@ mod tests {
     }
 
     #[test]
+    fn an_ai_given_twice_with_one_value_is_that_value() {
+        let p = parse("(01)07501234567893(10)LOTA(01)07501234567893").unwrap();
+        assert_eq!(p.gtin.as_deref(), Some("07501234567893"));
+        assert_eq!(p.lot.as_deref(), Some("LOTA"));
+    }
+
+    #[test]
     fn bad_strings_say_why() {
         for (bad, says) in [
             ("(01)07501055300076", "check digit"),
@@ -225,6 +243,16 @@ mod tests {
             ("9912345", "unknown"),
             ("", "no GS1"),
             ("(10)", "length"),
+            (
+                "(01)07501234567893(01)00012345600012",
+                "(01) is given twice",
+            ),
+            ("(17)200131(17)301231", "(17) is given twice"),
+            ("(10)LOTA(10)LOTB", "(10) is given twice"),
+            (
+                "0107501234567893\u{1d}10LOTA\u{1d}10LOTB",
+                "(10) is given twice",
+            ),
         ] {
             let e = parse(bad).unwrap_err();
             assert!(e.contains(says), "{bad:?}: {e}");

@@ -86,8 +86,12 @@ fn landing_medication(m: &Medication) -> LandingMedication<'_> {
 /// The JSON landing: `medications` are the 2.5 objects without `order_id`; `campaigns` the active
 /// ones (openapi/receta.json fields); `default_campaign` the default one if it is active, else null.
 fn landing_body(rx: LandingRx, active: &[Campaign]) -> Value {
-    let medications: Vec<LandingMedication> =
-        rx.medications.iter().map(landing_medication).collect();
+    // A draft lists no medications until its medic signs it.
+    let draft = crate::views::rx_json::is_draft(rx.efirma.as_ref());
+    let medications: Vec<LandingMedication> = match draft {
+        true => Vec::new(),
+        false => rx.medications.iter().map(landing_medication).collect(),
+    };
     let default_campaign = active
         .iter()
         .find(|c| c.is_default)
@@ -99,7 +103,7 @@ fn landing_body(rx: LandingRx, active: &[Campaign]) -> Value {
             "created_at": rx.created_at,
             "medications": medications,
             "medic": { "name": rx.medic_name },
-            "rx_status": rx.rx_status,
+            "rx_status": crate::views::rx_json::public_status(rx.rx_status, rx.efirma.as_ref()),
             "reason_of_rejected": rx.reason_of_rejected,
             "seal": rx.seal,
             "valid_until": rx.valid_until,

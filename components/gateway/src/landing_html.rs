@@ -11,7 +11,7 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
-use common::codes::{Labelled, RxState};
+use common::codes::RxState;
 use sha2::{Digest, Sha256};
 
 use crate::bindings::campaigns::Campaign;
@@ -208,9 +208,11 @@ pub fn page(rx: &LandingRx, campaigns: &[Campaign]) -> String {
             rx.fills
         ));
     }
+    let draft = crate::views::rx_json::is_draft(rx.efirma.as_ref());
+    let (_, state) = crate::views::rx_json::public_status(rx.rx_status, rx.efirma.as_ref());
     html.push_str(&format!(
         "<div><dt>Estado</dt><dd id=\"estado\">{}</dd></div>\n</dl>\n",
-        escape(rx.rx_status.label())
+        escape(state)
     ));
     if let Some(line) = constancia_line(&rx.constancia) {
         html.push_str(&format!(
@@ -229,10 +231,6 @@ pub fn page(rx: &LandingRx, campaigns: &[Campaign]) -> String {
     }
     let signature = escape(&rx.signature);
     // A draft's PDF is not served (409) until its medic signs it.
-    let draft = rx
-        .efirma
-        .as_ref()
-        .is_some_and(|e| e.status != EfirmaStatus::Signed);
     if !draft {
         html.push_str(&format!(
             "<a class=\"btn\" id=\"descargar\" href=\"/rx/{signature}/pdf\" download=\"{}\">Descargar receta\
@@ -243,7 +241,51 @@ pub fn page(rx: &LandingRx, campaigns: &[Campaign]) -> String {
     }
     html.push_str("</section>\n");
 
-    // The medications.
+    // The medications: none for a draft, which is not a prescription yet.
+    if draft {
+        html.push_str(
+            "<section aria-labelledby=\"medicamentos\">\n<h2 id=\"medicamentos\">Medicamentos</h2>\n\
+             <p class=\"note\" id=\"sin-medicamentos\">Tus medicamentos aparecerán aquí cuando tu médico \
+             firme la receta con su e.firma.</p>\n</section>\n",
+        );
+    } else {
+        medications_section(&mut html, rx);
+    }
+    html.push_str(&sales_section(rx));
+
+    // Where to buy them.
+    html.push_str(
+        "<section aria-labelledby=\"farmacias\">\n<h2 id=\"farmacias\">Dónde surtir tu receta</h2>\n",
+    );
+    if campaigns.is_empty() {
+        html.push_str(
+            "<p class=\"note\">Puedes surtir tu receta en la farmacia de tu preferencia: muestra esta \
+             página o el PDF.</p>\n",
+        );
+    }
+    for c in campaigns {
+        html.push_str(&campaign_card(c));
+    }
+    html.push_str("</section>\n");
+    html.push_str(&access_section(rx));
+    html.push_str(FOOTER);
+    html.push_str("</main>\n</body>\n</html>\n");
+    html
+}
+
+/// "Constancia NOM-151: <TSA>, <time>" once stamped, a note while pending, nothing when disabled.
+fn constancia_line(c: &Constancia) -> Option<String> {
+    match (c.status, &c.tsa, &c.gen_time) {
+        (ConstanciaStatus::Stamped, Some(tsa), Some(time)) => {
+            Some(format!("Constancia NOM-151: {tsa}, {time}"))
+        }
+        (ConstanciaStatus::Disabled, ..) => None,
+        _ => Some("Constancia NOM-151: en trámite con la autoridad de sellado de tiempo.".into()),
+    }
+}
+
+/// The medications of an issued prescription, each a card.
+fn medications_section(html: &mut String, rx: &LandingRx) {
     html.push_str(&format!(
         "<section aria-labelledby=\"medicamentos\">\n<h2 id=\"medicamentos\">Medicamentos ({})</h2>\n<ol class=\"meds\">\n",
         rx.medications.len()
@@ -279,37 +321,6 @@ pub fn page(rx: &LandingRx, campaigns: &[Campaign]) -> String {
         ));
     }
     html.push_str("</ol>\n</section>\n");
-    html.push_str(&sales_section(rx));
-
-    // Where to buy them.
-    html.push_str(
-        "<section aria-labelledby=\"farmacias\">\n<h2 id=\"farmacias\">Dónde surtir tu receta</h2>\n",
-    );
-    if campaigns.is_empty() {
-        html.push_str(
-            "<p class=\"note\">Puedes surtir tu receta en la farmacia de tu preferencia: muestra esta \
-             página o el PDF.</p>\n",
-        );
-    }
-    for c in campaigns {
-        html.push_str(&campaign_card(c));
-    }
-    html.push_str("</section>\n");
-    html.push_str(&access_section(rx));
-    html.push_str(FOOTER);
-    html.push_str("</main>\n</body>\n</html>\n");
-    html
-}
-
-/// "Constancia NOM-151: <TSA>, <time>" once stamped, a note while pending, nothing when disabled.
-fn constancia_line(c: &Constancia) -> Option<String> {
-    match (c.status, &c.tsa, &c.gen_time) {
-        (ConstanciaStatus::Stamped, Some(tsa), Some(time)) => {
-            Some(format!("Constancia NOM-151: {tsa}, {time}"))
-        }
-        (ConstanciaStatus::Disabled, ..) => None,
-        _ => Some("Constancia NOM-151: en trámite con la autoridad de sellado de tiempo.".into()),
-    }
 }
 
 /// The prescriber's e.firma, as HTML: who signed, or that the prescription awaits the signature (a
@@ -550,6 +561,16 @@ mod tests {
         let html = page(&r, &[]);
         assert!(html.contains("awaiting the prescriber's e.firma"), "{html}");
         assert!(!html.contains("id=\"descargar\""), "no PDF for a draft");
+        // Not "Disponible", and no medication named until it is issued.
+        assert!(
+            html.contains("<dd id=\"estado\">Pendiente de la e.firma del médico</dd>"),
+            "{html}"
+        );
+        assert!(!html.contains("Disponible"), "{html}");
+        assert!(html.contains("id=\"sin-medicamentos\""), "{html}");
+        for m in &r.medications {
+            assert!(!html.contains(&escape(&m.presentation)), "{html}");
+        }
         r.efirma = Some(RxEfirma {
             status: EfirmaStatus::Signed,
             signed_at: Some("2026-11-28T03:00:00Z".into()),
@@ -560,6 +581,8 @@ mod tests {
             html.contains("Firmada con e.firma de Dr. José Núñez, RFC HEGT7610034S2, certificado 30001000000500000001"),
             "{html}"
         );
+        assert!(html.contains("<dd id=\"estado\">Disponible</dd>"), "{html}");
+        assert!(!html.contains("id=\"sin-medicamentos\""), "{html}");
     }
 
     #[test]

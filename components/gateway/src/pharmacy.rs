@@ -65,7 +65,7 @@ pub fn fhir(pharmacy: PharmacyId, signature: &str) -> Result<Response, Error> {
     let pharmacy = pharmacy.get();
     logged(pharmacy, signature, Kind::Lookup, |_| {
         let rx = for_pharmacy(signature)?;
-        crate::views::fhir_json::respond(&rx)
+        crate::views::fhir_json::respond(&rx, crate::views::fhir_json::Audience::Pharmacy)
     })
 }
 
@@ -370,6 +370,7 @@ fn detail_with_skus(
         &rx.patient,
         medications,
     )
+    .for_pharmacy()
 }
 
 /// `medications`: a non-empty list of `{id, bought_qty}` (`bought_qty` at least 1). Every problem is

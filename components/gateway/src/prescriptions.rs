@@ -302,7 +302,7 @@ pub fn constancia(caller: Principal, signature: &str) -> Result<Response, Error>
 /// read like the detail's (the access log).
 pub fn fhir(caller: Principal, signature: &str) -> Result<Response, Error> {
     let rx = prescriptions::get_by_signature(Db::open()?.connection(), caller, signature)?;
-    crate::views::fhir_json::respond(&rx)
+    crate::views::fhir_json::respond(&rx, crate::views::fhir_json::Audience::Prescriber)
 }
 
 /// The media type of an RFC 3161 reply.

@@ -14,7 +14,7 @@ use common::types::Error;
 
 use crate::bindings::prescriptions::{self, KeyStatus, PublishedKey};
 use crate::http::{Request, Response};
-use crate::views::rx_json::{constancia, efirma};
+use crate::views::rx_json::{constancia, efirma, public_status};
 
 /// How long a client may cache the keys.
 const KEYS_MAX_AGE: u32 = 300;
@@ -60,7 +60,7 @@ pub fn verify(req: &Request, signature: &str) -> Result<Response, Error> {
                 "valid": v.valid,
                 "kid": v.kid,
                 "issued_at": v.issued_at,
-                "rx_status": v.rx_status,
+                "rx_status": public_status(v.rx_status, v.efirma.as_ref()),
                 "medic": {"name": v.medic_name, "cedula_prof": v.medic_cedula_prof},
                 "hospital": {"name": v.hospital_name},
                 "valid_until": v.valid_until,

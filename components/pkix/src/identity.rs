@@ -30,6 +30,19 @@ pub struct Holder {
     pub not_after: String,
 }
 
+/// The certificates of an upload: a PEM bundle (the holder's first, then the authorities it came
+/// with), else one certificate as [`certificate`] reads it.
+pub fn certificates(input: &[u8]) -> Result<Vec<Certificate>, String> {
+    let text = std::str::from_utf8(input).map(str::trim);
+    if let Ok(pem) = text
+        && pem.starts_with("-----BEGIN")
+        && pem.matches("-----BEGIN").count() > 1
+    {
+        return Certificate::load_pem_chain(pem.as_bytes()).map_err(|e| not_a_certificate(&e));
+    }
+    certificate(input).map(|c| vec![c])
+}
+
 /// A certificate from PEM, from base64 of its DER (a SAT `.cer` file's content), or from DER.
 pub fn certificate(input: &[u8]) -> Result<Certificate, String> {
     let text = std::str::from_utf8(input).map(str::trim);

@@ -30,12 +30,13 @@ pub struct Signer {
 /// the one signer's signature verifies (detached, or attached and equal to `content`), its
 /// signing time (the `signingTime` attribute; `now` without one) lies between `earliest` and `now`
 /// (give or take `SKEW`), its certificate was valid then and chains to one of `anchors` through
-/// the certificates the envelope carries, and its key usage allows signing. The reason, a
-/// sentence, when anything fails.
+/// the certificates the envelope carries and `intermediates` (those registered with it), and its
+/// key usage allows signing. The reason, a sentence, when anything fails.
 pub fn check(
     cms: &[u8],
     content: &[u8],
     anchors: &[Certificate],
+    intermediates: &[Certificate],
     earliest: Duration,
     now: Duration,
 ) -> Result<Signer, String> {
@@ -54,7 +55,8 @@ pub fn check(
             iso(signed_at)
         ));
     }
-    let pool = crate::signed::certificates(&data);
+    let mut pool = crate::signed::certificates(&data);
+    pool.extend_from_slice(intermediates);
     crate::chain::chains_to(&certificate, &pool, anchors, signed_at)
         .map_err(|e| format!("The signer's certificate is not acceptable: {e}."))?;
     if !identity::signs(&certificate) {

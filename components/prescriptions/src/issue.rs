@@ -36,14 +36,15 @@ const INSERT_PRESCRIPTION: &str = "INSERT INTO prescriptions \
     (signature, medic_id, medic_email, hospital_id, hospital_patron, hospital_location, clinic, \
      patient_id, patient_uid, patient_name, patient_email, patient_phone, patient_date_of_birth, patient_gender, \
      diagnosis, extras, show_diagnosis, send_rx, created_at, sent, rx_status, sent_status) \
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)";
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?) RETURNING id";
 
 /// All of a prescription's `count` medications in one statement (the gateway allows at most 50:
 /// 450 parameters, far under SQLite's limit). The rows get consecutive ids in `VALUES` order (the
 /// statement holds the write lock; each new id is one more than the largest), so the last of them
-/// gives them all (read after `insert_classes_sql`), and the statement returns no rows: on libSQL a statement with
-/// rows is a cursor request, and twice in ~13,000 bench creates sqld answered "interrupted" to the
-/// statement sent right after an `INSERT … RETURNING` cursor in the same transaction.
+/// gives them all (returned by `insert_classes_sql`, the transaction's last write), and this
+/// statement returns no rows: on this host's libSQL backend a statement with rows is a cursor
+/// request, and twice in ~13,000 bench creates sqld answered "interrupted" to the statement sent
+/// right after an `INSERT … RETURNING` cursor in the same transaction.
 fn insert_medications_sql(count: usize) -> String {
     let rows = vec![format!("({})", placeholders(9)); count].join(", ");
     format!(
@@ -57,12 +58,15 @@ const INSERT_DOCUMENT: &str =
     "INSERT INTO prescription_documents (prescription_id, canonical, pdf) VALUES (?, ?, ?)";
 
 /// The class of a prescription's `count` medications, one row each (`?1` the prescription; then per
-/// medication its `position`, `fraccion`, `antibiotic`). A class's key is its medication's id, so
-/// the last inserted rowid after this statement is the last medication's.
+/// medication its `position`, `fraccion`, `antibiotic`). A class's key is its medication's id:
+/// it returns them, the largest the last medication's.
 fn insert_classes_sql(count: usize) -> String {
     let row = "((SELECT id FROM medications WHERE prescription_id = ?1 AND position = ?), ?, ?)";
     let rows = vec![row; count].join(", ");
-    format!("INSERT INTO medication_classes (medication_id, fraccion, antibiotic) VALUES {rows}")
+    format!(
+        "INSERT INTO medication_classes (medication_id, fraccion, antibiotic) VALUES {rows} \
+         RETURNING medication_id"
+    )
 }
 
 /// `?1` the prescription, then the positions of its medications the prescriber marked "No
@@ -174,8 +178,9 @@ fn store(db: &Db, p: &Prepared) -> Result<(i64, Vec<i64>), Error> {
         sent_status,
     } = p;
     // Every write is batched (`Db::execute_batched`): on a libSQL replica the whole
-    // transaction is three requests to the primary (this insert, the rest, `COMMIT`).
-    db.execute_batched(
+    // transaction is three requests to the primary (this insert, the rest, `COMMIT`). The ids come
+    // back with `RETURNING`: Spin's libSQL backend answers 0 for `last-insert-rowid` (docs/scale-out.md).
+    let returned = db.execute_batched(
         INSERT_PRESCRIPTION,
         &[
             text(&signed.signature),
@@ -201,7 +206,7 @@ fn store(db: &Db, p: &Prepared) -> Result<(i64, Vec<i64>), Error> {
             text(sent_status.code()),
         ],
     )?;
-    let id = db.last_insert_rowid();
+    let id = first_integer(&returned)?;
     let params: Vec<Param> = meds
         .iter()
         .enumerate()
@@ -254,8 +259,8 @@ fn store(db: &Db, p: &Prepared) -> Result<(i64, Vec<i64>), Error> {
     if fixed.len() > 1 {
         db.execute_batched(&insert_no_substitution_sql(fixed.len() - 1), &fixed)?;
     }
-    // Last, so that the last inserted rowid is the last medication's: the medications' ids
-    // are consecutive (one statement, holding the write lock).
+    // The medications' ids are consecutive (one statement, holding the write lock): the largest
+    // of them gives them all.
     let classes: Vec<Param> = std::iter::once(int(id))
         .chain(meds.iter().enumerate().flat_map(|(position, m)| {
             [
@@ -265,12 +270,28 @@ fn store(db: &Db, p: &Prepared) -> Result<(i64, Vec<i64>), Error> {
             ]
         }))
         .collect();
-    db.execute_batched(&insert_classes_sql(meds.len()), &classes)?;
-    let last = db.last_insert_rowid();
+    let returned = db.execute_batched(&insert_classes_sql(meds.len()), &classes)?;
+    let last = returned
+        .rows
+        .iter()
+        .filter_map(|r| match r.values.first() {
+            Some(Param::Integer(id)) => Some(*id),
+            _ => None,
+        })
+        .max()
+        .ok_or_else(|| anyhow::anyhow!("the medications' classes returned no ids"))?;
     let ids: Vec<i64> = (0..meds.len() as i64)
         .map(|i| last - meds.len() as i64 + 1 + i)
         .collect();
     Ok((id, ids))
+}
+
+/// The integer of a `… RETURNING id`'s one row.
+fn first_integer(result: &spin_sdk::sqlite3::QueryResult) -> Result<i64, Error> {
+    match result.rows.first().and_then(|r| r.values.first()) {
+        Some(Param::Integer(id)) => Ok(*id),
+        other => Err(anyhow::anyhow!("expected an id, got {other:?}").into()),
+    }
 }
 
 /// The issued prescription in the answer's shape (`ids`: its medications', in order).

@@ -169,13 +169,18 @@ pub fn activate(medic: i64, a: EfirmaActivation) -> Result<Prescription, Error> 
     let now = common::time::now_iso8601();
     db.transaction(|db| -> Result<(), Error> {
         let d = draft(db, medic, &a.signature)?;
+        // A signature that does not check out for this draft: 400 on `cms`, as every other
+        // (docs/verification.md); the draft stays as it was.
         if d.serial != a.serial {
-            return Err(Error::Conflict(format!(
-                "The draft was made for e.firma certificate {}, and its PDF names it; it was \
+            return Err(Error::field(
+                "cms",
+                format!(
+                    "The draft was made for e.firma certificate {}, and its PDF names it; it was \
                  signed with certificate {}. Sign with the first, or create the prescription \
                  again.",
-                d.serial, a.serial
-            )));
+                    d.serial, a.serial
+                ),
+            ));
         }
         if db
             .query_opt(DELETE_DRAFT, &[int(d.id)], |r| r.i64("prescription_id"))?

@@ -30,7 +30,7 @@ pub fn run(document: &Path, p7s: &Path, ca: &Path) -> Result<Signed> {
     }
     let now = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH)?;
     // Offline there is no draft: any signing time up to now.
-    let signer = pkix::prescriber::check(&cms, &bytes, &anchors, Duration::ZERO, now)
+    let signer = pkix::prescriber::check(&cms, &bytes, &anchors, &[], Duration::ZERO, now)
         .map_err(anyhow::Error::msg)?;
     Ok(Signed {
         name: pkix::display_name(&signer.certificate.tbs_certificate.subject),

@@ -24,33 +24,56 @@ const SID: &str = "https://receta.mx/fhir/sid";
 /// GS1's GTIN, as FHIR implementation guides name it.
 const GTIN: &str = "https://www.gs1.org/gtin";
 
+/// Who reads a bundle, which decides the people's identifiers it carries (docs/fhir.md, "What a
+/// pharmacy sees").
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Audience {
+    /// The issuing medic or the API admin: every identifier on record (the patient's CURP, the
+    /// medic's id, cédulas, RFC and CURP).
+    Prescriber,
+    /// A pharmacy holding the signature: only the identifiers its JSON lookup shows (the patient's
+    /// `uid`; the hospital's, the medications' and the sales' ids; GTINs). No national identifier
+    /// (CURP, RFC) of anyone, and none of the medic's: the pharmacy checks the prescriber's cédula
+    /// at the public `GET /api/v2/verify/<signature>`.
+    Pharmacy,
+}
+
 /// The bundle of `rx` (already read for its caller), as a 200 `application/fhir+json`.
-pub fn respond(rx: &Prescription) -> Result<Response, Error> {
+pub fn respond(rx: &Prescription, audience: Audience) -> Result<Response, Error> {
     let db = Db::open()?;
     let source = prescriptions::get_fhir_source(db.connection(), &rx.signature)?;
     let document: Value = serde_json::from_str(&source.document).unwrap_or(Value::Null);
     // RFC and CURP as registered now (they are not in the signed snapshot).
-    let ids = catalog::medic_identifiers(rx.medic_id);
+    let ids = match audience {
+        Audience::Prescriber => Some(catalog::medic_identifiers(rx.medic_id)),
+        Audience::Pharmacy => None,
+    };
     let bundle = bundle(rx, &document, &source.dispenses, ids, &http::base_url());
     let body = serde_json::to_vec(&bundle).map_err(|e| Error::Internal(e.to_string()))?;
     Ok(Response::bytes(200, FHIR_JSON, body))
 }
 
-/// The bundle: `document` is the signed snapshot (names at issue), `dispenses` every sale.
+/// The bundle: `document` is the signed snapshot (names at issue), `dispenses` every sale;
+/// `medic_ids` the medic's RFC and CURP for a prescriber's bundle, `None` for a pharmacy's (which
+/// carries neither these nor any other identifier of a person but the patient's `uid`).
 pub fn bundle(
     rx: &Prescription,
     document: &Value,
     dispenses: &[LifecycleEvent],
-    (rfc, curp): (Option<String>, Option<String>),
+    medic_ids: Option<(Option<String>, Option<String>)>,
     base_url: &str,
 ) -> Value {
     let text = |path: &str| field(document, path);
     let patient_id = format!("patient-{}", rx.patient.uid);
     let medic_id = format!("medic-{}", rx.medic_id);
     let hospital_id = format!("hospital-{}", rx.hospital.id);
+    let curp = match medic_ids {
+        Some(_) => text("/patient/curp"),
+        None => "",
+    };
     let mut entries = vec![
-        patient(rx, &patient_id, text("/patient/curp")),
-        practitioner(&medic_id, rx.medic_id, document, rfc, curp),
+        patient(rx, &patient_id, curp),
+        practitioner(&medic_id, rx.medic_id, document, medic_ids),
         organization(
             &hospital_id,
             "hospital",
@@ -265,34 +288,37 @@ fn field<'a>(document: &'a Value, path: &str) -> &'a str {
     document.pointer(path).and_then(Value::as_str).unwrap_or("")
 }
 
+/// The medic; with `ids` (a prescriber's bundle) its id, cédulas, RFC and CURP as identifiers,
+/// without (a pharmacy's) none.
 fn practitioner(
     id: &str,
     medic: i64,
     document: &Value,
-    rfc: Option<String>,
-    curp: Option<String>,
+    ids: Option<(Option<String>, Option<String>)>,
 ) -> Value {
     let text = |path: &str| field(document, path);
-    let mut identifier =
-        vec![json!({"system": format!("{SID}/medic-id"), "value": medic.to_string()})];
-    for (system, value) in [
-        ("cedula-profesional", nonempty(text("/medic/cedula_prof"))),
-        ("rfc", rfc.as_deref()),
-        ("curp", curp.as_deref()),
-    ] {
-        if let Some(value) = value.and_then(nonempty) {
-            identifier.push(json!({"system": format!("{SID}/{system}"), "value": value}));
-        }
-    }
     let mut resource = json!({
         "resourceType": "Practitioner",
         "id": id,
-        "identifier": identifier,
         "name": [{"text": nonempty(text("/medic/name")).unwrap_or("Médico")}],
     });
+    if let Some((rfc, curp)) = &ids {
+        let mut identifier =
+            vec![json!({"system": format!("{SID}/medic-id"), "value": medic.to_string()})];
+        for (system, value) in [
+            ("cedula-profesional", nonempty(text("/medic/cedula_prof"))),
+            ("rfc", rfc.as_deref()),
+            ("curp", curp.as_deref()),
+        ] {
+            if let Some(value) = value.and_then(nonempty) {
+                identifier.push(json!({"system": format!("{SID}/{system}"), "value": value}));
+            }
+        }
+        resource["identifier"] = json!(identifier);
+    }
     if let Some(specialty) = nonempty(text("/medic/specialty")) {
         let mut qualification = json!({"code": {"text": specialty}});
-        if let Some(number) = nonempty(text("/medic/specialty_no")) {
+        if let Some(number) = nonempty(text("/medic/specialty_no")).filter(|_| ids.is_some()) {
             qualification["identifier"] =
                 json!([{"system": format!("{SID}/cedula-especialidad"), "value": number}]);
         }

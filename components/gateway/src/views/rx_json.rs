@@ -10,6 +10,29 @@ use crate::bindings::prescriptions::{
     RxPatient, RxStatus, Seal,
 };
 
+/// `rx_status` as the public sees it (the verify, the patient's page and its JSON): a draft
+/// awaiting its medic's e.firma is not issued, so not "Disponible":
+/// `["awaiting_signature", "Pendiente de la e.firma del médico"]`, and one that expired unsigned
+/// `["not_issued", "No emitida"]` (docs/verification.md); otherwise the state's own pair.
+pub fn public_status(
+    state: common::codes::RxState,
+    efirma: Option<&RxEfirma>,
+) -> (&'static str, &'static str) {
+    use common::codes::{Coded, Labelled};
+    match efirma.map(|e| e.status) {
+        Some(EfirmaStatus::AwaitingSignature) => {
+            ("awaiting_signature", "Pendiente de la e.firma del médico")
+        }
+        Some(EfirmaStatus::Expired) => ("not_issued", "No emitida"),
+        _ => (state.code(), state.label()),
+    }
+}
+
+/// Whether a prescription is still a draft (awaiting its medic's e.firma, or expired unsigned).
+pub fn is_draft(efirma: Option<&RxEfirma>) -> bool {
+    efirma.is_some_and(|e| e.status != EfirmaStatus::Signed)
+}
+
 /// A document's NOM-151 constancia as the API writes it: `{status, gen_time, tsa, digest}`,
 /// `status` `pending`, `stamped` or `disabled` (docs/verification.md, "Constancias NOM-151").
 #[derive(Serialize)]
@@ -160,6 +183,18 @@ pub struct RxJson<'a, H, P, M> {
     efirma: Option<Option<EfirmaJson<'a>>>,
     cta_link: String,
     additional_data: Map<String, Value>,
+}
+
+impl<H, P, M> RxJson<'_, H, P, M> {
+    /// What a pharmacy is shown (its lookup, a burn's answer): the diagnosis only when the medic
+    /// chose `show_diagnosis`, else an empty string (the field and its type stay, so clients
+    /// written for the original service keep parsing; docs/api-notes.md, "What a pharmacy sees").
+    pub fn for_pharmacy(mut self) -> Self {
+        if !self.show_diagnosis {
+            self.diagnosis = "";
+        }
+        self
+    }
 }
 
 /// The create response's `patient`.

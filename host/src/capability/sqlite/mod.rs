@@ -145,17 +145,26 @@ impl Connection {
         statement: &Statement,
         parameters: Vec<Value>,
     ) -> Result<QueryResult, Error> {
-        // A guest's lock wait is answered and not applied, on either backend (host/README.md):
-        // this host's writer turns make a writer wait for another's lock in turn (up to
-        // `turn::BUSY_TIMEOUT`), and a libSQL server waits by its own rules (there it would cost
-        // a round trip each; `common::db` sets it around each `BEGIN IMMEDIATE` for Spin's sake).
-        if statement.kind() == (Kind::Pragma { busy_timeout: true }) {
-            return Ok(result::no_rows());
-        }
-        match self {
-            Connection::Local(c) => c.execute(statement, parameters).await,
+        match (self, statement.kind()) {
+            // A guest's lock wait is answered and not applied on a local file (host/README.md):
+            // this host's writer turns make a writer wait for another's lock in turn (up to
+            // `turn::BUSY_TIMEOUT`).
+            (
+                Connection::Local(_),
+                Kind::Pragma {
+                    busy_timeout: true, ..
+                },
+            ) => Ok(result::no_rows()),
+            (Connection::Local(c), _) => c.execute(statement, parameters).await,
+            // A libSQL server refuses the pragmas that would change its connection's settings,
+            // and so does this host, on a replica too, as Spin's backend passes them on.
             #[cfg(feature = "libsql")]
-            Connection::Remote(c) => c.execute(statement, parameters).await,
+            (Connection::Remote(_), Kind::Pragma { libsql: false, .. }) => Err(Error::Io(format!(
+                "SQL string could not be parsed: unsupported statement: {}",
+                statement.text()
+            ))),
+            #[cfg(feature = "libsql")]
+            (Connection::Remote(c), _) => c.execute(statement, parameters).await,
         }
     }
 
@@ -168,19 +177,23 @@ impl Connection {
         }
     }
 
+    /// `last-insert-rowid`. On libSQL, 0, as Spin's backend answers: its client counts only the
+    /// statements it runs without rows, and Spin runs every statement as a query (a guest reads
+    /// ids with `RETURNING`).
     async fn last_insert_rowid(&mut self) -> i64 {
         match self {
             Connection::Local(c) => c.last_insert_rowid(),
             #[cfg(feature = "libsql")]
-            Connection::Remote(c) => c.last_insert_rowid().await,
+            Connection::Remote(_) => 0,
         }
     }
 
+    /// `changes`. On libSQL, 0, as `last_insert_rowid` (a guest counts with `RETURNING`).
     async fn changes(&mut self) -> u64 {
         match self {
             Connection::Local(c) => c.changes(),
             #[cfg(feature = "libsql")]
-            Connection::Remote(c) => c.changes().await,
+            Connection::Remote(_) => 0,
         }
     }
 

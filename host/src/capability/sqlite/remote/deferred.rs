@@ -7,8 +7,8 @@
 //! - `BEGIN` is answered at once and sent with what follows;
 //! - a batched write that returns no rows is answered at once (no rows, as it would be) and kept,
 //!   its parameters written in as literals (`literal`);
-//! - anything else that needs the server (a read, an unmarked write, `changes`,
-//!   `last_insert_rowid`) first sends what was kept ([`Deferred::flush`]): the first time as
+//! - anything else that needs the server (a read, an unmarked write, a write with `RETURNING`)
+//!   first sends what was kept ([`Deferred::flush`]): the first time as
 //!   `BEGIN DEFERRED` and the kept writes in one request (a deferred `BEGIN` cannot fail for a
 //!   lock, and the first kept write takes the write lock, as `BEGIN IMMEDIATE` would have);
 //! - `COMMIT` sends what is kept, then `COMMIT`; a transaction never sent (only kept writes) goes
@@ -148,11 +148,6 @@ impl Deferred {
     /// Whether the server holds the transaction open (a `ROLLBACK` must reach it).
     pub fn begun(&self) -> bool {
         self.begun
-    }
-
-    /// Whether statements are kept that a `changes` or `last_insert_rowid` must see.
-    pub fn has_kept(&self) -> bool {
-        !self.kept.is_empty()
     }
 }
 

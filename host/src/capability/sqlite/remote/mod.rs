@@ -33,7 +33,7 @@ use crate::capability::sqlite::result::{ResultBudget, no_rows};
 use crate::capability::sqlite::statement::{Kind, Statement};
 use crate::capability::sqlite::turn::{BUSY_TIMEOUT, Turn, Writers};
 use deferred::{Deferred, Step};
-use wire::{UNAVAILABLE, as_written, from_libsql, server_message, to_libsql};
+use wire::{UNAVAILABLE, from_libsql, server_message, to_libsql};
 
 mod deferred;
 mod literal;
@@ -110,13 +110,8 @@ pub struct Connection {
     conn: libsql::Connection,
     /// Its database (label, writers, replica).
     db: Arc<Database>,
-    /// `changes` of the last `… RETURNING` statement (the client counts only `execute`d ones).
-    changes: u64,
     /// Held while this connection writes.
     turn: Turn,
-    /// Whether a statement ran on `conn` since `open` (a lent connection's `last_insert_rowid` is
-    /// its previous user's until then).
-    used: bool,
     /// A replica's file, where its reads outside a transaction run, once opened.
     reading: Option<local::Connection>,
     /// A replica connection's transaction, held back until it must reach the server (`deferred`).
@@ -167,9 +162,7 @@ impl Connection {
         Ok(Self {
             conn,
             db: db.clone(),
-            changes: 0,
             turn: Turn::default(),
-            used: false,
             reading: None,
             deferred: None,
             ended: false,
@@ -218,24 +211,16 @@ impl Connection {
                 }
             }
             if let Some(reading) = &mut self.reading {
-                let mut result = reading.execute(statement, parameters).await?;
-                for column in &mut result.columns {
-                    if !statement.text().contains(column.as_str()) {
-                        *column = as_written(statement.text(), column);
-                    }
-                }
-                return Ok(result);
+                return reading.execute(statement, parameters).await;
             }
         }
         if autocommit && self.db.replica.is_some() && statement.opens_plain_transaction() {
-            self.used = true;
             self.turn
                 .before(&self.db.writers, statement, true, LOCKED_TIMEOUT)
                 .await;
             self.deferred = Some(Deferred::default());
             return Ok(no_rows());
         }
-        self.used = true;
         self.turn
             .before(&self.db.writers, statement, autocommit, LOCKED_TIMEOUT)
             .await;
@@ -297,7 +282,6 @@ impl Connection {
                 self.turn.after(self.conn.is_autocommit());
                 match committed {
                     Ok(()) => {
-                        self.changes = self.conn.changes();
                         self.db.pull_own_write().await;
                         Some(Ok(no_rows()))
                     }
@@ -323,9 +307,6 @@ impl Connection {
             return Ok(());
         };
         let flushed = within(LOCKED_TIMEOUT, tx.flush(&self.conn, deadline)).await;
-        if flushed.is_ok() {
-            self.changes = self.conn.changes();
-        }
         if self.conn.is_autocommit() && tx.begun() {
             // The server ended the transaction (a conflict clause's `ROLLBACK`).
             self.deferred = None;
@@ -367,16 +348,16 @@ impl Connection {
         let in_transaction = !self.conn.is_autocommit();
         let parameters: Vec<libsql::Value> = parameters.into_iter().map(to_libsql).collect();
         let run = async {
-            // The client keeps `last_insert_rowid`, `changes` and the transaction state only for
-            // statements sent with `execute`; rows come back only from `query`.
+            // The client keeps the transaction state only for statements sent with `execute`;
+            // rows come back only from `query`.
             if !statement.returns_rows() {
-                self.changes = self.conn.execute(sql, parameters).await?;
+                self.conn.execute(sql, parameters).await?;
                 return Ok(Ok(no_rows()));
             }
             let mut rows = self.conn.query(sql, parameters).await?;
             let count = rows.column_count();
             let columns = (0..count)
-                .map(|i| as_written(sql, rows.column_name(i).unwrap_or("")))
+                .map(|i| rows.column_name(i).unwrap_or("").to_string())
                 .collect();
             let mut out = Vec::new();
             let mut budget = ResultBudget::default();
@@ -389,9 +370,6 @@ impl Connection {
                     return Ok(Err(over));
                 }
                 out.push(RowResult { values });
-            }
-            if statement.writes() {
-                self.changes = out.len() as u64;
             }
             Ok::<_, libsql::Error>(Ok(QueryResult { columns, rows: out }))
         };
@@ -412,7 +390,6 @@ impl Connection {
 
     /// Runs several statements (migrations, `--sqlite`) in one request to the server.
     pub async fn execute_batch(&mut self, sql: &str) -> Result<()> {
-        self.used = true;
         match tokio::time::timeout(BATCH_TIMEOUT, self.conn.execute_batch(sql)).await {
             Ok(Ok(_)) => {
                 self.db.pull_own_write().await;
@@ -423,31 +400,6 @@ impl Connection {
                 "the libSQL server did not answer within {} s",
                 BATCH_TIMEOUT.as_secs()
             ),
-        }
-    }
-
-    /// The server's `last_insert_rowid` of this stream's last statement (a held-back transaction's
-    /// kept statements sent first; an error of theirs is told at the next statement).
-    pub async fn last_insert_rowid(&mut self) -> i64 {
-        self.send_kept().await;
-        if self.used {
-            self.conn.last_insert_rowid()
-        } else {
-            0
-        }
-    }
-
-    /// The server's `changes` of this stream's last writing statement (as `last_insert_rowid`).
-    pub async fn changes(&mut self) -> u64 {
-        self.send_kept().await;
-        self.changes
-    }
-
-    /// Before answering from the server's state: a held-back transaction's kept statements sent
-    /// (an error of theirs is kept for the next statement, which tells it).
-    async fn send_kept(&mut self) {
-        if self.deferred.as_ref().is_some_and(Deferred::has_kept) {
-            let _ = self.flush(std::time::Instant::now() + LOCKED_TIMEOUT).await;
         }
     }
 }

@@ -1,57 +1,14 @@
-//! How this host's statements, values and errors cross to a libSQL server and back (`remote`): a
-//! result column's name as the statement writes it, the values in the client's type, and SQLite's
-//! own text out of the client's errors.
+//! How this host's values and errors cross to a libSQL server and back (`remote`): the values in
+//! the client's type, and SQLite's own text out of the client's errors. A result column's name is
+//! the server's, as Spin's backend gives it: the server runs a statement re-rendered from its
+//! parse, so a column written `action` (a keyword) comes back `ACTION` and `COUNT(*)` `COUNT (*)`
+//! (guests read names without regard to case: `common::db`).
 
 use crate::capability::sqlite::bindings::Value;
 
 /// How an `io` error says the server could not be reached (down, refusing connections, not
 /// answering in time), as against an error of the statement itself. `common::db` recognises it.
 pub const UNAVAILABLE: &str = "database unavailable: ";
-
-/// A result column's name as SQLite would give it for `statement`. The server parses a statement
-/// and runs it re-rendered: a column written `action` (a keyword) comes back `ACTION`, `COUNT(*)`
-/// comes back `COUNT (*)`; and a replica's file holds the schema as the server ran it, so a
-/// column read there is named as its re-rendered `CREATE TABLE` spells it (`ACTION`). When the
-/// statement holds the name with other case or spacing, its own spelling is the name, as it is on
-/// a local database.
-pub fn as_written(statement: &str, name: &str) -> String {
-    if name.is_empty() || statement.contains(name) {
-        return name.to_string();
-    }
-    let key: Vec<char> = name
-        .chars()
-        .filter(|c| !c.is_whitespace())
-        .flat_map(char::to_lowercase)
-        .collect();
-    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
-    for (start, first) in statement.char_indices() {
-        if first.to_lowercase().next() != key.first().copied() {
-            continue;
-        }
-        let mut matched = 0;
-        let mut end = start;
-        for (i, c) in statement[start..].char_indices() {
-            if matched == key.len() {
-                break;
-            }
-            if c.is_whitespace() {
-                continue;
-            }
-            if c.to_lowercase().next() != Some(key[matched]) {
-                break;
-            }
-            matched += 1;
-            end = start + i + c.len_utf8();
-        }
-        let before = statement[..start].chars().next_back();
-        let after = statement[end..].chars().next();
-        let key_is_word = word(key.first().copied());
-        if matched == key.len() && !(key_is_word && (word(before) || word(after))) {
-            return statement[start..end].to_string();
-        }
-    }
-    name.to_string()
-}
 
 pub fn to_libsql(value: Value) -> libsql::Value {
     match value {
@@ -128,20 +85,6 @@ fn is_unreachable(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn column_names_as_the_statement_writes_them() {
-        let sql = "SELECT pharmacy_id, action, COUNT(*), x AS Total FROM t";
-        assert_eq!(as_written(sql, "ACTION"), "action");
-        assert_eq!(as_written(sql, "COUNT (*)"), "COUNT(*)");
-        assert_eq!(as_written(sql, "pharmacy_id"), "pharmacy_id");
-        assert_eq!(as_written(sql, "TOTAL"), "Total");
-        // Not inside another word: `ACTION` is not the `action` of `transaction_id`.
-        assert_eq!(
-            as_written("SELECT transaction_id FROM t", "ACTION"),
-            "ACTION"
-        );
-    }
 
     #[test]
     fn server_errors_read_like_sqlite_errors() {

@@ -34,8 +34,9 @@ pub enum Kind {
     Write { returning: bool },
     /// Changes the schema or the file: `CREATE`, `DROP`, `ALTER`, `VACUUM`, `REINDEX`, `ANALYZE`.
     Schema,
-    /// A `PRAGMA`; `busy_timeout` when it sets `busy_timeout` (`= n` or `(n)`).
-    Pragma { busy_timeout: bool },
+    /// A `PRAGMA`; `busy_timeout` when it sets `busy_timeout` (`= n` or `(n)`); `libsql` when a
+    /// libSQL server runs it (see [`libsql_runs_pragma`]).
+    Pragma { busy_timeout: bool, libsql: bool },
     /// `EXPLAIN …`.
     Explain,
     /// `BEGIN`: the mode of a plain one (`DEFERRED`, `IMMEDIATE` or neither, with or without
@@ -89,9 +90,7 @@ impl Statement {
             }
             b"INSERT" | b"UPDATE" | b"DELETE" | b"REPLACE" => write(&text),
             b"CREATE" | b"DROP" | b"ALTER" | b"VACUUM" | b"REINDEX" | b"ANALYZE" => Kind::Schema,
-            b"PRAGMA" => Kind::Pragma {
-                busy_timeout: sets_busy_timeout(&text),
-            },
+            b"PRAGMA" => pragma(&text),
             b"EXPLAIN" => Kind::Explain,
             b"BEGIN" => Kind::Begin(begin_mode(&short_words(&text))),
             b"SAVEPOINT" => Kind::Savepoint,
@@ -248,18 +247,92 @@ fn begin_mode(words: &[&str]) -> Option<BeginMode> {
     }
 }
 
-/// Whether a `PRAGMA` sets `busy_timeout` (`= n` or `(n)`), with or without `main.`.
-fn sets_busy_timeout(text: &str) -> bool {
-    let words: String = text
-        .trim()
-        .trim_end_matches(';')
-        .split_whitespace()
-        .map(str::to_ascii_uppercase)
-        .collect();
-    let name = words.strip_prefix("PRAGMA").unwrap_or(&words);
-    let name = name.strip_prefix("MAIN.").unwrap_or(name);
-    name.strip_prefix("BUSY_TIMEOUT")
-        .is_some_and(|value| value.starts_with(['=', '(']))
+/// A `PRAGMA`, read as its name (without `main.`) and whether it has a value (`= v` or `(v)`).
+fn pragma(text: &str) -> Kind {
+    let rest = text.trim().trim_end_matches(';');
+    let rest = rest.get(6..).unwrap_or_default().trim_start();
+    let rest = match rest.get(..5) {
+        Some(schema) if schema.eq_ignore_ascii_case("main.") => &rest[5..],
+        _ => rest,
+    };
+    let end = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(rest.len());
+    let name = rest[..end].to_ascii_lowercase();
+    let has_value = rest[end..].trim_start().starts_with(['=', '(']);
+    Kind::Pragma {
+        busy_timeout: name == "busy_timeout" && has_value,
+        libsql: libsql_runs_pragma(&name, has_value),
+    }
+}
+
+/// Whether a libSQL server (`sqld`, Turso) runs a `PRAGMA` over its remote protocol: it refuses
+/// ("SQL string could not be parsed: unsupported statement") every pragma that would change its
+/// shared connection's settings. Its rule (`libsql-server`'s query analysis, `pragma_kind`):
+/// read-only and schema pragmas run with or without a value, settings run only when read (no
+/// value), anything else never. Spin's libSQL backend sends statements as they are, so a guest
+/// meant for both gets these refusals from this host too (`remote::Connection::execute`).
+fn libsql_runs_pragma(name: &str, has_value: bool) -> bool {
+    const ANY: [&str; 25] = [
+        "table_list",
+        "index_list",
+        "table_info",
+        "table_xinfo",
+        "index_info",
+        "index_xinfo",
+        "pragma_list",
+        "compile_options",
+        "database_list",
+        "function_list",
+        "module_list",
+        "encoding",
+        "defer_foreign_keys",
+        "foreign_keys",
+        "foreign_key_list",
+        "foreign_key_check",
+        "collation_list",
+        "data_version",
+        "freelist_count",
+        "integrity_check",
+        "legacy_file_format",
+        "page_count",
+        "quick_check",
+        "stats",
+        "user_version",
+    ];
+    const READ_ONLY: [&str; 29] = [
+        "schema_version",
+        "analysis_limit",
+        "application_id",
+        "auto_vacuum",
+        "automatic_index",
+        "busy_timeout",
+        "cache_size",
+        "cache_spill",
+        "cell_size_check",
+        "checkpoint_fullfsync",
+        "fullfsync",
+        "hard_heap_limit",
+        "journal_mode",
+        "journal_size_limit",
+        "legacy_alter_table",
+        "locking_mode",
+        "max_page_count",
+        "mmap_size",
+        "page_size",
+        "query_only",
+        "read_uncommitted",
+        "recursive_triggers",
+        "reverse_unordered_selects",
+        "secure_delete",
+        "soft_heap_limit",
+        "synchronous",
+        "temp_store",
+        "threads",
+        "trusted_schema",
+    ];
+    ANY.contains(&name)
+        || (!has_value && (READ_ONLY.contains(&name) || name == "wal_autocheckpoint"))
 }
 
 #[cfg(test)]
@@ -373,7 +446,15 @@ mod tests {
 
     #[test]
     fn busy_timeout_pragmas_are_told_apart() {
-        let sets = |t: &str| kind(t) == Kind::Pragma { busy_timeout: true };
+        let sets = |t: &str| {
+            matches!(
+                kind(t),
+                Kind::Pragma {
+                    busy_timeout: true,
+                    ..
+                }
+            )
+        };
         assert!(sets("PRAGMA busy_timeout = 0"));
         assert!(sets("pragma BUSY_TIMEOUT=5000;"));
         assert!(sets("PRAGMA busy_timeout(100)"));
@@ -381,6 +462,25 @@ mod tests {
         assert!(!sets("PRAGMA busy_timeout"));
         assert!(!sets("PRAGMA synchronous = NORMAL"));
         assert!(!sets("SELECT 'PRAGMA busy_timeout'"));
+        assert!(!sets("PRAGMA busy_timeouts = 1"));
+    }
+
+    #[test]
+    fn a_libsql_server_runs_only_pragmas_that_read_or_touch_no_setting() {
+        let runs = |t: &str| matches!(kind(t), Kind::Pragma { libsql: true, .. });
+        // Refused by sqld 0.24 (checked against it: "unsupported statement").
+        assert!(!runs("PRAGMA busy_timeout = 0"));
+        assert!(!runs("PRAGMA synchronous = NORMAL"));
+        assert!(!runs("pragma main.synchronous=FULL;"));
+        assert!(!runs("PRAGMA journal_mode(WAL)"));
+        assert!(!runs("PRAGMA optimize"));
+        assert!(!runs("PRAGMA wal_checkpoint(TRUNCATE)"));
+        // Run by it.
+        assert!(runs("PRAGMA foreign_keys = ON"));
+        assert!(runs("PRAGMA table_info(x)"));
+        assert!(runs("PRAGMA synchronous"));
+        assert!(runs("PRAGMA busy_timeout;"));
+        assert!(runs("PRAGMA user_version = 3"));
     }
 
     #[test]

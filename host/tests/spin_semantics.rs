@@ -209,29 +209,13 @@ fn on_libsql_a_connection_setting_is_refused_as_the_server_refuses_it() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let port = receta_test_host::free_port();
-    let mut sqld = Command::new(binary)
-        .arg("--db-path")
-        .arg(dir.path().join("data.sqld"))
-        .args([
-            "--http-listen-addr",
-            &format!("127.0.0.1:{port}"),
-            "--no-welcome",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("sqld starts");
-    let started = std::time::Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(started.elapsed() < Duration::from_secs(20), "sqld not up");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let sqld = receta_test_host::sqld::Sqld::start(Path::new(&binary), dir.path());
     let config = dir.path().join("runtime-config.toml");
     std::fs::write(
         &config,
         format!(
-            "[sqlite_database.default]\ntype = \"libsql\"\nurl = \"http://127.0.0.1:{port}\"\ntoken = \"\"\n"
+            "[sqlite_database.default]\ntype = \"libsql\"\nurl = \"{}\"\ntoken = \"\"\n",
+            sqld.url
         ),
     )
     .unwrap();
@@ -255,8 +239,7 @@ fn on_libsql_a_connection_setting_is_refused_as_the_server_refuses_it() {
         ""
     );
     drop(app);
-    let _ = sqld.kill();
-    let _ = sqld.wait();
+    drop(sqld);
 }
 
 #[test]

@@ -82,16 +82,8 @@ pub fn openssl_verifies(p7s: &[u8], content: &[u8], ca: &Path) -> Result<(), Str
 
 impl Fiel {
     pub fn new(name: &str) -> Fiel {
-        let dir = tempfile::tempdir().unwrap();
-        let d = dir.path();
-        std::fs::write(d.join("index.txt"), "").unwrap();
-        std::fs::write(
-            d.join("serial"),
-            "3330303031303030303030353030303030303031\n",
-        )
-        .unwrap();
-        std::fs::write(d.join("ca.cnf"), CA_CONFIG).unwrap();
-        make_ca(d, name);
+        let dir = ca_dir();
+        make_ca(dir.path(), name);
         Fiel {
             dir,
             name: name.to_string(),
@@ -101,15 +93,8 @@ impl Fiel {
     /// An intermediate authority `name` under this one (`CA:TRUE`, may sign certificates), as SAT
     /// issues FIEL certificates: a `Fiel` that issues holders itself.
     pub fn intermediate(&self, name: &str) -> Fiel {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = ca_dir();
         let d = dir.path();
-        std::fs::write(d.join("index.txt"), "").unwrap();
-        std::fs::write(
-            d.join("serial"),
-            "3330303031303030303030353030303030303031\n",
-        )
-        .unwrap();
-        std::fs::write(d.join("ca.cnf"), CA_CONFIG).unwrap();
         std::fs::write(
             d.join("ca.ext"),
             "basicConstraints = critical, CA:TRUE\nkeyUsage = critical, keyCertSign, cRLSign\n",
@@ -232,6 +217,20 @@ impl Fiel {
     pub fn name(&self) -> &str {
         &self.name
     }
+}
+
+/// A folder laid out for `openssl ca` (its index, serial and configuration), without its keys.
+fn ca_dir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("index.txt"), "").unwrap();
+    std::fs::write(
+        d.join("serial"),
+        "3330303031303030303030353030303030303031\n",
+    )
+    .unwrap();
+    std::fs::write(d.join("ca.cnf"), CA_CONFIG).unwrap();
+    dir
 }
 
 fn path(p: &Path) -> &str {

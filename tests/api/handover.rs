@@ -45,6 +45,11 @@ for e in m.element_strings:
     elif ai == "21": out["serial"] = e.value
 print(json.dumps(out))
 "#;
+    biip_script(script, element_string)
+}
+
+/// What a Python `script` using `biip` prints as JSON for `element_string` (its `sys.argv[1]`).
+fn biip_script(script: &str, element_string: &str) -> Value {
     let out = Command::new(python())
         .args(["-c", script, element_string])
         .output()
@@ -67,16 +72,7 @@ for e in GS1Message.parse_hri(sys.argv[1]).element_strings:
     out.setdefault(e.ai.ai, []).append(e.value)
 print(json.dumps(out))
 "#;
-    let out = Command::new(python())
-        .args(["-c", script, element_string])
-        .output()
-        .expect("python with biip (cargo xtask test installs it)");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    biip_script(script, element_string)
 }
 
 /// A prescription of amoxicillin (substitution allowed) and a fixed brand ("No sustituible"), each

@@ -163,24 +163,24 @@ mod tests {
         let cms = sign(dir.path(), DOC);
         let hour = Duration::from_secs(3600);
 
-        let signer = check(&cms, DOC, &ca, now() - hour, now()).unwrap();
+        let signer = check(&cms, DOC, &ca, &[], now() - hour, now()).unwrap();
         assert_eq!(signer.holder.rfc.as_deref(), Some("HEGT7610034S2"));
         assert_eq!(signer.holder.curp.as_deref(), Some("SABC560626MDFLRN01"));
         let late = now().as_secs().abs_diff(signer.signed_at.as_secs());
         assert!(late < 60, "signingTime read: {late} s off");
 
-        let e = check(&cms, b"other bytes", &ca, now() - hour, now()).unwrap_err();
+        let e = check(&cms, b"other bytes", &ca, &[], now() - hour, now()).unwrap_err();
         assert!(e.contains("does not verify"), "{e}");
-        let e = check(&cms, DOC, &ca, now() + hour, now() + 2 * hour).unwrap_err();
+        let e = check(&cms, DOC, &ca, &[], now() + hour, now() + 2 * hour).unwrap_err();
         assert!(e.contains("signing time"), "{e}");
         let other = tempfile::tempdir().unwrap();
         make_ca(other.path(), "AC ajena");
         let foreign =
             crate::pem_bundle(&std::fs::read_to_string(other.path().join("ca.pem")).unwrap())
                 .unwrap();
-        let e = check(&cms, DOC, &foreign, now() - hour, now()).unwrap_err();
+        let e = check(&cms, DOC, &foreign, &[], now() - hour, now()).unwrap_err();
         assert!(e.contains("not acceptable"), "{e}");
-        let e = check(b"garbage", DOC, &ca, now() - hour, now()).unwrap_err();
+        let e = check(b"garbage", DOC, &ca, &[], now() - hour, now()).unwrap_err();
         assert!(e.contains("not a DER CMS"), "{e}");
     }
 }

@@ -5,6 +5,8 @@
 //! Shared by the black-box API suite (`tests/api`, which adds the app's fixtures and the contract
 //! check) and the host's own behaviour tests (`host/tests`, on the probe fixture).
 
+pub mod sqld;
+
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};

@@ -5,9 +5,9 @@
 //! process opens a database (`replica::init_libsql`), and this binary's other tests use rusqlite.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::capability::sqlite::bindings::{Error, Value};
 use crate::capability::sqlite::config::Replica;
@@ -16,16 +16,9 @@ use crate::capability::sqlite::statement::{BATCHED, Statement};
 
 /// An `sqld` on a free port in a temporary directory, killed when dropped.
 struct Sqld {
-    child: Child,
+    _server: receta_test_host::sqld::Sqld,
     url: String,
     _dir: tempfile::TempDir,
-}
-
-impl Drop for Sqld {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 fn sqld() -> Option<Sqld> {
@@ -36,27 +29,10 @@ fn sqld() -> Option<Sqld> {
         return None;
     };
     let dir = tempfile::tempdir().expect("temp dir");
-    let port = receta_test_host::free_port();
-    let child = Command::new(binary)
-        .arg("--db-path")
-        .arg(dir.path().join("data.sqld"))
-        .args([
-            "--http-listen-addr",
-            &format!("127.0.0.1:{port}"),
-            "--no-welcome",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("sqld starts");
-    let started = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(started.elapsed() < Duration::from_secs(20), "sqld not up");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let server = receta_test_host::sqld::Sqld::start(&binary, dir.path());
     Some(Sqld {
-        child,
-        url: format!("http://127.0.0.1:{port}"),
+        url: server.url.clone(),
+        _server: server,
         _dir: dir,
     })
 }

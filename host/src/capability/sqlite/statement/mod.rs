@@ -9,7 +9,6 @@
 mod pragma;
 mod text;
 
-use pragma::pragma;
 use text::{Words, more_than_one_statement};
 
 /// The comment that ends a write the guest marks as batched (`common::db::Db::execute_batched`):
@@ -92,7 +91,13 @@ impl Statement {
             }
             b"INSERT" | b"UPDATE" | b"DELETE" | b"REPLACE" => write(&text),
             b"CREATE" | b"DROP" | b"ALTER" | b"VACUUM" | b"REINDEX" | b"ANALYZE" => Kind::Schema,
-            b"PRAGMA" => pragma(&text),
+            b"PRAGMA" => {
+                let pragma = pragma::read(&text);
+                Kind::Pragma {
+                    busy_timeout: pragma.busy_timeout,
+                    libsql: pragma.libsql,
+                }
+            }
             b"EXPLAIN" => Kind::Explain,
             b"BEGIN" => Kind::Begin(begin_mode(&short_words(&text))),
             b"SAVEPOINT" => Kind::Savepoint,

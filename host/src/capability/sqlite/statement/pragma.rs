@@ -1,10 +1,16 @@
 //! A `PRAGMA` as this host reads it: whether it sets `busy_timeout`, and whether a libSQL server
 //! runs it at all.
 
-use super::Kind;
+/// What the host asks of a `PRAGMA`.
+pub(super) struct Pragma {
+    /// It sets `busy_timeout` (`= n` or `(n)`).
+    pub busy_timeout: bool,
+    /// A libSQL server runs it ([`libsql_runs_pragma`]).
+    pub libsql: bool,
+}
 
 /// A `PRAGMA`, read as its name (without `main.`) and whether it has a value (`= v` or `(v)`).
-pub(super) fn pragma(text: &str) -> Kind {
+pub(super) fn read(text: &str) -> Pragma {
     let rest = text.trim().trim_end_matches(';');
     let rest = rest.get(6..).unwrap_or_default().trim_start();
     let rest = match rest.get(..5) {
@@ -16,7 +22,7 @@ pub(super) fn pragma(text: &str) -> Kind {
         .unwrap_or(rest.len());
     let name = rest[..end].to_ascii_lowercase();
     let has_value = rest[end..].trim_start().starts_with(['=', '(']);
-    Kind::Pragma {
+    Pragma {
         busy_timeout: name == "busy_timeout" && has_value,
         libsql: libsql_runs_pragma(&name, has_value),
     }

@@ -100,21 +100,11 @@ impl Fiel {
             "basicConstraints = critical, CA:TRUE\nkeyUsage = critical, keyCertSign, cRLSign\n",
         )
         .unwrap();
-        openssl(
+        new_key_request(
             d,
-            &[
-                "req",
-                "-new",
-                "-newkey",
-                "rsa:2048",
-                "-nodes",
-                "-keyout",
-                "ca.key",
-                "-out",
-                "ca.csr",
-                "-subj",
-                &format!("/CN={name}/O=Receta Pruebas"),
-            ],
+            "ca.key",
+            "ca.csr",
+            &format!("/CN={name}/O=Receta Pruebas"),
         );
         let root = self.dir.path();
         openssl(
@@ -173,21 +163,11 @@ impl Fiel {
             format!("[ holder ]\nbasicConstraints = CA:FALSE\nkeyUsage = critical, {usage}\n"),
         )
         .unwrap();
-        openssl(
+        new_key_request(
             d,
-            &[
-                "req",
-                "-new",
-                "-newkey",
-                "rsa:2048",
-                "-nodes",
-                "-keyout",
-                path(&key),
-                "-out",
-                path(&csr),
-                "-subj",
-                &format!("/CN=DR JOSE NUNEZ/x500UniqueIdentifier={rfc}/serialNumber={curp}/C=MX"),
-            ],
+            path(&key),
+            path(&csr),
+            &format!("/CN=DR JOSE NUNEZ/x500UniqueIdentifier={rfc}/serialNumber={curp}/C=MX"),
         );
         openssl(
             d,
@@ -217,6 +197,17 @@ impl Fiel {
     pub fn name(&self) -> &str {
         &self.name
     }
+}
+
+/// `openssl req -new`: a new RSA 2048 key in `key` and a request for `subject` in `csr`, in `dir`.
+fn new_key_request(dir: &Path, key: &str, csr: &str, subject: &str) {
+    openssl(
+        dir,
+        &[
+            "req", "-new", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", csr, "-subj",
+            subject,
+        ],
+    );
 }
 
 /// A folder laid out for `openssl ca` (its index, serial and configuration), without its keys.

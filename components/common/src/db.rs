@@ -256,14 +256,12 @@ impl Db {
 
     /// A single integer (e.g. `SELECT COUNT(*)`).
     pub fn scalar_i64(&self, sql: &str, params: &[Value]) -> Result<i64> {
-        let result = self.execute(sql, params)?;
-        match result.rows.first().and_then(|r| r.values.first()) {
-            Some(Value::Integer(n)) => Ok(*n),
-            other => Err(anyhow!(
-                "expected one integer from `{}`, got {other:?}",
-                first_line(sql)
-            )),
-        }
+        first_i64(&self.execute(sql, params)?, sql)
+    }
+
+    /// A single integer of a batched write (`… RETURNING id`, see [`Db::execute_batched`]).
+    pub fn scalar_i64_batched(&self, sql: &str, params: &[Value]) -> Result<i64> {
+        first_i64(&self.execute_batched(sql, params)?, sql)
     }
 
     /// Runs one statement as a log-grade commit: written to the operating system before it
@@ -539,6 +537,17 @@ fn is_interrupt(e: &spin_sdk::sqlite3::Error) -> bool {
 /// Whether `e` is SQLite's `SQLITE_BUSY` (another connection holds the lock).
 fn is_busy(e: &spin_sdk::sqlite3::Error) -> bool {
     matches!(e, spin_sdk::sqlite3::Error::Io(m) if m.contains("database is locked"))
+}
+
+/// The integer in the first column of `result`'s first row (`sql` names it in the error).
+fn first_i64(result: &QueryResult, sql: &str) -> Result<i64> {
+    match result.rows.first().and_then(|r| r.values.first()) {
+        Some(Value::Integer(n)) => Ok(*n),
+        other => Err(anyhow!(
+            "expected one integer from `{}`, got {other:?}",
+            first_line(sql)
+        )),
+    }
 }
 
 fn first_line(sql: &str) -> &str {

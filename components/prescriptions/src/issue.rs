@@ -180,7 +180,7 @@ fn store(db: &Db, p: &Prepared) -> Result<(i64, Vec<i64>), Error> {
     // Every write is batched (`Db::execute_batched`): on a libSQL replica the whole
     // transaction is three requests to the primary (this insert, the rest, `COMMIT`). The ids come
     // back with `RETURNING`: Spin's libSQL backend answers 0 for `last-insert-rowid` (docs/scale-out.md).
-    let returned = db.execute_batched(
+    let id = db.scalar_i64_batched(
         INSERT_PRESCRIPTION,
         &[
             text(&signed.signature),
@@ -206,7 +206,6 @@ fn store(db: &Db, p: &Prepared) -> Result<(i64, Vec<i64>), Error> {
             text(sent_status.code()),
         ],
     )?;
-    let id = first_integer(&returned)?;
     let params: Vec<Param> = meds
         .iter()
         .enumerate()
@@ -284,14 +283,6 @@ fn store(db: &Db, p: &Prepared) -> Result<(i64, Vec<i64>), Error> {
         .map(|i| last - meds.len() as i64 + 1 + i)
         .collect();
     Ok((id, ids))
-}
-
-/// The integer of a `… RETURNING id`'s one row.
-fn first_integer(result: &spin_sdk::sqlite3::QueryResult) -> Result<i64, Error> {
-    match result.rows.first().and_then(|r| r.values.first()) {
-        Some(Param::Integer(id)) => Ok(*id),
-        other => Err(anyhow::anyhow!("expected an id, got {other:?}").into()),
-    }
 }
 
 /// The issued prescription in the answer's shape (`ids`: its medications', in order).

@@ -4,6 +4,7 @@
 //! - `test`             build everything, then run every test (unit, component, black-box, real Spin)
 //! - `lint`             `cargo fmt --check`, clippy for the host (also without libSQL) and the wasm
 //!   target, no module cycles, no file over 500 lines without a reason
+//! - `manifests`        write `spin.cloud.toml`, the cron-less manifest, from `spin.toml` (`manifests.rs`)
 //! - `cycles`           no module of any crate imports one that imports it back (`cycles.rs`)
 //! - `build`            build the components (wasm32-wasip2) and the host, release mode
 //! - `bench`            build, then measure the host and the app, write `docs/bench.md` (`bench.rs`);
@@ -17,6 +18,7 @@ mod cluster;
 mod cycles;
 mod fuzz;
 mod long_files;
+mod manifests;
 mod project;
 mod spin;
 
@@ -36,6 +38,7 @@ fn main() -> ExitCode {
         Some("test") => project::build_components().and_then(|()| test()),
         Some("lint") => lint(),
         Some("cycles") => cycles::check(),
+        Some("manifests") => manifests::write(),
         Some("cluster") => {
             let base = args.get(1).and_then(|p| p.parse().ok()).unwrap_or(3000);
             build().and_then(|()| cluster::cluster(base))
@@ -57,7 +60,7 @@ fn main() -> ExitCode {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask <up [receta up flags…] | test | lint | cycles | build | bench [peer|spin|libsql|constancias|efirma] | cluster [PORT] | fuzz [EXAMPLES]>"
+                "usage: cargo xtask <up [receta up flags…] | test | lint | manifests | cycles | build | bench [peer|spin|libsql|constancias|efirma] | cluster [PORT] | fuzz [EXAMPLES]>"
             );
             return ExitCode::from(2);
         }
@@ -251,6 +254,7 @@ fn lint() -> Result {
         "-D",
         "warnings",
     ]))?;
+    manifests::check()?;
     cycles::check()?;
     long_files::check()
 }

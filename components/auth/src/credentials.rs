@@ -20,10 +20,10 @@ pub fn token_from_header(header: &str) -> Option<&str> {
     .then_some(token)
 }
 
-/// Whether `given` is the configured admin token. Compares SHA-256 digests in constant time, so
+/// Whether `given` is a configured token (`admin_token`, `jobs_token`). Compares SHA-256 digests in constant time, so
 /// neither the content nor the length of the secret leaks through timing. An empty configured token
 /// matches nothing.
-pub fn is_admin_token(given: &str, configured: &str) -> bool {
+pub fn is_configured_token(given: &str, configured: &str) -> bool {
     if configured.is_empty() {
         return false;
     }
@@ -73,10 +73,10 @@ mod tests {
 
     #[test]
     fn admin_token_must_match_exactly_and_be_configured() {
-        assert!(is_admin_token("s3cret", "s3cret"));
-        assert!(!is_admin_token("s3cre", "s3cret"));
-        assert!(!is_admin_token("s3cret ", "s3cret"));
-        assert!(!is_admin_token("", ""));
+        assert!(is_configured_token("s3cret", "s3cret"));
+        assert!(!is_configured_token("s3cre", "s3cret"));
+        assert!(!is_configured_token("s3cret ", "s3cret"));
+        assert!(!is_configured_token("", ""));
     }
 
     #[test]

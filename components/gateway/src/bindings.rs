@@ -9,13 +9,15 @@ wit_bindgen::generate!({
         "receta:common/types@0.1.0": common::types,
         "receta:common/codes@0.1.0": common::codes,
         "spin:sqlite/sqlite@3.0.0": spin_sdk::sqlite3,
+        // The jobs' interfaces, generated once by `components/jobs` (with the same derives).
+        "receta:notifications/notifications@0.1.0": jobs::bindings::notifications,
+        "receta:pharmacies/pharmacies@0.1.0": jobs::bindings::pharmacies,
+        "receta:prescriptions/prescriptions@0.1.0": jobs::bindings::prescriptions,
     },
     additional_derives: [serde::Serialize],
 });
 
+pub use jobs::bindings::{notifications, pharmacies, prescriptions};
 pub use receta::auth::auth;
 pub use receta::catalog::{campaigns, catalog};
-pub use receta::notifications::notifications;
 pub use receta::patients::patients;
-pub use receta::pharmacies::pharmacies;
-pub use receta::prescriptions::prescriptions;

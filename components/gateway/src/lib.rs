@@ -7,6 +7,7 @@ mod drugs;
 mod hospitals;
 mod http;
 mod input;
+mod jobs_door;
 mod landing;
 mod landing_html;
 mod locations;
@@ -28,7 +29,7 @@ use wasip3::http::types::{ErrorCode, Request as WasiRequest, Response as WasiRes
 
 use common::types::Error;
 use http::{Method, Request, Response};
-use roles::{Handler, admin, caller, medic, pharmacy, pharmacy_or_admin, public};
+use roles::{Handler, admin, caller, medic, pharmacy, pharmacy_or_admin, public, scheduler};
 
 /// The `wasi:http/handler@0.3.0-rc-2026-03-15` export (WASIp3): Spin 4 and `receta` reuse an
 /// instance for many requests, several at once (docs/architecture.md, "What an instance keeps").
@@ -41,7 +42,11 @@ impl wasip3::exports::http::handler::Guest for Gateway {
         let response = match Request::read(incoming).await {
             // The route runs without yielding, and the request (with its SQLite connection) is
             // dropped before anything is awaited: another request of this instance never sees it.
+            // The schema first (once per instance): a database a newer build migrated is refused.
             Ok(request) => {
+                if let Err(refusal) = schema::ensure() {
+                    return schema_refused(refusal).send();
+                }
                 let outcome = route(&request);
                 if matches!(outcome, Err(Error::Internal(_) | Error::Unavailable(_))) {
                     request.forget_connection();
@@ -51,6 +56,16 @@ impl wasip3::exports::http::handler::Guest for Gateway {
             Err(response) => response,
         };
         response.send()
+    }
+}
+
+/// The answer to every request while [`schema::ensure`] fails: 503 naming the newer migration of a
+/// database ahead of this build; else the database's failure as any request's.
+fn schema_refused(refusal: schema::SchemaError) -> Response {
+    eprintln!("receta: {refusal}");
+    match refusal {
+        schema::SchemaError::Ahead { .. } => Response::message(503, &refusal.to_string()),
+        schema::SchemaError::Failed(e) => Response::error(Error::from(e)),
     }
 }
 
@@ -134,7 +149,8 @@ fn handler<'a>(req: &'a Request, method: Method, segments: &'a [&'a str]) -> Opt
         (Get, ["api", "v2", "webhooks", id]) => admin(req, move |a| notifications::get_webhook(id, a)),
         (Delete, ["api", "v2", "webhooks", id]) => admin(req, move |a| notifications::delete_webhook(id, a)),
         (Get, ["api", "v2", "deliveries"]) => admin(req, move |a| notifications::list_deliveries(req, a)),
-        (Post, ["api", "v2", "deliveries", "run"]) => admin(req, notifications::run_worker),
+        (Post, ["api", "v2", "deliveries", "run"]) => scheduler(req, jobs_door::run),
+        (Post, ["api", "v2", "jobs", "run"]) => scheduler(req, jobs_door::run),
         (Get, ["api", "v2", "deliveries", id]) => admin(req, move |a| notifications::get_delivery(id, a)),
         (Post, ["api", "v2", "deliveries", id, "replay"]) => admin(req, move |a| notifications::replay(id, a)),
         (Get, ["api", "v2", "drugs"]) => caller(req, move |_| drugs::search(req)),

@@ -21,8 +21,6 @@ use crate::bindings::prescriptions;
 use crate::http::{Request, Response, path_id};
 use crate::roles::Admin;
 
-/// Rows one `POST /api/v2/deliveries/run/` delivers (the cron worker's batch).
-const WORKER_BATCH: u32 = 50;
 /// Hospitals, and medics, one subscription may list.
 const MAX_LISTED: usize = 100;
 /// Addresses in `cc`, at most.
@@ -249,18 +247,6 @@ pub fn get_delivery(id: &str, _: Admin) -> Result<Response, Error> {
 pub fn replay(id: &str, _: Admin) -> Result<Response, Error> {
     let delivery = notifications::replay_delivery(path_id(id)?)?;
     Ok(Response::json(200, &delivery_view(&delivery, true)))
-}
-
-/// `POST /api/v2/deliveries/run/` (API admin) → 200 `{attempted, delivered, failed}`: one pass of the
-/// outbox worker (a batch of deliveries, then a batch of constancias), for deployments without the
-/// cron trigger (an external scheduler calls it).
-pub fn run_worker(_: Admin) -> Result<Response, Error> {
-    let mut run = notifications::deliver_due(WORKER_BATCH, None)?;
-    let stamped = notifications::stamp_due(WORKER_BATCH, None)?;
-    run.attempted += stamped.attempted;
-    run.delivered += stamped.delivered;
-    run.failed += stamped.failed;
-    Ok(Response::json(200, &run))
 }
 
 /// `hospitals`: a list of existing hospital ids (default empty). A hospital that cannot be looked

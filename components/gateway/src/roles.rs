@@ -1,7 +1,7 @@
 //! Who may call a route, as proofs (realworld's `AuthUser`): each wrapper of the route table
 //! (`lib.rs`) checks the request's token before its handler runs (401 without a valid one, 403 with
 //! the role's one text) and hands the handler a value only that check makes: [`Admin`] for the API
-//! admin, a [`MedicId`], a [`PharmacyId`], a [`ReceiptReader`], or the domain's `Principal` for a
+//! admin, a [`MedicId`], a [`PharmacyId`], a [`ReceiptReader`], a [`Scheduler`], or the domain's `Principal` for a
 //! route open to the admin and medics. So an admin's handler cannot be routed under [`public`],
 //! and a pharmacy's id cannot stand where a medic's is expected.
 //!
@@ -21,6 +21,9 @@ const ADMIN_ONLY: &str = "This endpoint requires the API admin's token.";
 const MEDIC_ONLY: &str = "This endpoint requires a medic token.";
 const PHARMACY_OR_ADMIN_ONLY: &str =
     "This endpoint requires a pharmacy's or the API admin's token.";
+const JOBS_TOKEN_ELSEWHERE: &str =
+    "The jobs token is good only on the jobs door (POST /api/v2/jobs/run/).";
+const SCHEDULER_ONLY: &str = "This endpoint requires the jobs token or the API admin's token.";
 
 /// What a handler answers.
 pub type Outcome = Result<Response, Error>;
@@ -60,6 +63,11 @@ impl PharmacyId {
         self.0
     }
 }
+
+/// Proof that the jobs token (`jobs_token`) or the API admin's came with the request: who may run
+/// the background jobs.
+#[derive(Clone, Copy, Debug)]
+pub struct Scheduler(());
 
 /// Who may read a sealed receipt: the pharmacy that sold (the domain checks it is), or the admin.
 #[derive(Clone, Copy, Debug)]
@@ -109,6 +117,7 @@ pub fn pharmacy<'a>(
 ) -> Option<Handler<'a>> {
     Some(Box::new(move || match req.authenticate()? {
         Caller::Pharmacy(id) => h(PharmacyId(id)),
+        Caller::Scheduler => Err(Error::forbidden(JOBS_TOKEN_ELSEWHERE)),
         Caller::Admin | Caller::Medic(_) => Err(Error::forbidden(PHARMACY_CALL_ONLY)),
     }))
 }
@@ -121,7 +130,19 @@ pub fn pharmacy_or_admin<'a>(
     Some(Box::new(move || match req.authenticate()? {
         Caller::Pharmacy(id) => h(ReceiptReader::Pharmacy(PharmacyId(id))),
         Caller::Admin => h(ReceiptReader::Admin(Admin(()))),
+        Caller::Scheduler => Err(Error::forbidden(JOBS_TOKEN_ELSEWHERE)),
         Caller::Medic(_) => Err(Error::forbidden(PHARMACY_OR_ADMIN_ONLY)),
+    }))
+}
+
+/// The scheduler (the jobs token) or the API admin.
+pub fn scheduler<'a>(
+    req: &'a Request,
+    h: impl FnOnce(Scheduler) -> Outcome + 'a,
+) -> Option<Handler<'a>> {
+    Some(Box::new(move || match req.authenticate()? {
+        Caller::Scheduler | Caller::Admin => h(Scheduler(())),
+        Caller::Medic(_) | Caller::Pharmacy(_) => Err(Error::forbidden(SCHEDULER_ONLY)),
     }))
 }
 
@@ -137,5 +158,6 @@ fn principal(req: &Request) -> Result<Principal, Error> {
         Caller::Admin => Ok(Principal::Admin),
         Caller::Medic(id) => Ok(Principal::Medic(id)),
         Caller::Pharmacy(_) => Err(Error::forbidden(PHARMACY_TOKEN_ELSEWHERE)),
+        Caller::Scheduler => Err(Error::forbidden(JOBS_TOKEN_ELSEWHERE)),
     }
 }

@@ -1,5 +1,10 @@
 //! `spawn_app()`: the real host, the real components, a fresh state dir, an ephemeral port.
 //!
+//! With `RECETA_TEST_CRONLESS=1` (the cron-less passes), the app runs on `spin.cloud.toml` (no cron
+//! trigger), migrates its database itself (no `--sqlite` flags on Spin, no migrations directory on
+//! `receta`), Spin has no plugin installed, and a loopback scheduler calls the jobs door every second
+//! (`scheduler.rs`).
+//!
 //! With `RECETA_TEST_DATABASE=libsql` (the suite's second pass in `cargo xtask test`), the app's
 //! database is a fresh libSQL server (`sqld`) instead of the SQLite file in the state dir; with
 //! `libsql-replica`, the node keeps an embedded replica of it in the state dir.
@@ -15,10 +20,33 @@ use std::sync::Mutex;
 use receta_test_host::{Host, Launch, Response};
 use serde_json::Value;
 
+use crate::scheduler::Scheduler;
 use crate::sqld::Sqld;
 
 /// The admin token every spawned app is configured with (`SPIN_VARIABLE_ADMIN_TOKEN`).
 pub const ADMIN_TOKEN: &str = "test-admin-token-0123456789abcdef";
+
+/// The jobs token every spawned app is configured with (`SPIN_VARIABLE_JOBS_TOKEN`).
+pub const JOBS_TOKEN: &str = "test-jobs-token-fedcba9876543210";
+
+/// Whether this is a cron-less pass (`RECETA_TEST_CRONLESS=1`; see the module's text).
+pub fn cronless() -> bool {
+    std::env::var("RECETA_TEST_CRONLESS").is_ok_and(|v| v == "1")
+}
+
+/// The manifest the app runs on: `spin.toml`, or `spin.cloud.toml` in a cron-less pass.
+pub fn api_manifest() -> PathBuf {
+    repo_root().join(if cronless() {
+        "spin.cloud.toml"
+    } else {
+        "spin.toml"
+    })
+}
+
+/// Whether `manifest` is the app's (either manifest), not a host fixture.
+fn is_the_app(manifest: &Path) -> bool {
+    manifest == repo_root().join("spin.toml") || manifest == repo_root().join("spin.cloud.toml")
+}
 
 /// A running host on an ephemeral port, killed when dropped.
 pub struct TestApp {
@@ -31,6 +59,8 @@ pub struct TestApp {
     /// Whether it runs the app (`spin.toml`): its answers are checked against the OpenAPI document
     /// (`contract`); the host's own fixtures are not the API.
     is_the_api: bool,
+    /// The cron-less pass's scheduler, calling the jobs door every second.
+    scheduler: Option<Scheduler>,
 }
 
 impl Drop for TestApp {
@@ -57,6 +87,9 @@ pub struct AppConfig {
     pub runtime_config: Option<PathBuf>,
     /// More `up` flags, the same on `receta` and on Spin (`--max-instance-reuse-count …`).
     pub flags: Vec<String>,
+    /// In a cron-less pass, whether the loopback scheduler calls the jobs door (false: the test
+    /// calls it itself).
+    pub scheduled: bool,
 }
 
 impl Default for AppConfig {
@@ -64,9 +97,10 @@ impl Default for AppConfig {
     /// email relays, webhook receivers and timestamp authorities allowed).
     fn default() -> Self {
         Self {
-            manifest: repo_root().join("spin.toml"),
+            manifest: api_manifest(),
             env: vec![
                 ("SPIN_VARIABLE_ADMIN_TOKEN".into(), ADMIN_TOKEN.into()),
+                ("SPIN_VARIABLE_JOBS_TOKEN".into(), JOBS_TOKEN.into()),
                 (
                     "SPIN_VARIABLE_EMAIL_RELAY_HOST".into(),
                     "http://127.0.0.1:*".into(),
@@ -86,11 +120,29 @@ impl Default for AppConfig {
             ],
             runtime_config: None,
             flags: Vec::new(),
+            scheduled: true,
         }
     }
 }
 
 impl AppConfig {
+    /// The app on `spin.cloud.toml` migrating its database itself, on whichever runtime: no cron
+    /// trigger, no `--sqlite` flags on Spin, no migrations directory on `receta`, and no
+    /// scheduler (the test runs the jobs door itself).
+    pub fn self_migrating() -> Self {
+        let mut config = Self {
+            manifest: repo_root().join("spin.cloud.toml"),
+            scheduled: false,
+            ..Self::default()
+        };
+        if spin().is_none() {
+            let none = std::env::temp_dir().join("receta-tests-no-migrations");
+            std::fs::create_dir_all(&none).unwrap();
+            config.flags = vec!["--migrations".into(), none.display().to_string()];
+        }
+        config
+    }
+
     /// This configuration plus `up` flags (the same on `receta` and on Spin).
     pub fn with_flags(mut self, flags: &[&str]) -> Self {
         self.flags.extend(flags.iter().map(|f| f.to_string()));
@@ -212,7 +264,13 @@ pub fn spin() -> Option<Spin> {
 impl Spin {
     /// `spin up` as the README's "Running on real Spin" runs it: every migration as `--sqlite
     /// @file` (Spin runs them at every start; each is idempotent), variables from `SPIN_VARIABLE_*`.
-    fn launch(&self, config: &AppConfig) -> (PathBuf, Vec<String>, Vec<(String, String)>) {
+    /// A cron-less pass's Spin has no `--sqlite` flags (the app migrates itself) and no plugins (an
+    /// empty data directory in `state_dir`).
+    fn launch(
+        &self,
+        config: &AppConfig,
+        state_dir: &Path,
+    ) -> (PathBuf, Vec<String>, Vec<(String, String)>) {
         let mut args = Vec::new();
         if config.manifest == repo_root().join("spin.toml") {
             let mut files: Vec<PathBuf> = std::fs::read_dir(repo_root().join("migrations"))
@@ -227,7 +285,11 @@ impl Spin {
             }
         }
         let mut env = config.env.clone();
-        if let Some(data) = &self.data {
+        if cronless() {
+            let none = state_dir.join("spin-data-without-plugins");
+            std::fs::create_dir_all(&none).unwrap();
+            env.push(("XDG_DATA_HOME".into(), none.display().to_string()));
+        } else if let Some(data) = &self.data {
             env.push(("XDG_DATA_HOME".into(), data.display().to_string()));
         }
         (self.bin.clone(), args, env)
@@ -239,7 +301,7 @@ static PARKED: Mutex<Vec<(PathBuf, Sqld)>> = Mutex::new(Vec::new());
 
 /// Starts a host listening on `listen` (`127.0.0.1:0` for an ephemeral port).
 pub fn start_listening(config: AppConfig, state_dir: tempfile::TempDir, listen: &str) -> TestApp {
-    let is_the_api = config.manifest == repo_root().join("spin.toml");
+    let is_the_api = is_the_app(&config.manifest);
     let mut runtime_config = config.runtime_config.clone();
     let mut sqld = None;
     if runtime_config.is_none() && on_libsql() && is_the_api {
@@ -258,8 +320,15 @@ pub fn start_listening(config: AppConfig, state_dir: tempfile::TempDir, listen: 
         sqld = Some(server);
     }
     let (bin, mut args, env) = match spin() {
+        // A cron-less pass's `receta` applies no migrations of its own: the app does.
+        None if cronless() && is_the_api && !config.flags.iter().any(|f| f == "--migrations") => {
+            let none = state_dir.path().join("no-migrations");
+            std::fs::create_dir_all(&none).unwrap();
+            let args = vec!["--migrations".to_string(), none.display().to_string()];
+            (host_binary(), args, config.env.clone())
+        }
         None => (host_binary(), Vec::new(), config.env.clone()),
-        Some(spin) => spin.launch(&config),
+        Some(spin) => spin.launch(&config, state_dir.path()),
     };
     args.extend(config.flags.iter().cloned());
     let host = Host::start(Launch {
@@ -271,12 +340,15 @@ pub fn start_listening(config: AppConfig, state_dir: tempfile::TempDir, listen: 
         args: &args.iter().map(String::as_str).collect::<Vec<_>>(),
         env: &env,
     });
+    let scheduler = (cronless() && config.scheduled && config.manifest == api_manifest())
+        .then(|| Scheduler::start(&host.address, JOBS_TOKEN));
     TestApp {
         address: host.address.clone(),
         state_dir,
         host,
         sqld,
         is_the_api,
+        scheduler,
     }
 }
 
@@ -369,6 +441,9 @@ impl TestApp {
     /// Kills the host with SIGKILL and hands back its state dir, for crash/restart tests (a
     /// libSQL server stays up for the restart).
     pub fn crash(mut self) -> tempfile::TempDir {
+        if let Some(mut scheduler) = self.scheduler.take() {
+            scheduler.stop();
+        }
         self.host.kill();
         if let Some(sqld) = self.sqld.take() {
             let mut parked = PARKED.lock().unwrap_or_else(|e| e.into_inner());

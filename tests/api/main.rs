@@ -3,6 +3,7 @@
 
 mod contract;
 mod helpers;
+mod scheduler;
 mod sqld;
 
 mod abuse;
@@ -18,6 +19,7 @@ mod fiel;
 mod handover;
 mod hospitals;
 mod integrator;
+mod jobs;
 mod landing;
 mod landing_browser;
 mod locations;

@@ -1,9 +1,10 @@
 //! `spawn_app()`: the real host, the real components, a fresh state dir, an ephemeral port.
 //!
-//! With `RECETA_TEST_CRONLESS=1` (the cron-less passes), the app runs on `spin.cloud.toml` (no cron
-//! trigger), migrates its database itself (no `--sqlite` flags on Spin, no migrations directory on
-//! `receta`), Spin has no plugin installed, and a loopback scheduler calls the jobs door every second
-//! (`scheduler.rs`).
+//! With `RECETA_TEST_CRONLESS=1` (the cron-less pass on Spin), the app runs on `spin.cloud.toml`
+//! (no cron trigger) and migrates its database itself (no `--sqlite` flags on Spin), Spin has no
+//! plugin installed, and a loopback scheduler calls the jobs door every second (`scheduler.rs`).
+//! `AppConfig::self_migrating` has the app migrate itself on `receta` too (no migrations
+//! directory).
 //!
 //! With `RECETA_TEST_DATABASE=libsql` (the suite's second pass in `cargo xtask test`), the app's
 //! database is a fresh libSQL server (`sqld`) instead of the SQLite file in the state dir; with
@@ -320,13 +321,6 @@ pub fn start_listening(config: AppConfig, state_dir: tempfile::TempDir, listen: 
         sqld = Some(server);
     }
     let (bin, mut args, env) = match spin() {
-        // A cron-less pass's `receta` applies no migrations of its own: the app does.
-        None if cronless() && is_the_api && !config.flags.iter().any(|f| f == "--migrations") => {
-            let none = state_dir.path().join("no-migrations");
-            std::fs::create_dir_all(&none).unwrap();
-            let args = vec!["--migrations".to_string(), none.display().to_string()];
-            (host_binary(), args, config.env.clone())
-        }
         None => (host_binary(), Vec::new(), config.env.clone()),
         Some(spin) => spin.launch(&config, state_dir.path()),
     };
@@ -340,8 +334,14 @@ pub fn start_listening(config: AppConfig, state_dir: tempfile::TempDir, listen: 
         args: &args.iter().map(String::as_str).collect::<Vec<_>>(),
         env: &env,
     });
-    let scheduler = (cronless() && config.scheduled && config.manifest == api_manifest())
-        .then(|| Scheduler::start(&host.address, JOBS_TOKEN));
+    // Only where the jobs token is the one the scheduler holds (not an app configured without one).
+    let has_jobs_token = config
+        .env
+        .iter()
+        .any(|(name, value)| name == "SPIN_VARIABLE_JOBS_TOKEN" && value == JOBS_TOKEN);
+    let scheduler =
+        (cronless() && config.scheduled && has_jobs_token && config.manifest == api_manifest())
+            .then(|| Scheduler::start(&host.address, JOBS_TOKEN));
     TestApp {
         address: host.address.clone(),
         state_dir,

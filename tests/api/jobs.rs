@@ -1,16 +1,13 @@
-//! The background jobs' HTTP door, `POST /api/v2/jobs/run/` (docs/deploying.md), and the app
-//! migrating its database itself. Each app here runs `spin.cloud.toml` (no cron trigger) with no
-//! scheduler, so nothing runs the jobs but the test's own calls.
+//! The background jobs' HTTP door, `POST /api/v2/jobs/run/` (docs/deploying.md). Each app here
+//! runs `spin.cloud.toml` (no cron trigger) with no scheduler, so nothing runs the jobs but the
+//! test's own calls.
 
 use std::collections::BTreeSet;
-use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::helpers::{
-    ADMIN_TOKEN, AppConfig, JOBS_TOKEN, TestApp, repo_root, spawn_app_with, start,
-};
-use crate::outbound::{Listener, Practice, db, eventually};
+use crate::helpers::{ADMIN_TOKEN, AppConfig, JOBS_TOKEN, TestApp, spawn_app_with};
+use crate::outbound::{Listener, Practice};
 use crate::pharmacies::{prescribe, register};
 use receta_test_tsa::Server;
 
@@ -24,7 +21,7 @@ const JOBS: [&str; 5] = [
     "deliveries",
 ];
 
-fn cron_less(variables: &[(&str, &str)]) -> AppConfig {
+pub fn cron_less(variables: &[(&str, &str)]) -> AppConfig {
     let mut config = AppConfig::self_migrating();
     for (name, value) in variables {
         config.env.push((
@@ -202,108 +199,7 @@ fn a_job_that_fails_does_not_stop_the_others_and_the_answer_names_it() {
     assert!(done["jobs"][3]["delivered"].as_u64() >= Some(1), "{done}");
 }
 
-/// The migrations as `spin up --sqlite @file` runs them (SQLite's own whole-file run): the
-/// schema a fresh start must give.
-pub fn reference_schema() -> Vec<(String, String)> {
-    let reference = rusqlite::Connection::open_in_memory().unwrap();
-    for (_, sql) in migration_files() {
-        reference.execute_batch(&sql).unwrap();
-    }
-    schema_of(&reference)
-}
-
-/// The `.sql` files of `migrations/`, in order: name and text.
-pub fn migration_files() -> Vec<(String, String)> {
-    let mut files: Vec<_> = std::fs::read_dir(repo_root().join("migrations"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "sql"))
-        .collect();
-    files.sort();
-    files
-        .into_iter()
-        .map(|p| {
-            let name = p.file_name().unwrap().to_string_lossy().into_owned();
-            (name, std::fs::read_to_string(p).unwrap())
-        })
-        .collect()
-}
-
-/// Every table, index and trigger of a database but the ledger: name and SQL.
-pub fn schema_of(db: &rusqlite::Connection) -> Vec<(String, String)> {
-    db.prepare(
-        "SELECT name, sql FROM sqlite_schema WHERE sql IS NOT NULL \
-         AND name NOT LIKE '_receta_migrations%' AND name NOT LIKE 'sqlite_%' ORDER BY name",
-    )
-    .unwrap()
-    .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-    .unwrap()
-    .collect::<Result<_, _>>()
-    .unwrap()
-}
-
-/// The ledger: each migration's name and how many times it was recorded.
-pub fn ledger(db: &rusqlite::Connection) -> Vec<(String, i64)> {
-    db.prepare("SELECT name, count(*) FROM _receta_migrations GROUP BY name ORDER BY name")
-        .unwrap()
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap()
-}
-
-#[test]
-fn the_app_migrates_a_fresh_database_itself_once_and_refuses_one_a_newer_build_migrated() {
-    if crate::helpers::on_libsql() {
-        return; // It writes the ledger in the database file: a local database only.
-    }
-    let app = spawn_app_with(cron_less(&[]));
-    assert_eq!(app.get("/api/v2/hospital/", Some(ADMIN_TOKEN)).status, 200);
-    let expected: Vec<(String, i64)> = migration_files()
-        .into_iter()
-        .map(|(name, _)| (name, 1))
-        .collect();
-    assert_eq!(ledger(&db(&app)), expected);
-    assert_eq!(schema_of(&db(&app)), reference_schema());
-    let applied = app.log().matches("receta: migration ").count();
-    assert!(applied >= expected.len(), "the app says what it applied");
-
-    // A restart applies nothing again.
-    let state_dir = app.crash();
-    db_at(&state_dir)
-        .execute(
-            "INSERT INTO _receta_migrations (name, sha256) VALUES ('9999_from_a_newer_build.sql', 'x')",
-            [],
-        )
-        .unwrap();
-    let app = start(cron_less(&[]), state_dir);
-    let refused = app.get("/api/v2/hospital/", Some(ADMIN_TOKEN));
-    assert_eq!(refused.status, 503, "{}", refused.text());
-    let message = refused.json()["message"].as_str().unwrap().to_string();
-    assert!(
-        message.contains("9999_from_a_newer_build.sql") && message.contains("newer build"),
-        "{message}"
-    );
-    assert_eq!(app.post(DOOR, Some(JOBS_TOKEN), &json!({})).status, 503);
-    let ledger_now = ledger(&db(&app));
-    assert_eq!(
-        ledger_now.len(),
-        expected.len() + 1,
-        "nothing applied twice"
-    );
-    assert!(ledger_now.iter().all(|(_, times)| *times == 1));
-    eventually("the refusal in the log", Duration::from_secs(5), || {
-        app.log()
-            .contains("9999_from_a_newer_build.sql")
-            .then_some(())
-    });
-}
-
 /// The app's database file, to change it under the app (a local database only).
 fn writable(app: &TestApp) -> rusqlite::Connection {
     rusqlite::Connection::open(app.database_file()).unwrap()
-}
-
-fn db_at(state_dir: &tempfile::TempDir) -> rusqlite::Connection {
-    rusqlite::Connection::open(state_dir.path().join("sqlite_db.db")).unwrap()
 }

@@ -43,19 +43,69 @@ pub fn two_nodes(a: &Sqld, b: &Sqld, config: impl Fn() -> AppConfig + Sync) -> (
     })
 }
 
-/// A fresh server and two nodes on it, the second started once the first serves (the nodes are
-/// dropped first, then the server, then its directory). One after the other: real Spin runs the
-/// README's `--sqlite @file` loop at every start, and two loops at once interleave their files
-/// (a node's 0016 indexed `verify_windows` after the other's later file had dropped it, and that
-/// node did not start); `scale_out.rs` starts `receta` nodes together, whose migrations take turns.
+/// A fresh server and two nodes on it (the nodes are dropped first, then the server, then its
+/// directory). In a cron-less pass the two start at the same moment: the app migrates itself, each
+/// file once. Otherwise the second starts once the first serves: real Spin runs the README's
+/// `--sqlite @file` loop at every start, and two loops at once interleave their files (a node's
+/// 0016 indexed `verify_windows` after the other's later file had dropped it, and that node did
+/// not start).
 fn one_database_two_nodes(
     config: impl Fn() -> AppConfig + Sync,
 ) -> (tempfile::TempDir, Sqld, TestApp, TestApp) {
     let dir = tempfile::tempdir().unwrap();
     let db = Sqld::primary(&dir.path().join("sqld"));
-    let a = node(&db, config());
-    let b = node(&db, config());
+    let (a, b) = if crate::helpers::cronless() {
+        two_nodes(&db, &db, config)
+    } else {
+        (node(&db, config()), node(&db, config()))
+    };
     (dir, db, a, b)
+}
+
+#[test]
+fn two_nodes_migrating_one_fresh_database_at_the_same_moment_apply_each_file_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Sqld::primary(&dir.path().join("sqld"));
+    let (a, b) = two_nodes(&db, &db, AppConfig::self_migrating);
+    // Each node migrates at its first request: both at once.
+    let barrier = Barrier::new(2);
+    let statuses: Vec<u16> = std::thread::scope(|s| {
+        let first: Vec<_> = [&a, &b]
+            .into_iter()
+            .map(|node| {
+                let barrier = &barrier;
+                s.spawn(move || {
+                    barrier.wait();
+                    node.get("/api/v2/hospital/", Some(ADMIN_TOKEN)).status
+                })
+            })
+            .collect();
+        first.into_iter().map(|t| t.join().unwrap()).collect()
+    });
+    assert_eq!(statuses, [200, 200]);
+    let file = rusqlite::Connection::open_with_flags(
+        db.database_file(),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .unwrap();
+    let expected: Vec<(String, i64)> = crate::migrations::migration_files()
+        .into_iter()
+        .map(|(name, _)| (name, 1))
+        .collect();
+    assert_eq!(
+        crate::migrations::ledger(&file),
+        expected,
+        "every file once"
+    );
+    assert_eq!(
+        crate::migrations::schema_of(&file),
+        crate::migrations::reference_schema(),
+        "the schema of a single start"
+    );
+    // Both serve, and each sees what the other wrote.
+    let hospital = a.create_hospital(ADMIN_TOKEN, "Clínica Migrada");
+    let seen = b.get(&format!("/api/v2/hospital/{hospital}"), Some(ADMIN_TOKEN));
+    assert_eq!(seen.status, 200, "{}", seen.text());
 }
 
 #[test]

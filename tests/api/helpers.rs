@@ -3,6 +3,8 @@
 //! With `RECETA_TEST_CRONLESS=1` (the cron-less pass on Spin), the app runs on `spin.cloud.toml`
 //! (no cron trigger) and migrates its database itself (no `--sqlite` flags on Spin), Spin has no
 //! plugin installed, and a loopback scheduler calls the jobs door every second (`scheduler.rs`).
+//! With `RECETA_TEST_FROM=<ref>` too, Spin runs the app pulled from an OCI registry (`spin up -k
+//! --from <ref>`, `xtask/src/oci.rs`) instead of the repository's manifest.
 //! `AppConfig::self_migrating` has the app migrate itself on `receta` too (no migrations
 //! directory).
 //!
@@ -285,6 +287,9 @@ impl Spin {
                 args.push(format!("@{}", file.display()));
             }
         }
+        if oci_reference().is_some() {
+            args.push("-k".to_string());
+        }
         let mut env = config.env.clone();
         if cronless() {
             let none = state_dir.join("spin-data-without-plugins");
@@ -295,6 +300,13 @@ impl Spin {
         }
         (self.bin.clone(), args, env)
     }
+}
+
+/// The OCI reference Spin pulls the app from (`RECETA_TEST_FROM`), in a pass on real Spin.
+fn oci_reference() -> Option<String> {
+    std::env::var("RECETA_TEST_FROM")
+        .ok()
+        .filter(|r| !r.is_empty() && spin().is_some())
 }
 
 /// libSQL servers of hosts that crashed, kept for their restart (by state dir).
@@ -325,9 +337,13 @@ pub fn start_listening(config: AppConfig, state_dir: tempfile::TempDir, listen: 
         Some(spin) => spin.launch(&config, state_dir.path()),
     };
     args.extend(config.flags.iter().cloned());
+    let from = match oci_reference() {
+        Some(reference) if is_the_api => PathBuf::from(reference),
+        _ => config.manifest.clone(),
+    };
     let host = Host::start(Launch {
         bin: &bin,
-        manifest: &config.manifest,
+        manifest: &from,
         state_dir: state_dir.path(),
         listen,
         runtime_config: runtime_config.as_deref(),

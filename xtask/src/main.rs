@@ -4,6 +4,7 @@
 //! - `test`             build everything, then run every test (unit, component, black-box, real Spin)
 //! - `lint`             `cargo fmt --check`, clippy for the host (also without libSQL) and the wasm
 //!   target, no module cycles, no file over 500 lines without a reason
+//! - `push REF [-k]`    `spin registry push` the app (`spin.cloud.toml`, composed) to an OCI registry (`oci.rs`)
 //! - `manifests`        write `spin.cloud.toml`, the cron-less manifest, from `spin.toml` (`manifests.rs`)
 //! - `cycles`           no module of any crate imports one that imports it back (`cycles.rs`)
 //! - `build`            build the components (wasm32-wasip2) and the host, release mode
@@ -19,6 +20,7 @@ mod cycles;
 mod fuzz;
 mod long_files;
 mod manifests;
+mod oci;
 mod project;
 mod spin;
 
@@ -39,6 +41,7 @@ fn main() -> ExitCode {
         Some("lint") => lint(),
         Some("cycles") => cycles::check(),
         Some("manifests") => manifests::write(),
+        Some("push") => oci::push_command(&args[1..]),
         Some("cluster") => {
             let base = args.get(1).and_then(|p| p.parse().ok()).unwrap_or(3000);
             build().and_then(|()| cluster::cluster(base))
@@ -60,7 +63,7 @@ fn main() -> ExitCode {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask <up [receta up flags…] | test | lint | manifests | cycles | build | bench [peer|spin|libsql|constancias|efirma] | cluster [PORT] | fuzz [EXAMPLES]>"
+                "usage: cargo xtask <up [receta up flags…] | test | lint | manifests | push REF [-k] | cycles | build | bench [peer|spin|libsql|constancias|efirma] | cluster [PORT] | fuzz [EXAMPLES]>"
             );
             return ExitCode::from(2);
         }
@@ -88,7 +91,7 @@ fn up(flags: &[String]) -> Result {
 /// The black-box groups that run a second time on libSQL: catalog, patients, prescriptions,
 /// notifications, pharmacies, constancias, the prescriber's e.firma, what was handed over
 /// (test-name filters: `efirma` is `efirma::` and `efirma_signing::`).
-const LIBSQL_GROUPS: [&str; 12] = [
+const LIBSQL_GROUPS: [&str; 13] = [
     "hospitals::",
     "medics::",
     "memberships::",
@@ -101,6 +104,7 @@ const LIBSQL_GROUPS: [&str; 12] = [
     "constancias::",
     "efirma",
     "handover::",
+    "jobs::",
 ];
 
 fn test() -> Result {
@@ -210,6 +214,8 @@ const TEST_TOOLS: &[(&str, &str)] = &[
     ("pdftotext", "poppler-utils"),
     ("zbarimg", "zbar-tools"),
     ("chromium", "chromium"),
+    // The OCI registry the pushed app is pulled from (`oci.rs`): the CNCF distribution server.
+    ("docker-registry", "docker-registry"),
 ];
 
 /// Installs the tools the tests need with apt-get when they are missing.

@@ -3,7 +3,8 @@
 //! `--sqlite @file`, variables as `SPIN_VARIABLE_*`, the cron trigger plugin installed), except the
 //! tests of this project's host extensions, skipped by name with their reason; then the groups that
 //! run on libSQL once more with the app's database on a libSQL server (`sqld`, authenticated with a
-//! JWT as Spin requires: a runtime config with `type = "libsql"`, docs/scale-out.md).
+//! JWT as Spin requires: a runtime config with `type = "libsql"`, docs/scale-out.md). The cron-less
+//! passes are what Fermyon Cloud and SpinKube run (docs/deploying.md).
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -95,8 +96,10 @@ pub fn locate() -> Result<(PathBuf, Option<PathBuf>)> {
     )
 }
 
-/// `spin build`, then the suite on `spin up`, then `libsql_groups` on `spin up` with the database
-/// on a libSQL server.
+/// `spin build`, then the suite on `spin up` (the cron plugin, `--sqlite` flags), the suite again
+/// cron-less (`spin.cloud.toml`, no plugin, the app migrating itself, a loopback scheduler calling
+/// the jobs door), `libsql_groups` cron-less with the database on a libSQL server (two nodes start
+/// at once), then the smoke groups on the app pulled from a loopback OCI registry (`oci.rs`).
 pub fn suite(libsql_groups: &[&str]) -> Result {
     let (spin, data) = locate()?;
     let with_data = |cmd: &mut Command| {
@@ -117,7 +120,7 @@ pub fn suite(libsql_groups: &[&str]) -> Result {
         eprintln!("xtask: skipped on Spin: {name} ({why})");
     }
     let sqld = crate::cluster::sqld_binary()?;
-    let test = |groups: &[&str], database: Option<&str>| {
+    let test = |groups: &[&str], database: Option<&str>, cronless: bool| {
         let mut test = cargo();
         test.args(["test", "--release", "-p", "receta-tests", "--"])
             .args(groups)
@@ -131,12 +134,20 @@ pub fn suite(libsql_groups: &[&str]) -> Result {
         if let Some(database) = database {
             test.env("RECETA_TEST_DATABASE", database);
         }
-        if let Some(data) = &data {
+        if cronless {
+            test.env("RECETA_TEST_CRONLESS", "1");
+        } else if let Some(data) = &data {
             test.env("RECETA_SPIN_DATA", data);
         }
         run(&mut test)
     };
-    test(&[], None)?;
-    eprintln!("xtask: the libSQL groups on real Spin, the database on sqld:");
-    test(libsql_groups, Some("libsql"))
+    test(&[], None, false)?;
+    eprintln!(
+        "xtask: the suite on real Spin again, cron-less: spin.cloud.toml, no plugin, no --sqlite, \
+         a loopback scheduler calling POST /api/v2/jobs/run/ every second:"
+    );
+    test(&[], None, true)?;
+    eprintln!("xtask: the libSQL groups on real Spin, cron-less, the database on sqld:");
+    test(libsql_groups, Some("libsql"), true)?;
+    crate::oci::smoke_pass(&spin, data.as_deref(), &sqld)
 }

@@ -21,7 +21,9 @@
 //!    stage's database, beside the same rows on this host and the peer;
 //! 5. the same app on libSQL (`bench/libsql.rs`);
 //! 6. the NOM-151 rows (`bench/constancias.rs`): the create and the burn on the app stage's
-//!    database without and with a timestamp authority on loopback, and the stamping rate.
+//!    database without and with a timestamp authority on loopback, and the stamping rate;
+//! 7. the background jobs' rows (`bench/jobs.rs`): the create and the detail with emails delivered
+//!    by the cron trigger, then by the jobs door called every second, and the door's own calls.
 //!
 //! Every load comes from `wrk` (installed with apt-get when missing) on loopback: fixed
 //! connections, a warm-up run, then measured runs; the median run is reported. The table goes to
@@ -38,6 +40,7 @@ mod ceilings;
 mod constancias;
 mod efirma;
 mod harness;
+mod jobs;
 mod libsql;
 mod peer;
 mod procs;
@@ -96,11 +99,19 @@ pub fn bench() -> Result {
     if let Err(e) = &stamping {
         notes.push(format!("The NOM-151 stage did not complete: {e}"));
     }
+    let background = jobs::rows(&settings, &dir, &mut rows, &mut notes);
+    if let Err(e) = &background {
+        notes.push(format!("The background jobs stage did not complete: {e}"));
+    }
     let signing = efirma::rows(&dir, &mut rows, &mut notes);
     if let Err(e) = &signing {
         notes.push(format!("The e.firma stage did not complete: {e}"));
     }
-    let stages = on_spin.and(libsql).and(stamping).and(signing);
+    let stages = on_spin
+        .and(libsql)
+        .and(stamping)
+        .and(background)
+        .and(signing);
     sizes(&mut rows)?;
 
     let load_after = loadavg();
@@ -178,6 +189,19 @@ pub fn constancias_only() -> Result {
     crate::project::build()?;
     let (mut rows, mut notes) = (Vec::new(), Vec::new());
     constancias::rows(&settings, &dir, &mut rows, &mut notes)?;
+    println!("{}\n{}", report::markdown(&rows), notes.join("\n\n"));
+    Ok(())
+}
+
+/// `cargo xtask bench jobs`: the background jobs' rows alone on the last full run's seeded state
+/// (which they change: their creates add prescriptions), printed.
+pub fn jobs_only() -> Result {
+    let settings = Settings::from_env()?;
+    ensure_wrk()?;
+    let dir = last_seeded()?;
+    crate::project::build()?;
+    let (mut rows, mut notes) = (Vec::new(), Vec::new());
+    jobs::rows(&settings, &dir, &mut rows, &mut notes)?;
     println!("{}\n{}", report::markdown(&rows), notes.join("\n\n"));
     Ok(())
 }

@@ -10,7 +10,8 @@
 //! - `build`            build the components (wasm32-wasip2) and the host, release mode
 //! - `bench`            build, then measure the host and the app, write `docs/bench.md` (`bench.rs`);
 //!   `bench peer` measures the Django peer alone, `bench spin` the peer and the app on real Spin,
-//!   `bench libsql` the libSQL stage alone, `bench constancias` the NOM-151 rows alone
+//!   `bench libsql` the libSQL stage alone, `bench constancias` the NOM-151 rows alone, `bench jobs`
+//!   the background jobs' rows alone
 //! - `cluster [PORT]`   build, then a libSQL primary and two nodes with embedded replicas (`cluster.rs`)
 //! - `fuzz [EXAMPLES]`  build, then schemathesis against the real host for every operation (`fuzz.rs`)
 
@@ -53,6 +54,7 @@ fn main() -> ExitCode {
             bench::constancias_only()
         }
         Some("bench") if args.get(1).is_some_and(|a| a == "efirma") => bench::efirma_only(),
+        Some("bench") if args.get(1).is_some_and(|a| a == "jobs") => bench::jobs_only(),
         Some("bench") => bench::bench(),
         Some("fuzz") => {
             let examples = args
@@ -63,7 +65,7 @@ fn main() -> ExitCode {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask <up [receta up flags…] | test | lint | manifests | push REF [-k] | cycles | build | bench [peer|spin|libsql|constancias|efirma] | cluster [PORT] | fuzz [EXAMPLES]>"
+                "usage: cargo xtask <up [receta up flags…] | test | lint | manifests | push REF [-k] | cycles | build | bench [peer|spin|libsql|constancias|efirma|jobs] | cluster [PORT] | fuzz [EXAMPLES]>"
             );
             return ExitCode::from(2);
         }

@@ -158,12 +158,23 @@ pub fn spread(all: &[f64]) -> String {
 }
 
 pub fn app_command(dir: &Path, state: &Path, cache: &Path, listen: &str) -> Command {
+    app_command_on(&root().join("spin.toml"), dir, state, cache, listen)
+}
+
+/// [`app_command`] on another manifest (`spin.cloud.toml`).
+pub fn app_command_on(
+    manifest: &Path,
+    dir: &Path,
+    state: &Path,
+    cache: &Path,
+    listen: &str,
+) -> Command {
     let mut cmd = Command::new(host_binary());
     cmd.arg("up")
         .args(["--listen", listen, "--state-dir"])
         .arg(state)
         .arg("--from")
-        .arg(root().join("spin.toml"))
+        .arg(manifest)
         .env("SPIN_VARIABLE_ADMIN_TOKEN", ADMIN_TOKEN)
         // The verify row's load comes from one address: lift its per-address limit.
         .env("SPIN_VARIABLE_VERIFY_CALLS_PER_MINUTE", "100000000")

@@ -42,7 +42,8 @@ fn main() -> ExitCode {
         Some("lint") => lint(),
         Some("cycles") => cycles::check(),
         Some("manifests") => manifests::write(),
-        Some("push") => oci::push_command(&args[1..]),
+        Some("push") => spin::locate()
+            .and_then(|(spin, data)| oci::push_command(&spin, data.as_deref(), &args[1..])),
         Some("cluster") => {
             let base = args.get(1).and_then(|p| p.parse().ok()).unwrap_or(3000);
             build().and_then(|()| cluster::cluster(base))
@@ -153,9 +154,12 @@ fn test() -> Result {
             .env("RECETA_SQLD", &sqld)
             .env("RECETA_TEST_DATABASE", database))?;
     }
-    // The whole suite once more on real Spin, with the app built by `spin build`, then the same
-    // groups as above on real Spin with the database on libSQL (`spin.rs`).
-    spin::suite(&LIBSQL_GROUPS)?;
+    // The whole suite once more on real Spin, with the app built by `spin build` and the cron
+    // plugin, again cron-less (`spin.cloud.toml`, no plugin, a scheduler calling the jobs door),
+    // then the same groups as above cron-less on real Spin with the database on libSQL (`spin.rs`).
+    let (spin, data) = spin::suite(&LIBSQL_GROUPS)?;
+    // The app pushed to a loopback OCI registry, pulled and run by `spin up --from` (`oci.rs`).
+    oci::smoke_pass(&spin, data.as_deref(), &sqld, spin::SKIPPED_ON_SPIN)?;
     fuzz::ci_pass()
 }
 

@@ -91,19 +91,24 @@ pub fn push(spin: &Path, data: Option<&Path>, reference: &str, insecure: bool) -
     run(&mut push)
 }
 
-/// `cargo xtask push <REF> [-k]`: builds, then pushes the app.
-pub fn push_command(args: &[String]) -> Result {
+/// `cargo xtask push <REF> [-k]` with `spin` (and its plugins' `data` directory): pushes the app.
+pub fn push_command(spin: &Path, data: Option<&Path>, args: &[String]) -> Result {
     let reference = args
         .iter()
         .find(|a| !a.starts_with('-'))
         .ok_or("usage: cargo xtask push <REGISTRY/REPOSITORY:TAG> [-k]")?;
     let insecure = args.iter().any(|a| a == "-k" || a == "--insecure");
-    let (spin, data) = crate::spin::locate()?;
-    push(&spin, data.as_deref(), reference, insecure)
+    push(spin, data, reference, insecure)
 }
 
-/// The smoke groups against the app pulled from a loopback registry (see the module's text).
-pub fn smoke_pass(spin: &Path, data: Option<&Path>, sqld: &Path) -> Result {
+/// The smoke groups against the app pulled from a loopback registry (see the module's text),
+/// skipping the tests named in `skipped` (this host's own extensions).
+pub fn smoke_pass(
+    spin: &Path,
+    data: Option<&Path>,
+    sqld: &Path,
+    skipped: &[(&str, &str)],
+) -> Result {
     let registry = Registry::start()?;
     let reference = format!("{}/receta/app:ci", registry.address);
     push(spin, data, &reference, true)?;
@@ -117,7 +122,7 @@ pub fn smoke_pass(spin: &Path, data: Option<&Path>, sqld: &Path) -> Result {
         .env("RECETA_TEST_FROM", &reference)
         .env("RECETA_SPIN", spin)
         .env("RECETA_SQLD", sqld);
-    for (name, _) in crate::spin::SKIPPED_ON_SPIN {
+    for (name, _) in skipped {
         test.args(["--skip", name]);
     }
     run(&mut test)

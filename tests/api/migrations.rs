@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::helpers::{ADMIN_TOKEN, JOBS_TOKEN, repo_root, spawn_app_with, start};
+use crate::helpers::{ADMIN_TOKEN, JOBS_TOKEN, repo_root, spawn_app, spawn_app_with, start};
 use crate::jobs::cron_less;
 use crate::outbound::{db, eventually};
 
@@ -177,6 +177,21 @@ fn the_app_migrates_a_fresh_database_itself_once_and_refuses_one_a_newer_build_m
             .contains("9999_from_a_newer_build.sql")
             .then_some(())
     });
+}
+
+/// However the pass built the schema first (`receta`'s own migration step; `spin up --sqlite @file`
+/// on the cron pass; nothing but the app on the cron-less pass), after a request every migration
+/// is recorded once and the schema is a single start's.
+#[test]
+fn whatever_built_the_schema_each_migration_is_recorded_once() {
+    let app = spawn_app();
+    assert_eq!(app.get("/api/v2/hospital/", Some(ADMIN_TOKEN)).status, 200);
+    let expected: Vec<(String, i64)> = migration_files()
+        .into_iter()
+        .map(|(name, _)| (name, 1))
+        .collect();
+    assert_eq!(ledger(&db(&app)), expected);
+    assert_eq!(schema_of(&db(&app)), reference_schema());
 }
 
 fn db_at(state_dir: &tempfile::TempDir) -> rusqlite::Connection {

@@ -118,6 +118,14 @@ pub fn schema_of(db: &rusqlite::Connection) -> Vec<Object> {
         .collect()
 }
 
+/// The ledger a current database holds: every file of `migrations/`, recorded once.
+pub fn each_file_once() -> Vec<(String, i64)> {
+    migration_files()
+        .into_iter()
+        .map(|(name, _)| (name, 1))
+        .collect()
+}
+
 /// The ledger: each migration's name and how many times it was recorded.
 pub fn ledger(db: &rusqlite::Connection) -> Vec<(String, i64)> {
     db.prepare("SELECT name, count(*) FROM _receta_migrations GROUP BY name ORDER BY name")
@@ -135,10 +143,7 @@ fn the_app_migrates_a_fresh_database_itself_once_and_refuses_one_a_newer_build_m
     }
     let app = spawn_app_with(cron_less(&[]));
     assert_eq!(app.get("/api/v2/hospital/", Some(ADMIN_TOKEN)).status, 200);
-    let expected: Vec<(String, i64)> = migration_files()
-        .into_iter()
-        .map(|(name, _)| (name, 1))
-        .collect();
+    let expected = each_file_once();
     assert_eq!(ledger(&db(&app)), expected);
     assert_eq!(schema_of(&db(&app)), reference_schema());
     let applied = app.log().matches("receta: migration ").count();
@@ -186,10 +191,7 @@ fn the_app_migrates_a_fresh_database_itself_once_and_refuses_one_a_newer_build_m
 fn whatever_built_the_schema_each_migration_is_recorded_once() {
     let app = spawn_app();
     assert_eq!(app.get("/api/v2/hospital/", Some(ADMIN_TOKEN)).status, 200);
-    let expected: Vec<(String, i64)> = migration_files()
-        .into_iter()
-        .map(|(name, _)| (name, 1))
-        .collect();
+    let expected = each_file_once();
     assert_eq!(ledger(&db(&app)), expected);
     assert_eq!(schema_of(&db(&app)), reference_schema());
 }

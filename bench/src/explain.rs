@@ -230,6 +230,13 @@ pub fn run(flags: &Flags) -> Result<()> {
 mod tests {
     use super::*;
 
+    /// This crate's directory as `cargo test` says at run time (a test binary built in another
+    /// checkout that shares the target directory names that one), else as it was when compiled.
+    fn manifest_dir() -> std::path::PathBuf {
+        std::env::var_os("CARGO_MANIFEST_DIR")
+            .map_or_else(|| env!("CARGO_MANIFEST_DIR").into(), Into::into)
+    }
+
     /// A Rust source file as the strings it spells: line continuations joined, `\\` as `\`.
     fn as_strings(source: &str) -> String {
         let mut out = String::new();
@@ -244,7 +251,7 @@ mod tests {
 
     #[test]
     fn statements_are_the_components() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let root = manifest_dir().join("..");
         for (what, file, parts) in STATEMENTS {
             let source: String = file
                 .split_whitespace()
@@ -259,7 +266,7 @@ mod tests {
 
     #[test]
     fn every_statement_prepares_on_the_migrated_schema() {
-        let migrations = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../migrations");
+        let migrations = manifest_dir().join("../migrations");
         let mut files: Vec<_> = std::fs::read_dir(&migrations)
             .unwrap()
             .map(|e| e.unwrap().path())

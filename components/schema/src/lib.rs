@@ -137,7 +137,12 @@ mod tests {
 
     #[test]
     fn every_file_of_migrations_is_compiled_in_in_order() {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../migrations");
+        // The crate's directory as `cargo test` says at run time (see `tests/api/helpers.rs`).
+        let dir = std::path::PathBuf::from(
+            std::env::var_os("CARGO_MANIFEST_DIR")
+                .unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into()),
+        )
+        .join("../../migrations");
         let mut files: Vec<String> = std::fs::read_dir(dir)
             .unwrap()
             .map(|e| e.unwrap().file_name().into_string().unwrap())

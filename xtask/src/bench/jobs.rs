@@ -105,8 +105,9 @@ pub fn rows(
     };
     rows.push(Row {
         name: format!(
-            "One call of the jobs door while the door's rows ran ({} calls, one a second; each \
-             delivering the emails of the second before)",
+            "One call of the jobs door while the door's rows ran ({} calls, each a second after \
+             the last one answered; a call delivers until no full batch is left or its 10 s \
+             budget is spent)",
             ms.len()
         ),
         result: at(0.5).map_or("no calls".into(), |m| format!("{m:.1} ms")),

@@ -160,14 +160,18 @@ impl AppConfig {
 
     /// The default configuration plus `SPIN_VARIABLE_<NAME>=value` for each pair (`name` lowercase).
     pub fn with_variables(vars: &[(&str, &str)]) -> Self {
-        let mut config = Self::default();
+        Self::default().and_variables(vars)
+    }
+
+    /// This configuration plus `SPIN_VARIABLE_<NAME>=value` for each pair (`name` lowercase).
+    pub fn and_variables(mut self, vars: &[(&str, &str)]) -> Self {
         for (name, value) in vars {
-            config.env.push((
+            self.env.push((
                 format!("SPIN_VARIABLE_{}", name.to_ascii_uppercase()),
                 value.to_string(),
             ));
         }
-        config
+        self
     }
 }
 

@@ -22,14 +22,7 @@ const JOBS: [&str; 5] = [
 ];
 
 pub fn cron_less(variables: &[(&str, &str)]) -> AppConfig {
-    let mut config = AppConfig::self_migrating();
-    for (name, value) in variables {
-        config.env.push((
-            format!("SPIN_VARIABLE_{}", name.to_ascii_uppercase()),
-            value.to_string(),
-        ));
-    }
-    config
+    AppConfig::self_migrating().and_variables(variables)
 }
 
 fn run(app: &TestApp, token: &str) -> Value {

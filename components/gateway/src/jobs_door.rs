@@ -20,24 +20,21 @@ use crate::roles::Scheduler;
 pub fn run(_: Scheduler) -> Result<Response, Error> {
     let start = Instant::now();
     let reports = jobs::run(start, jobs::BUDGET);
-    let failed_jobs: Vec<&str> = reports.iter().filter(|r| !r.ok).map(|r| r.name).collect();
-    let outbound = reports
-        .iter()
-        .filter(|r| matches!(r.name, "deliveries" | "constancias"));
-    let (mut attempted, mut delivered, mut failed) = (0, 0, 0);
-    for r in outbound {
-        attempted += r.done.attempted;
-        delivered += r.done.delivered;
-        failed += r.done.failed;
+    let failed_jobs = jobs::failed(&reports);
+    let mut outbound = jobs::Done::default();
+    for r in &reports {
+        if matches!(r.name, "deliveries" | "constancias") {
+            outbound.add(r.done);
+        }
     }
     Ok(Response::json(
         200,
         &json!({
             "ok": failed_jobs.is_empty(),
             "failed_jobs": failed_jobs,
-            "attempted": attempted,
-            "delivered": delivered,
-            "failed": failed,
+            "attempted": outbound.attempted,
+            "delivered": outbound.delivered,
+            "failed": outbound.failed,
             "ms": u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX),
             "jobs": reports,
         }),

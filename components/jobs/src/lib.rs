@@ -53,7 +53,8 @@ pub struct Done {
 }
 
 impl Done {
-    fn add(&mut self, other: Done) {
+    /// Adds `other`'s counts to these.
+    pub fn add(&mut self, other: Done) {
         self.attempted += other.attempted;
         self.delivered += other.delivered;
         self.failed += other.failed;
@@ -116,6 +117,11 @@ pub struct Report {
 /// budget from `start` lasts). Never stops at a failed job.
 pub fn run(start: Instant, budget: Duration) -> Vec<Report> {
     JOBS.iter().map(|job| run_one(job, start, budget)).collect()
+}
+
+/// The names of the jobs of `reports` that failed, in order.
+pub fn failed(reports: &[Report]) -> Vec<&'static str> {
+    reports.iter().filter(|r| !r.ok).map(|r| r.name).collect()
 }
 
 fn run_one(job: &Job, start: Instant, budget: Duration) -> Report {

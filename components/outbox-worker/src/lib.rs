@@ -21,11 +21,7 @@ impl bindings::Guest for Worker {
     fn handle_cron_event(_metadata: Metadata) -> Result<(), Error> {
         let start = Instant::now();
         schema::ensure().map_err(|e| Error::Other(e.to_string()))?;
-        let failed: Vec<_> = jobs::run(start, jobs::BUDGET)
-            .into_iter()
-            .filter(|r| !r.ok)
-            .map(|r| r.name)
-            .collect();
+        let failed = jobs::failed(&jobs::run(start, jobs::BUDGET));
         if failed.is_empty() {
             Ok(())
         } else {

@@ -10,13 +10,13 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::app::{Dispensable, burns};
-use super::harness::{ADMIN_HEADER, READY_PATH, Seed, app_command};
+use super::harness::{ADMIN_HEADER, READY_PATH, Seed, app_command_on};
 use super::procs::{Banner, Server};
 use super::report::Row;
 use super::scenarios::{Baselines, Load, Measured, Scenario, measure};
 use super::settings::Settings;
 use super::wrk;
-use crate::project::Result;
+use crate::project::{Result, root};
 
 /// How long the stamping rate is counted.
 const WINDOW: Duration = Duration::from_secs(10);
@@ -151,7 +151,18 @@ pub fn rows(
 
 /// The app on the app stage's state, with `vars` set.
 pub(super) fn start(dir: &Path, vars: &[(&str, &str)], log: &str) -> Result<Server> {
-    let mut cmd = app_command(
+    start_on(dir, "spin.toml", vars, log)
+}
+
+/// [`start`] from another manifest of the repository (`spin.cloud.toml`).
+pub(super) fn start_on(
+    dir: &Path,
+    manifest: &str,
+    vars: &[(&str, &str)],
+    log: &str,
+) -> Result<Server> {
+    let mut cmd = app_command_on(
+        &root().join(manifest),
         dir,
         &dir.join("app-state"),
         &dir.join("cache"),

@@ -13,12 +13,13 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use super::app::details;
-use super::harness::{ADMIN_HEADER, READY_PATH, Seed, app_command_on};
-use super::procs::{Banner, Server, send};
+use super::constancias::start_on;
+use super::harness::Seed;
+use super::procs::{Server, send};
 use super::report::Row;
 use super::scenarios::{Baselines, Load, Measured, Scenario, measure};
 use super::settings::Settings;
-use crate::project::{Result, root};
+use crate::project::Result;
 
 const JOBS_TOKEN: &str = "bench-jobs-token-0123456789abcdef";
 
@@ -125,23 +126,13 @@ pub fn rows(
 
 /// The app on the app stage's state from `manifest`, its emails going to `relay`.
 fn start(dir: &Path, manifest: &str, relay: &Relay, log: &str) -> Result<Server> {
-    let mut cmd = app_command_on(
-        &root().join(manifest),
-        dir,
-        &dir.join("app-state"),
-        &dir.join("cache"),
-        "127.0.0.1:0",
-    );
-    cmd.env("SPIN_VARIABLE_JOBS_TOKEN", JOBS_TOKEN)
-        .env("SPIN_VARIABLE_EMAIL_RELAY_URL", relay.url())
-        .env("SPIN_VARIABLE_EMAIL_RELAY_HOST", "http://127.0.0.1:*");
-    Server::start(
-        cmd,
-        Banner::Stdout,
-        &dir.join(format!("{log}.log")),
-        READY_PATH,
-        &[ADMIN_HEADER],
-    )
+    let relay_url = relay.url();
+    let vars = [
+        ("SPIN_VARIABLE_JOBS_TOKEN", JOBS_TOKEN),
+        ("SPIN_VARIABLE_EMAIL_RELAY_URL", relay_url.as_str()),
+        ("SPIN_VARIABLE_EMAIL_RELAY_HOST", "http://127.0.0.1:*"),
+    ];
+    start_on(dir, manifest, &vars, log)
 }
 
 /// Calls the jobs door every second on its own thread; [`Scheduler::stop`] gives each call's time.

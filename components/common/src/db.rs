@@ -36,7 +36,8 @@ const LOCK_RETRY: std::time::Duration = std::time::Duration::from_millis(1);
 /// How long it is asked for in all (as long as the busy handler waited).
 const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
-/// How many times in all [`Db::transaction`] runs a transaction a libSQL server interrupted.
+/// How many times in all [`Db::transaction`] runs a transaction a libSQL server interrupted, and
+/// [`Db::execute`] a statement outside one.
 const INTERRUPTED_TRIES: u32 = 3;
 
 /// See [`Db::execute_log_grade`].
@@ -90,43 +91,52 @@ fn setting(conn: &Connection, sql: &str) -> Result<bool> {
 }
 
 /// A connection this instance opened (kept for reuse, or closed, when dropped), or one lent to it
-/// for a call.
-enum Handle {
-    Opened {
-        conn: ManuallyDrop<Connection>,
-        /// Whether its state is unknown (a transaction's end or a pragma's restore failed): then it
-        /// is closed, never kept.
-        dirty: Cell<bool>,
-    },
-    /// The caller's; never dropped here (the handle is a borrow that ends with the call).
-    Lent(ManuallyDrop<Connection>),
+/// for a call, with what the live `Db`s sharing it have learnt of it.
+struct Handle {
+    conn: ManuallyDrop<Connection>,
+    /// Whether this instance opened it; a lent one is the caller's, never dropped here (the handle
+    /// is a borrow that ends with the call).
+    opened: bool,
+    /// Whether its state is unknown (a transaction's end or a pragma's restore failed): then it is
+    /// closed, never kept.
+    dirty: Cell<bool>,
+    /// Whether a [`Db::transaction`] of this instance is open on it.
+    in_transaction: Cell<bool>,
+    /// Whether a libSQL server interrupted a statement on it since the running transaction began
+    /// (see [`Db::transaction`]).
+    interrupted: Cell<bool>,
 }
 
 impl Handle {
+    fn new(conn: Connection, opened: bool) -> Handle {
+        Handle {
+            conn: ManuallyDrop::new(conn),
+            opened,
+            dirty: Cell::new(false),
+            in_transaction: Cell::new(false),
+            interrupted: Cell::new(false),
+        }
+    }
+
     /// Marks the connection's state as unknown: it is closed once the request is done with it.
     fn taint(&self) {
-        if let Handle::Opened { dirty, .. } = self {
-            dirty.set(true);
-        }
+        self.dirty.set(true);
     }
 }
 
 impl std::ops::Deref for Handle {
     type Target = Connection;
     fn deref(&self) -> &Connection {
-        match self {
-            Handle::Opened { conn, .. } => conn,
-            Handle::Lent(c) => c,
-        }
+        &self.conn
     }
 }
 
 impl Drop for Handle {
     fn drop(&mut self) {
-        if let Handle::Opened { conn, dirty } = self {
+        if self.opened {
             // SAFETY: taken once, here, and never used again.
-            let conn = unsafe { ManuallyDrop::take(conn) };
-            if !dirty.get() {
+            let conn = unsafe { ManuallyDrop::take(&mut self.conn) };
+            if !self.dirty.get() {
                 IDLE.with_borrow_mut(|idle| {
                     if idle.len() < IDLE_MAX {
                         idle.push(conn);
@@ -140,9 +150,6 @@ impl Drop for Handle {
 /// An open connection (shared by the live `Db`s of an instance: see `OPEN`).
 pub struct Db {
     conn: Rc<Handle>,
-    /// Whether a statement of this `Db` was interrupted by a libSQL server that took its
-    /// transaction's write lock away (see [`Db::transaction`]).
-    interrupted: Cell<bool>,
 }
 
 /// Runs `f` with `db` as the instance's connection: every [`Db::open`] inside it shares `db`
@@ -153,7 +160,7 @@ pub fn lent<T>(db: &Connection, f: impl FnOnce() -> T) -> T {
     // SAFETY: the handle is the caller's borrow, valid until this export returns, which outlives
     // `f`; `ManuallyDrop` keeps this copy from dropping the handle it does not own.
     let copy = unsafe { Connection::from_handle(db.handle()) };
-    let conn = Rc::new(Handle::Lent(ManuallyDrop::new(copy)));
+    let conn = Rc::new(Handle::new(copy, false));
     let before = OPEN.replace(Rc::downgrade(&conn));
     let result = f();
     OPEN.set(before);
@@ -183,19 +190,13 @@ impl Db {
                 .map_err(|e| anyhow!("{e:?}"))
                 .context("opening the database")?,
         };
-        let conn = Rc::new(Handle::Opened {
-            conn: ManuallyDrop::new(conn),
-            dirty: Cell::new(false),
-        });
+        let conn = Rc::new(Handle::new(conn, true));
         OPEN.set(Rc::downgrade(&conn));
         Ok(Db::on(conn))
     }
 
     fn on(conn: Rc<Handle>) -> Db {
-        Db {
-            conn,
-            interrupted: Cell::new(false),
-        }
+        Db { conn }
     }
 
     /// Marks this connection's state as unknown, so it is closed rather than kept once the
@@ -210,17 +211,33 @@ impl Db {
         &self.conn
     }
 
-    /// Runs one statement.
+    /// Runs one statement. Outside a transaction, one a libSQL server interrupted is run again,
+    /// up to [`INTERRUPTED_TRIES`] times in all: interrupted, it did nothing (SQLite ends an
+    /// autocommit statement's own transaction with it); on real Spin over libSQL a pharmacy's
+    /// read outside any transaction once met it (docs/scale-out.md, "Writers meet in the server"). Inside a transaction the whole transaction is
+    /// run again instead ([`Db::transaction`]); on a lent connection neither happens here (the
+    /// lender's transaction is not seen from this instance).
     pub fn execute(&self, sql: &str, params: &[Value]) -> Result<QueryResult> {
-        self.conn
-            .execute(sql, params)
-            .map_err(|e| {
-                if is_interrupt(&e) {
-                    self.interrupted.set(true);
+        let mut tries = 1;
+        loop {
+            match self.conn.execute(sql, params) {
+                Ok(result) => return Ok(result),
+                Err(e) if is_interrupt(&e) => {
+                    let again = self.conn.opened && !self.conn.in_transaction.get();
+                    if again && tries < INTERRUPTED_TRIES {
+                        tries += 1;
+                        continue;
+                    }
+                    self.conn.interrupted.set(true);
+                    return Err(anyhow!("{}", describe(&e)))
+                        .with_context(|| format!("running `{}`", first_line(sql)));
                 }
-                anyhow!("{}", describe(&e))
-            })
-            .with_context(|| format!("running `{}`", first_line(sql)))
+                Err(e) => {
+                    return Err(anyhow!("{}", describe(&e)))
+                        .with_context(|| format!("running `{}`", first_line(sql)));
+                }
+            }
+        }
     }
 
     /// Runs a query and maps every row.
@@ -293,13 +310,14 @@ impl Db {
     /// `BEGIN IMMEDIATE`, asked for without SQLite's busy handler and asked again every
     /// [`LOCK_RETRY`] for up to [`LOCK_WAIT`] while another writer holds the lock. On a database
     /// that refuses connection settings (a libSQL server, whose own lock waits apply) it is asked
-    /// for the same way, with nothing set around it.
+    /// for the same way, with nothing set around it. A server's "interrupted" (see [`Db::execute`]) is
+    /// asked again the same way.
     fn begin_immediate(&self) -> Result<()> {
         let set = setting(&self.conn, NO_BUSY_WAIT)?;
         let started = std::time::Instant::now();
         let begun = loop {
             match self.conn.execute("BEGIN IMMEDIATE", &[]) {
-                Err(e) if is_busy(&e) && started.elapsed() < LOCK_WAIT => {
+                Err(e) if (is_busy(&e) || is_interrupt(&e)) && started.elapsed() < LOCK_WAIT => {
                     std::thread::sleep(LOCK_RETRY)
                 }
                 other => break other,
@@ -334,8 +352,9 @@ impl Db {
     ) -> Result<T, E> {
         let mut tries = 1;
         loop {
-            self.interrupted.set(false);
+            self.conn.interrupted.set(false);
             self.begin_immediate()?;
+            self.conn.in_transaction.set(true);
             let outcome = match f(self) {
                 Ok(value) => match self.execute("COMMIT", &[]) {
                     Ok(_) => Ok(value),
@@ -350,7 +369,8 @@ impl Db {
                     Err(e)
                 }
             };
-            if outcome.is_err() && self.interrupted.get() && tries < INTERRUPTED_TRIES {
+            self.conn.in_transaction.set(false);
+            if outcome.is_err() && self.conn.interrupted.get() && tries < INTERRUPTED_TRIES {
                 tries += 1;
                 continue;
             }

@@ -304,7 +304,7 @@ fn assert_strict_csp(resp: &TestResponse) {
     for d in [
         "default-src 'none'",
         "img-src 'self' data:",
-        "form-action 'none'",
+        "form-action 'self'",
         "frame-ancestors 'none'",
         "base-uri 'none'",
     ] {

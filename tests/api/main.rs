@@ -12,6 +12,7 @@ mod availability;
 mod campaigns;
 mod claims;
 mod constancias;
+mod counter;
 mod deploy;
 mod efirma;
 mod efirma_signing;

@@ -13,13 +13,15 @@ use crate::project::{Result, host_binary, root, run, target_dir};
 /// Pinned Python tools.
 /// `biip` and `fhir.resources` are the black-box tests' independent GS1 reader
 /// (`tests/api/handover.rs`) and FHIR R4 validator (`tests/api/fhir.rs`); `kubernetes-validate`
-/// (with schemathesis's `jsonschema` and PyYAML) checks the Kubernetes manifests (`tests/api/deploy.rs`).
+/// (with schemathesis's `jsonschema` and PyYAML) checks the Kubernetes manifests (`tests/api/deploy.rs`); `python-stdnum` is the CURP
+/// check the identity rule is compared with (`tests/api/counter.rs`).
 const PYTHON_TOOLS: &[&str] = &[
     "schemathesis==4.32.5",
     "openapi-spec-validator==0.9.0",
     "biip==5.2.0",
     "fhir.resources==8.1.0",
     "kubernetes-validate==1.34.0",
+    "python-stdnum==2.2",
 ];
 /// Examples per operation and token in CI's bounded pass.
 pub const CI_EXAMPLES: u32 = 25;

@@ -60,6 +60,10 @@ pub const SKIPPED_ON_SPIN: &[(&str, &str)] = &[
         "moves time with this host's test clock (RECETA_CLOCK_OFFSET_SECONDS)",
     ),
     (
+        "counter::a_code_expires_after_ten_minutes",
+        "moves time with this host's test clock (RECETA_CLOCK_OFFSET_SECONDS)",
+    ),
+    (
         "scale_out::",
         "this host's migration ledger and log lines when several nodes start on one libSQL \
          server, and its prompt 503 when the server goes away (what every runtime does on \

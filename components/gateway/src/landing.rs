@@ -8,6 +8,8 @@
 //! - `GET /rx/<signature>` (no token: the unguessable signature is the capability): the HTML page
 //!   `cta_link` points to, or a friendly 404 page.
 //! - `GET /rx/<signature>/pdf` (no token, same capability): the stored PDF as a download.
+//! - `POST /rx/<signature>/counter-code` (no token, same capability): a code the patient shows at a
+//!   pharmacy counter with their CURP (docs/patients.md), as a page or, asked for JSON, as JSON.
 //!
 //! The public responses are private to the patient: `Cache-Control: private, no-store`, `noindex`,
 //! no referrer, and a Content-Security-Policy that allows nothing but the page's own style sheet.
@@ -20,9 +22,10 @@ use common::db::Db;
 use common::types::{Error, Principal};
 
 use crate::bindings::campaigns::{self, Campaign};
+use crate::bindings::patients;
 use crate::bindings::pharmacies;
 use crate::bindings::prescriptions::{self, LandingRx, Medication};
-use crate::http::Response;
+use crate::http::{Request, Response};
 use crate::landing_html;
 use crate::views::campaign_json::landing_json;
 
@@ -130,6 +133,45 @@ pub fn page(signature: &str) -> Result<Response, Error> {
         Err(Error::NotFound(_)) => Ok(not_found()),
         Err(other) => Err(other),
     }
+}
+
+/// `POST /rx/<signature>/counter-code` → with `Accept: application/json`, 201 `{code, expires_at}`
+/// or the error in the API's shape (404 unknown signature, 409 no valid CURP on the patient's
+/// record, 429 past the issue limit); otherwise (the page's form) 200 a page showing the code, a
+/// page saying why not (409, 429), or the friendly 404 page.
+pub fn counter_code(req: &Request, signature: &str) -> Result<Response, Error> {
+    let json = req
+        .header("accept")
+        .is_some_and(|a| a.contains("application/json"));
+    let issued = patients::issue_counter_code(Db::open()?.connection(), signature);
+    Ok(match (issued, json) {
+        (Ok(code), true) => private(Response::json(201, &code)),
+        (Err(e @ (Error::NotFound(_) | Error::Conflict(_) | Error::TooManyRequests(_))), true) => {
+            private(Response::error(e))
+        }
+        (Ok(code), false) => html(
+            200,
+            landing_html::counter_code_page(signature, &code.code, &code.expires_at),
+        ),
+        (Err(Error::NotFound(_)), false) => not_found(),
+        (Err(Error::Conflict(_)), false) => html(
+            409,
+            landing_html::counter_refused_page(
+                signature,
+                "Tu receta no tiene una CURP válida: pide a tu médico que la agregue a tu expediente \
+                 y vuelve a intentarlo.",
+            ),
+        ),
+        (Err(Error::TooManyRequests(seconds)), false) => html(
+            429,
+            landing_html::counter_refused_page(
+                signature,
+                "Pediste demasiados códigos en la última hora: espera un poco y vuelve a intentarlo.",
+            ),
+        )
+        .with_header("retry-after", seconds.to_string()),
+        (Err(other), _) => return Err(other),
+    })
 }
 
 /// `GET /rx/<signature>/pdf` → 200 `application/pdf` as an attachment; 404 the friendly page.

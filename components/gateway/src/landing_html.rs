@@ -47,6 +47,8 @@ font-weight:600;padding:.85rem 1rem;border-radius:10px;min-height:48px}\
 .btn:hover,.btn:focus{background:var(--brand-dark)}\
 .btn:focus-visible,.link:focus-visible,summary:focus-visible{outline:3px solid #f2b705;outline-offset:2px}\
 .btn small{display:block;font-weight:400;opacity:.9}\
+button.btn{width:100%;border:0;font:inherit;font-weight:600;cursor:pointer}\
+.code{font-size:2.4rem;font-weight:700;letter-spacing:.3em;text-align:center;margin:.5rem 0}\
 .meds{list-style:none;margin:0;padding:0}\
 .med p{margin:.35rem 0 0;overflow-wrap:anywhere}\
 .label{display:block;font-size:.75rem;font-weight:600;color:var(--muted);text-transform:uppercase;letter-spacing:.04em}\
@@ -72,11 +74,12 @@ footer{margin-top:2rem;color:var(--muted);font-size:.85rem}\
 const OPEN_BRANCHES: usize = 3;
 
 /// `Content-Security-Policy` of every page: nothing but this page's own style sheet (by hash), images
-/// from the service itself, no forms, no framing, no `<base>`.
+/// from the service itself, forms posted only to the service itself (the counter code's), no
+/// framing, no `<base>`.
 pub fn content_security_policy() -> String {
     let hash = BASE64.encode(Sha256::digest(CSS.as_bytes()));
     format!(
-        "default-src 'none'; style-src 'sha256-{hash}'; img-src 'self' data:; form-action 'none'; \
+        "default-src 'none'; style-src 'sha256-{hash}'; img-src 'self' data:; form-action 'self'; \
          frame-ancestors 'none'; base-uri 'none'"
     )
 }
@@ -267,7 +270,66 @@ pub fn page(rx: &LandingRx, campaigns: &[Campaign]) -> String {
         html.push_str(&campaign_card(c));
     }
     html.push_str("</section>\n");
+    if !draft {
+        html.push_str(&counter_section(&signature));
+    }
     html.push_str(&access_section(rx));
+    html.push_str(FOOTER);
+    html.push_str("</main>\n</body>\n</html>\n");
+    html
+}
+
+/// The counter code's form: the patient's prescriptions at any pharmacy with their CURP, no QR
+/// (`signature` already escaped).
+fn counter_section(signature: &str) -> String {
+    format!(
+        "<section class=\"card\" aria-labelledby=\"mostrador\">\n<h2 id=\"mostrador\">Surtir sin el \
+         código QR</h2>\n<p class=\"note\">En cualquier farmacia pueden buscar tus recetas con tu CURP \
+         y un código de 6 dígitos. El código dura 10 minutos y sirve una sola vez; pídelo cuando estés \
+         en el mostrador.</p>\n<form method=\"post\" action=\"/rx/{signature}/counter-code\">\
+         <button class=\"btn\" id=\"pedir-codigo\" type=\"submit\">Obtener código para la farmacia\
+         </button></form>\n</section>\n"
+    )
+}
+
+/// The page that shows a counter code: the code, until when (Mexico City time), and the way back.
+pub fn counter_code_page(signature: &str, code: &str, expires_at: &str) -> String {
+    let local = common::time::shift(expires_at, common::time::MEXICO_CITY_OFFSET_SECS)
+        .and_then(|t| t.get(11..16).map(str::to_string))
+        .unwrap_or_default();
+    counter_page(
+        "Tu código para la farmacia",
+        &format!(
+            "<p>Di este código y tu CURP en el mostrador de la farmacia:</p>\n\
+             <p class=\"code\" id=\"codigo\">{}</p>\n<p class=\"note\" id=\"vence\">Vale hasta las \
+             <time datetime=\"{}\">{}</time> (hora del centro de México) y sirve una sola vez. Si \
+             pides otro, este deja de servir.</p>\n",
+            escape(code),
+            escape(expires_at),
+            escape(&local)
+        ),
+        signature,
+    )
+}
+
+/// The page that says why no counter code was given (`message` in Spanish or the API's words).
+pub fn counter_refused_page(signature: &str, message: &str) -> String {
+    counter_page(
+        "No pudimos darte un código",
+        &format!("<p id=\"aviso\">{}</p>\n", escape(message)),
+        signature,
+    )
+}
+
+fn counter_page(title: &str, body: &str, signature: &str) -> String {
+    let mut html = head(title);
+    html.push_str(&format!(
+        "<body>\n<main>\n<header class=\"top\">\n<p class=\"brand\">Receta electrónica</p>\n\
+         <h1>{}</h1>\n</header>\n<section class=\"card\">\n{body}\
+         <a class=\"link\" href=\"/rx/{}\">Volver a tu receta</a>\n</section>\n",
+        escape(title),
+        escape(signature)
+    ));
     html.push_str(FOOTER);
     html.push_str("</main>\n</body>\n</html>\n");
     html

@@ -172,6 +172,7 @@ fn handler<'a>(req: &'a Request, method: Method, segments: &'a [&'a str]) -> Opt
         (Get, ["api", "v2", "pharmacy", "rx", signature, "fhir"]) => pharmacy(req, move |p| pharmacy::fhir(p, signature)),
         (Post, ["api", "v1", "prescriptions", "burn", signature]) => pharmacy(req, move |p| pharmacy::burn(req, p, signature)),
         (Post, ["api", "v1", "prescriptions", "reject", signature]) => pharmacy(req, move |p| pharmacy::reject(req, p, signature)),
+        (Post, ["api", "v2", "pharmacy", "patients", "lookup"]) => pharmacy(req, move |p| pharmacy::patients_lookup(req, p)),
         (Post, ["api", "v2", "pharmacy", "rx", signature, "claim"]) => pharmacy(req, move |p| pharmacy::claim(p, signature)),
         (Post, ["api", "v2", "pharmacy", "rx", signature, "release"]) => pharmacy(req, move |p| pharmacy::release(req, p, signature)),
         (Get, ["api", "v2", "pharmacy", "receipts", digest]) => pharmacy_or_admin(req, move |p| pharmacy::receipt(p, digest)),
@@ -187,6 +188,7 @@ fn handler<'a>(req: &'a Request, method: Method, segments: &'a [&'a str]) -> Opt
         // The patient's page (`cta_link`) and its PDF: the signature is the capability.
         (Get, ["rx", signature]) => public(move || landing::page(signature)),
         (Get, ["rx", signature, "pdf"]) => public(move || landing::pdf(signature)),
+        (Post, ["rx", signature, "counter-code"]) => public(move || landing::counter_code(req, signature)),
         (Get, ["rx", ..]) => public(move || Ok(landing::not_found())),
         _ => None,
     }

@@ -8,6 +8,8 @@
 //!   it back (a burn with `X-Claim-Secret` closes the claim)
 //! - `GET /api/v2/pharmacy/register/?from&to&format`: its antibiotic register (`register`)
 //! - `GET /api/v2/pharmacy/receipts/<digest>/`: the sealed receipt of one of its sales
+//! - `POST /api/v2/pharmacy/patients/lookup/`: a person's prescriptions, found at the counter with
+//!   their CURP and the code from their page (docs/patients.md)
 //!
 //! Every call is logged with the status it was answered (`pharmacies.record-call`), and a pharmacy
 //! with more than `MISSES_PER_MINUTE` unknown-signature 404s in the last minute is answered 429
@@ -23,6 +25,7 @@ use common::fields::Fields;
 use common::types::{Error, FieldError, RxEvent, WebhookDelivery};
 
 use crate::bindings::notifications;
+use crate::bindings::patients;
 use crate::bindings::pharmacies::{self, Call, CallAction, Pharmacy};
 use crate::bindings::prescriptions::{
     self, DispenseRequest, DispensedItem, Medication, PharmacyRef, Prescription, ReceiptSeal, Sale,
@@ -40,6 +43,8 @@ const MAX_ITEMS: usize = 50;
 /// `sales_code`: at most 128 characters; `reason_of_rejected`: at most 1023.
 const SALES_CODE: Option<usize> = Some(129);
 const REASON: Option<usize> = Some(1024);
+/// `curp` and `code` of a counter lookup: at most 63 characters (a CURP is 18).
+const CURP: Option<usize> = Some(64);
 /// The 404 `error` of the pharmacy calls.
 const RX_NOT_FOUND: &str = "rx not found";
 /// The header that carries a claim's secret on a burn (and a release).
@@ -219,6 +224,42 @@ pub fn reject(req: &Request, pharmacy: PharmacyId, signature: &str) -> Result<Re
         prescriptions::reject(Db::open()?.connection(), &pharmacy_ref(pharmacy), &change)?;
         Ok(Response::json(200, &json!({"status": "202 OK"})))
     })
+}
+
+/// `POST /api/v2/pharmacy/patients/lookup/` `{curp, code}` → 200 `{count, results}`: the person's
+/// prescriptions (every medic's records with that valid CURP) that this pharmacy may dispense now,
+/// each in the lookup's shape, and each logged as a lookup (the patient's access log shows it).
+/// The code is used up. 400 on `curp`/`code` when malformed; 404 `{message}` for a wrong, used or
+/// expired code and an unknown CURP alike; 429 once the CURP had 5 misses in the last hour.
+pub fn patients_lookup(req: &Request, pharmacy: PharmacyId) -> Result<Response, Error> {
+    let pharmacy = pharmacy.get();
+    let mut f = req.json_fields()?;
+    let curp = f.required_str("curp", CURP);
+    let code = f.required_str("code", CURP);
+    let (curp, code) = f.finish_then(|| Some((curp?, code?)))?;
+    let db = Db::open()?;
+    pharmacies::admit(db.connection(), pharmacy, MISSES_PER_MINUTE)?;
+    let records = patients::redeem_counter_code(db.connection(), pharmacy, &curp, &code)?;
+    let signatures = prescriptions::dispensable_for(db.connection(), pharmacy, &records)?;
+    let mut results = Vec::with_capacity(signatures.len());
+    for signature in &signatures {
+        let rx = for_pharmacy(signature)?;
+        results.push(serde_json::to_value(pharmacy_shape(&rx)?).map_err(anyhow::Error::from)?);
+        let record = Call {
+            pharmacy,
+            signature: signature.clone(),
+            action: CallAction::Lookup,
+            status: 200,
+            created_at: String::new(),
+        };
+        if let Err(e) = pharmacies::record_call(&record, true) {
+            eprintln!("logging pharmacy {pharmacy}'s counter lookup: {e:?}");
+        }
+    }
+    Ok(Response::json(
+        200,
+        &json!({"count": results.len(), "results": results}),
+    ))
 }
 
 /// `GET /api/v2/pharmacy/register/?from=YYYY-MM-DD&to=YYYY-MM-DD[&format=csv][&limit&offset]`

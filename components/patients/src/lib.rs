@@ -1,5 +1,11 @@
-//! The patients component: wires `receta:patients/patients` to the `records` module.
+//! The patients component: wires `receta:patients/patients` to its modules.
+//!
+//! - `records`: each medic's patients
+//! - `curp`: the CURP, and when it is the person's identity
+//! - `counter`: the codes a patient shows at a pharmacy counter
 
+mod counter;
+mod curp;
 mod records;
 
 use common::db::lent;
@@ -9,7 +15,7 @@ use spin_sdk::sqlite3::Connection;
 mod bindings;
 
 use bindings::exports::receta::patients::patients::{
-    Guest, NewPatient, Patient, PatientKey, PatientPatch,
+    CounterCode, Guest, NewPatient, Patient, PatientKey, PatientPatch,
 };
 
 struct Patients;
@@ -39,6 +45,19 @@ impl Guest for Patients {
         patch: PatientPatch,
     ) -> Result<Patient, Error> {
         lent(db, || records::update(medic, &key, patch))
+    }
+
+    fn issue_counter_code(db: &Connection, signature: String) -> Result<CounterCode, Error> {
+        lent(db, || counter::issue(&signature))
+    }
+
+    fn redeem_counter_code(
+        db: &Connection,
+        pharmacy: i64,
+        curp: String,
+        code: String,
+    ) -> Result<Vec<i64>, Error> {
+        lent(db, || counter::redeem(pharmacy, &curp, &code))
     }
 }
 

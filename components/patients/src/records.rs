@@ -51,6 +51,7 @@ fn from_row(r: &Row) -> anyhow::Result<Patient> {
         date_of_birth: r.string("date_of_birth")?,
         external_patient_file: r.string("external_patient_file")?,
         gender: r.code("gender")?,
+        curp_valid: crate::curp::Curp::parse(&r.string("curp")?).is_some(),
         curp: r.string("curp")?,
         phone: r.string("phone")?,
         address: r.string("address")?,

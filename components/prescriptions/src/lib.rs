@@ -10,6 +10,7 @@
 //! - `lifecycle`: after issue: dispenses, rejection, cancellation, and their event log
 //! - `fhir`: what a FHIR view adds to a prescription (its document and dispenses)
 //! - `handover`: what exactly a sale handed over (GTIN, lot, expiry, serial, substitution)
+//! - `dispensable`: what a pharmacy may dispense now of one person's prescriptions (the counter)
 //! - `claims`: a pharmacy's hold on a prescription while it dispenses (claim, release, burn's check)
 //! - `outbox`: the outbox rows written in this component's transactions
 //! - `seal`: the digital seal (Ed25519) and the service's keys; `verify`: the public check
@@ -26,6 +27,7 @@ mod access;
 mod claims;
 mod constancia;
 mod detail;
+mod dispensable;
 mod dispense;
 mod document;
 mod drugs;
@@ -100,6 +102,14 @@ impl Guest for Prescriptions {
 
     fn get_pdf(db: &Connection, caller: Principal, signature: String) -> Result<Vec<u8>, Error> {
         lent(db, || read::pdf(&caller, &signature))
+    }
+
+    fn dispensable_for(
+        db: &Connection,
+        pharmacy: i64,
+        patients: Vec<i64>,
+    ) -> Result<Vec<String>, Error> {
+        lent(db, || dispensable::for_patients(pharmacy, &patients))
     }
 
     fn get_for_pharmacy(db: &Connection, signature: String) -> Result<Prescription, Error> {

@@ -44,6 +44,7 @@ fn create_answers_201_with_a_service_uid_and_every_default() {
     assert_eq!(body["name"], "Juan Pérez Ñúñez");
     assert_eq!(body["date_of_birth"], "1990-06-15");
     assert_eq!(body["gender"], "M");
+    assert_eq!(body["curp_valid"], false, "no CURP, no identity");
     for field in OPTIONAL_TEXT {
         assert_eq!(body[field], "", "{field} defaults to an empty string");
     }
@@ -54,7 +55,7 @@ fn create_answers_201_with_a_service_uid_and_every_default() {
         .map(String::as_str)
         .collect();
     keys.sort();
-    let mut expected = vec!["id", "uid", "name", "date_of_birth", "gender"];
+    let mut expected = vec!["id", "uid", "name", "date_of_birth", "gender", "curp_valid"];
     expected.extend(OPTIONAL_TEXT);
     expected.sort();
     assert_eq!(keys, expected);

@@ -16,8 +16,8 @@ use crate::patients::{create_patient, patient_body};
 use crate::pharmacies::{TestPharmacy, prescribe, register, reject, signature};
 
 /// Valid CURPs (`stdnum.mx.curp.is_valid`): stdnum's own example, and another person.
-const ANA: &str = "BOXW310820HNERXN09";
-const BETO: &str = "SABC560626MDFLRN01";
+pub(crate) const ANA: &str = "BOXW310820HNERXN09";
+pub(crate) const BETO: &str = "SABC560626MDFLRN01";
 
 /// The values the CURP check is compared on, each with what `stdnum.mx.curp.is_valid` says: valid
 /// CURPs drawn by Python (a fixed seed) and each one mutated (check digit, a letter, the date, the
@@ -83,7 +83,7 @@ fn curp_valid_agrees_with_python_stdnum() {
 }
 
 /// A patient of `medic` with `curp`, and a prescription of two medications for them.
-fn prescribed_for(app: &TestApp, practice: &mut Practice, curp: &str) -> String {
+pub(crate) fn prescribed_for(app: &TestApp, practice: &mut Practice, curp: &str) -> String {
     let mut body = patient_body("Ana Bonilla");
     body["curp"] = json!(curp);
     practice.patient = create_patient(app, &practice.medic, &body);
@@ -162,7 +162,10 @@ fn one_persons_prescriptions_from_two_medics_are_found_at_the_counter_and_logged
     }
     // Each listed prescription in the lookup's shape.
     let first = counter_results_of(&app, &ph, &from_b);
-    assert_eq!(first["status"]["rx_status"], json!(["available", "Disponible"]));
+    assert_eq!(
+        first["status"]["rx_status"],
+        json!(["available", "Disponible"])
+    );
     assert_eq!(first["sales"], json!([]));
     assert!(first["medications"][0]["sku"].is_string());
     // One use.

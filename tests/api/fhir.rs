@@ -15,7 +15,7 @@ use crate::outbound::Practice;
 use crate::pharmacies::{TestPharmacy, register, signature};
 
 /// `fhir.resources`' verdict on a bundle: `Ok(entries)` or the validation error.
-fn validate(bundle: &[u8]) -> Result<usize, String> {
+pub(crate) fn validate(bundle: &[u8]) -> Result<usize, String> {
     let script = r#"
 import sys
 from fhir.resources.R4B.bundle import Bundle
@@ -226,7 +226,8 @@ fn identifiers(bundle: &Value, kind: &str) -> Vec<String> {
 
 #[test]
 fn a_pharmacy_sees_neither_a_hidden_diagnosis_nor_a_national_identifier() {
-    const PATIENT_CURP: &str = "LOMM850228MDFPRR09";
+    // A valid CURP (python-stdnum): only a valid one is a FHIR identifier (docs/patients.md).
+    const PATIENT_CURP: &str = "LOMM850228MDFPRR01";
     const MEDIC_RFC: &str = "HEGT7610034S2";
     const MEDIC_CURP: &str = "SABC560626MDFLRN01";
     let app = spawn_app();

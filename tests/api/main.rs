@@ -11,6 +11,7 @@ mod access_log;
 mod availability;
 mod campaigns;
 mod claims;
+mod consent;
 mod constancias;
 mod counter;
 mod deploy;

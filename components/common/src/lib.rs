@@ -5,6 +5,7 @@ pub mod canonical;
 pub mod codes;
 #[cfg(feature = "spin")]
 pub mod counters;
+pub mod curp;
 #[cfg(feature = "spin")]
 pub mod db;
 pub mod error;

@@ -10,6 +10,9 @@
 //! - `GET /rx/<signature>/pdf` (no token, same capability): the stored PDF as a download.
 //! - `POST /rx/<signature>/counter-code` (no token, same capability): a code the patient shows at a
 //!   pharmacy counter with their CURP (docs/patients.md), as a page or, asked for JSON, as JSON.
+//! - `GET|POST /rx/<signature>/consents`, `DELETE /rx/<signature>/consents/<id>` (and the form's
+//!   `POST …/<id>/withdraw`): the person's consents to share their medication history
+//!   (docs/patients.md), as pages or, asked for JSON, as JSON.
 //!
 //! The public responses are private to the patient: `Cache-Control: private, no-store`, `noindex`,
 //! no referrer, and a Content-Security-Policy that allows nothing but the page's own style sheet.
@@ -19,10 +22,10 @@ use serde_json::{Value, json};
 
 use common::codes::DrugCategory;
 use common::db::Db;
-use common::types::{Error, Principal};
+use common::types::{Error, FieldError, Principal};
 
 use crate::bindings::campaigns::{self, Campaign};
-use crate::bindings::patients;
+use crate::bindings::patients::{self, Consent, ConsentVia, Grantee, PersonConsents};
 use crate::bindings::pharmacies;
 use crate::bindings::prescriptions::{self, LandingRx, Medication};
 use crate::http::{Request, Response};
@@ -140,9 +143,7 @@ pub fn page(signature: &str) -> Result<Response, Error> {
 /// record, 429 past the issue limit); otherwise (the page's form) 200 a page showing the code, a
 /// page saying why not (409, 429), or the friendly 404 page.
 pub fn counter_code(req: &Request, signature: &str) -> Result<Response, Error> {
-    let json = req
-        .header("accept")
-        .is_some_and(|a| a.contains("application/json"));
+    let json = req.wants_json();
     let issued = patients::issue_counter_code(Db::open()?.connection(), signature);
     Ok(match (issued, json) {
         (Ok(code), true) => private(Response::json(201, &code)),
@@ -154,14 +155,9 @@ pub fn counter_code(req: &Request, signature: &str) -> Result<Response, Error> {
             landing_html::counter_code_page(signature, &code.code, &code.expires_at),
         ),
         (Err(Error::NotFound(_)), false) => not_found(),
-        (Err(Error::Conflict(_)), false) => html(
-            409,
-            landing_html::counter_refused_page(
-                signature,
-                "Tu receta no tiene una CURP válida: pide a tu médico que la agregue a tu expediente \
-                 y vuelve a intentarlo.",
-            ),
-        ),
+        (Err(Error::Conflict(_)), false) => {
+            html(409, landing_html::counter_refused_page(signature, NO_CURP))
+        }
         (Err(Error::TooManyRequests(seconds)), false) => html(
             429,
             landing_html::counter_refused_page(
@@ -171,6 +167,155 @@ pub fn counter_code(req: &Request, signature: &str) -> Result<Response, Error> {
         )
         .with_header("retry-after", seconds.to_string()),
         (Err(other), _) => return Err(other),
+    })
+}
+
+/// `GET /rx/<signature>/consents` → with `Accept: application/json`, 200 `{consents, issuing_medic,
+/// issuing_hospital}`; otherwise the page listing them with its forms. 404 unknown signature; 409
+/// the patient's record has no valid CURP.
+pub fn consents(req: &Request, signature: &str) -> Result<Response, Error> {
+    let found = patients::list_consents(Db::open()?.connection(), signature);
+    patient_answer(req.wants_json(), signature, found, |c| {
+        (
+            200,
+            consents_json(c),
+            landing_html::consents_page(signature, c),
+        )
+    })
+}
+
+/// `POST /rx/<signature>/consents` `{medic}` or `{hospital}` (an id; JSON, or the page's form) →
+/// JSON 201 the consent (200 when the same one already stands); the form is answered 303 to the
+/// consents page. 400 naming the field; 404, 409 as `consents`.
+pub fn give_consent(req: &Request, signature: &str) -> Result<Response, Error> {
+    let (mut f, form) = req.form_or_json_fields()?;
+    let medic = f.optional_i64("medic");
+    let hospital = f.optional_i64("hospital");
+    f.finish()?;
+    let grantee = match (medic, hospital) {
+        (Some(m), None) => Grantee::Medic(m),
+        (None, Some(h)) => Grantee::Hospital(h),
+        _ => {
+            return Err(Error::Invalid(vec![FieldError {
+                field: "medic".into(),
+                messages: vec![
+                    "Name one medic (`medic`) or one hospital (`hospital`) by id.".into(),
+                ],
+            }]));
+        }
+    };
+    let via = if form {
+        ConsentVia::PageForm
+    } else {
+        ConsentVia::PageJson
+    };
+    let given = patients::give_consent(Db::open()?.connection(), signature, grantee, via);
+    match (given, form && !req.wants_json()) {
+        (Ok(_), true) => Ok(back_to_consents(signature)),
+        (Ok((consent, new)), false) => Ok(private(Response::json(
+            if new { 201 } else { 200 },
+            &consent_json(&consent),
+        ))),
+        (Err(e), form) => patient_error(!form, signature, e),
+    }
+}
+
+/// `DELETE /rx/<signature>/consents/<id>` → 200 the consent, withdrawn (kept with `withdrawn_at`);
+/// `POST …/<id>/withdraw` is the page's form for it (303 to the consents page). 404 when `id` is not
+/// one of the person's consents; otherwise as `consents`.
+pub fn withdraw_consent(
+    req: &Request,
+    signature: &str,
+    id: &str,
+    form: bool,
+) -> Result<Response, Error> {
+    let id = crate::http::path_id(id)?;
+    let withdrawn = patients::withdraw_consent(Db::open()?.connection(), signature, id);
+    match (withdrawn, form && !req.wants_json()) {
+        (Ok(_), true) => Ok(back_to_consents(signature)),
+        (Ok(consent), false) => Ok(private(Response::json(200, &consent_json(&consent)))),
+        (Err(e), form) => patient_error(!form, signature, e),
+    }
+}
+
+/// After a form: back to the consents page (POST, redirect, GET).
+fn back_to_consents(signature: &str) -> Response {
+    private(Response::bytes(
+        303,
+        "text/plain; charset=utf-8",
+        Vec::new(),
+    ))
+    .with_header("location", format!("/rx/{signature}/consents"))
+}
+
+/// A patient-page call's answer: JSON, or the page.
+fn patient_answer<T>(
+    json: bool,
+    signature: &str,
+    result: Result<T, Error>,
+    ok: impl FnOnce(&T) -> (u16, Value, String),
+) -> Result<Response, Error> {
+    let value = match result {
+        Ok(value) => value,
+        Err(e) => return patient_error(json, signature, e),
+    };
+    let (status, body, page) = ok(&value);
+    Ok(match json {
+        true => private(Response::json(status, &body)),
+        false => html(status, page),
+    })
+}
+
+/// A patient-page call's refusal: in the API's error shape for JSON; as a page otherwise (the
+/// friendly 404, a page saying why for 400 and 409).
+fn patient_error(json: bool, signature: &str, e: Error) -> Result<Response, Error> {
+    Ok(match (e, json) {
+        (e @ (Error::NotFound(_) | Error::Conflict(_) | Error::Invalid(_)), true) => {
+            private(Response::error(e))
+        }
+        (Error::NotFound(_), false) => not_found(),
+        (Error::Conflict(_), false) => {
+            html(409, landing_html::counter_refused_page(signature, NO_CURP))
+        }
+        (Error::Invalid(_), false) => html(
+            400,
+            landing_html::counter_refused_page(signature, "No encontramos a quién das el permiso."),
+        ),
+        (other, _) => return Err(other),
+    })
+}
+
+/// The page's words when the patient's record has no valid CURP.
+const NO_CURP: &str = "Tu receta no tiene una CURP válida: pide a tu médico que la agregue a tu \
+    expediente y vuelve a intentarlo.";
+
+fn consents_json(c: &PersonConsents) -> Value {
+    json!({
+        "consents": c.consents.iter().map(consent_json).collect::<Vec<_>>(),
+        "issuing_medic": {"id": c.issuing_medic, "name": c.issuing_medic_name},
+        "issuing_hospital": {"id": c.issuing_hospital, "name": c.issuing_hospital_name},
+    })
+}
+
+/// A consent as the API shows it (docs/patients.md): whom (`medic` or `hospital`, the other
+/// null, and `name`), when and how it was given, the link it was given on, and its withdrawal.
+fn consent_json(c: &Consent) -> Value {
+    let (medic, hospital) = match c.grantee {
+        Grantee::Medic(m) => (Some(m), None),
+        Grantee::Hospital(h) => (None, Some(h)),
+    };
+    json!({
+        "id": c.id,
+        "medic": medic,
+        "hospital": hospital,
+        "name": c.grantee_name,
+        "given_at": c.given_at,
+        "given_via": match c.given_via {
+            ConsentVia::PageForm => "page_form",
+            ConsentVia::PageJson => "page_json",
+        },
+        "given_on": format!("{}/rx/{}", crate::http::base_url(), c.given_on),
+        "withdrawn_at": c.withdrawn_at,
     })
 }
 

@@ -15,6 +15,7 @@ use common::codes::RxState;
 use sha2::{Digest, Sha256};
 
 use crate::bindings::campaigns::Campaign;
+use crate::bindings::patients::{Grantee, PersonConsents};
 use crate::bindings::prescriptions::{
     Constancia, ConstanciaStatus, EfirmaStatus, LandingRx, RxEfirma,
 };
@@ -47,7 +48,8 @@ font-weight:600;padding:.85rem 1rem;border-radius:10px;min-height:48px}\
 .btn:hover,.btn:focus{background:var(--brand-dark)}\
 .btn:focus-visible,.link:focus-visible,summary:focus-visible{outline:3px solid #f2b705;outline-offset:2px}\
 .btn small{display:block;font-weight:400;opacity:.9}\
-button.btn{width:100%;border:0;font:inherit;font-weight:600;cursor:pointer}\
+button.btn{width:100%;border:0;font:inherit;font-weight:600;cursor:pointer;margin:.5rem 0}\
+button.link{border:0;background:none;font:inherit;font-weight:600;cursor:pointer}\
 .code{font-size:2.4rem;font-weight:700;letter-spacing:.3em;text-align:center;margin:.5rem 0}\
 .meds{list-style:none;margin:0;padding:0}\
 .med p{margin:.35rem 0 0;overflow-wrap:anywhere}\
@@ -288,8 +290,73 @@ fn counter_section(signature: &str) -> String {
          y un código de 6 dígitos. El código dura 10 minutos y sirve una sola vez; pídelo cuando estés \
          en el mostrador.</p>\n<form method=\"post\" action=\"/rx/{signature}/counter-code\">\
          <button class=\"btn\" id=\"pedir-codigo\" type=\"submit\">Obtener código para la farmacia\
-         </button></form>\n</section>\n"
+         </button></form>\n<a class=\"link\" id=\"permisos\" href=\"/rx/{signature}/consents\">Quién puede ver \
+         tus recetas de otros médicos</a>\n</section>\n"
     )
+}
+
+/// The page of the person's consents: what each one lets whom see, since when, with a button to
+/// withdraw a standing one; and the two a patient can give from here (this prescription's medic,
+/// and every medic of its hospital).
+pub fn consents_page(signature: &str, c: &PersonConsents) -> String {
+    let sig = escape(signature);
+    let mut body = String::from(
+        "<p>Si das permiso, el médico (o los médicos del hospital) que elijas podrá ver las recetas \
+         que te hicieron otros médicos en los últimos 12 meses, con sus medicamentos y si ya se \
+         surtieron, y recibirá un aviso si te receta algo con el mismo principio activo que una \
+         receta vigente. Cada consulta aparece en el registro de accesos de tus recetas. Puedes \
+         retirar el permiso cuando quieras.</p>\n",
+    );
+    let offers = [
+        (
+            "medic",
+            c.issuing_medic,
+            format!("Permitir a {}", c.issuing_medic_name),
+        ),
+        (
+            "hospital",
+            c.issuing_hospital,
+            format!("Permitir a los médicos de {}", c.issuing_hospital_name),
+        ),
+    ];
+    for (field, id, label) in offers {
+        body.push_str(&format!(
+            "<form method=\"post\" action=\"/rx/{sig}/consents\"><input type=\"hidden\" \
+             name=\"{field}\" value=\"{id}\"><button class=\"btn\" type=\"submit\">{}</button></form>\n",
+            escape(&label)
+        ));
+    }
+    body.push_str("<h2 id=\"permisos\">Tus permisos</h2>\n");
+    if c.consents.is_empty() {
+        body.push_str("<p class=\"note\" id=\"sin-permisos\">No has dado ningún permiso.</p>\n");
+    }
+    body.push_str("<ul class=\"branches\">\n");
+    for consent in &c.consents {
+        let whom = match consent.grantee {
+            Grantee::Medic(_) => format!("El médico {}", consent.grantee_name),
+            Grantee::Hospital(_) => format!("Los médicos de {}", consent.grantee_name),
+        };
+        let state = match &consent.withdrawn_at {
+            Some(at) => format!("Retirado el {}", spanish_date(at)),
+            None => format!("Desde el {}", spanish_date(&consent.given_at)),
+        };
+        body.push_str(&format!(
+            "<li id=\"permiso-{}\">{}<span class=\"meta\">{}</span>",
+            consent.id,
+            escape(&whom),
+            escape(&state)
+        ));
+        if consent.withdrawn_at.is_none() {
+            body.push_str(&format!(
+                "<form method=\"post\" action=\"/rx/{sig}/consents/{}/withdraw\"><button class=\"link\" \
+                 type=\"submit\">Retirar permiso</button></form>",
+                consent.id
+            ));
+        }
+        body.push_str("</li>\n");
+    }
+    body.push_str("</ul>\n");
+    counter_page("Quién puede ver tus recetas", &body, signature)
 }
 
 /// The page that shows a counter code: the code, until when (Mexico City time), and the way back.

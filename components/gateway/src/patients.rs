@@ -1,5 +1,7 @@
 //! `/api/v2/patient/` (medic token): create, list (a bare array), get and PATCH by `id` or `uid`.
 //! A patient belongs to the medic who created it; for any other caller it does not exist (404).
+//! `GET /api/v2/patient/<id or uid>/medication-history/` (and `fhir/`): the person's prescriptions
+//! from other medics, only with their consent (docs/patients.md).
 
 use serde_json::Value;
 
@@ -85,6 +87,37 @@ pub fn get(medic: MedicId, segment: &str) -> Result<Response, Error> {
     Ok(Response::json(
         200,
         &patients::get_owned(db.connection(), medic, &key)?,
+    ))
+}
+
+/// `GET /api/v2/patient/<id or uid>/medication-history/` → 200 `{count, results}`: the person's
+/// prescriptions from other medics of the last twelve months, newest first, each logged in the
+/// patient's access log; 403 `{message}` without the person's consent (saying how they give it);
+/// 404 when the patient is not the medic's.
+pub fn history(medic: MedicId, segment: &str) -> Result<Response, Error> {
+    let key = path_key(segment)?;
+    let entries = crate::views::history::read(medic.get(), &key, false)?;
+    let results: Vec<Value> = entries
+        .iter()
+        .map(crate::views::history::entry_json)
+        .collect();
+    Ok(Response::json(
+        200,
+        &serde_json::json!({"count": results.len(), "results": results}),
+    ))
+}
+
+/// `GET /api/v2/patient/<id or uid>/medication-history/fhir/` → 200 `application/fhir+json`: the
+/// same history as a FHIR R4 `Bundle` (docs/fhir.md); refused as the JSON.
+pub fn history_fhir(medic: MedicId, segment: &str) -> Result<Response, Error> {
+    let key = path_key(segment)?;
+    let entries = crate::views::history::read(medic.get(), &key, false)?;
+    let bundle = crate::views::history::fhir_bundle(&entries, segment)?;
+    let body = serde_json::to_vec(&bundle).map_err(|e| Error::Internal(e.to_string()))?;
+    Ok(Response::bytes(
+        200,
+        crate::views::fhir_json::FHIR_JSON,
+        body,
     ))
 }
 

@@ -25,7 +25,7 @@ use crate::bindings::notifications;
 use crate::bindings::patients::{self, PatientKey};
 use crate::bindings::prescriptions::{
     self, HospitalSnapshot, IssueRequest, LifecycleEvent, LifecycleKind, MedicSnapshot, Medication,
-    NewMedication, PatientSnapshot, PharmacyRef, StateChange,
+    NewMedication, PatientSnapshot, PharmacyRef, Prescription, StateChange,
 };
 use crate::http::{self, Request, Response};
 use crate::input::body::{FRACCIONES, object_items, search_param};
@@ -126,6 +126,7 @@ fn issue(req: &Request, medic_id: i64) -> Result<Response, Error> {
             None
         }
     };
+    let (patient_id, curp_valid) = (patient.id, patient.curp_valid);
     let webhooks = notifications::plan(db.connection(), medic_id, hospital.id, RxEvent::Created)?;
     let base_url = http::base_url();
     let request = IssueRequest {
@@ -156,7 +157,7 @@ fn issue(req: &Request, medic_id: i64) -> Result<Response, Error> {
             send_emails: hospital.send_emails,
         },
         patient: PatientSnapshot {
-            id: patient.id,
+            id: patient_id,
             uid: patient.uid,
             name: patient.name,
             email: patient.email,
@@ -180,9 +181,30 @@ fn issue(req: &Request, medic_id: i64) -> Result<Response, Error> {
         efirma,
     };
     let issued = prescriptions::issue(db.connection(), &request)?;
-    match &issued.efirma {
-        Some(draft) => crate::signing::draft_response(&issued, draft, &base_url),
-        None => Ok(Response::json(200, &create_shape(&issued, &base_url))),
+    let mut body = match &issued.efirma {
+        Some(draft) => crate::signing::draft_body(&issued, draft, &base_url)?,
+        None => serde_json::to_value(create_shape(&issued, &base_url))
+            .map_err(|e| Error::Internal(e.to_string()))?,
+    };
+    body["warnings"] = Value::Array(warnings(medic_id, curp_valid, patient_id, &issued));
+    Ok(Response::json(200, &body))
+}
+
+/// The create's `warnings` (docs/patients.md): when the person's consent covers the medic, each
+/// new medication sharing an active ingredient with an active prescription of another medic.
+/// Best effort: the prescription is issued whatever happens here (a failure is logged).
+fn warnings(medic: i64, curp_valid: bool, patient: i64, issued: &Prescription) -> Vec<Value> {
+    if !curp_valid {
+        return Vec::new();
+    }
+    let key = PatientKey::Id(patient);
+    match crate::views::history::read(medic, &key, true) {
+        Ok(active) => crate::views::history::warnings(&issued.medications, &active),
+        Err(Error::Forbidden(_)) => Vec::new(),
+        Err(e) => {
+            eprintln!("receta: the create's warnings for patient {patient}: {e:?}");
+            Vec::new()
+        }
     }
 }
 

@@ -2,7 +2,7 @@
 //! in two steps as gematik's E-Rezept (`$create`, then `$activate`):
 //!
 //! - a create with `"efirma": true` (`prescriptions::create`) stores a draft pinned to the medic's
-//!   registered certificate and answers the bytes to sign (`draft_response`);
+//!   registered certificate and answers the bytes to sign (`draft_body`);
 //! - `POST /api/v2/rx-endpoint/<signature>/efirma/` activates it, orchestrated here:
 //!   `prescriptions.get-draft` (the bytes, when the draft was made) →
 //!   `catalog.check-efirma-signature` (the CMS against the medic's registered certificate and
@@ -12,7 +12,7 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use common::db::Db;
 use common::fields::Fields;
@@ -68,11 +68,7 @@ pub fn certificate(f: &mut Fields, medic: i64) -> Result<Option<PrescriberCertif
 /// A draft's create response: the create shape plus `efirma: {status, to_sign, digest}`, `to_sign`
 /// the base64 of the exact bytes to sign (the canonical document) and `digest` their SHA-256 (the
 /// signature).
-pub fn draft_response(
-    rx: &Prescription,
-    draft: &RxEfirma,
-    base_url: &str,
-) -> Result<Response, Error> {
+pub fn draft_body(rx: &Prescription, draft: &RxEfirma, base_url: &str) -> Result<Value, Error> {
     let mut body = serde_json::to_value(create_shape(rx, base_url))
         .map_err(|e| Error::Internal(e.to_string()))?;
     body["efirma"] = json!({
@@ -80,7 +76,7 @@ pub fn draft_response(
         "to_sign": BASE64.encode(draft.to_sign.as_deref().unwrap_or_default()),
         "digest": rx.signature,
     });
-    Ok(Response::json(200, &body))
+    Ok(body)
 }
 
 /// `POST /api/v2/rx-endpoint/<signature>/efirma/` `{"cms": "<base64 of a DER CMS SignedData,

@@ -18,7 +18,7 @@ use common::time::iso8601;
 use common::types::{Error, FieldError};
 
 use crate::bindings::exports::receta::patients::patients::CounterCode;
-use crate::curp::{Curp, NORMALISED};
+use common::curp::Curp;
 
 /// How long a code works.
 pub const LIFETIME: Duration = Duration::from_secs(10 * 60);
@@ -57,11 +57,6 @@ const MISS: &str = "INSERT INTO counter_misses (curp, pharmacy, created_at) VALU
 
 /// `?1` before: misses no limit reads any more.
 const FORGET_MISSES: &str = "DELETE FROM counter_misses WHERE created_at < ?1";
-
-/// `?1` a normalised valid CURP: every patient record of that person, at any medic.
-fn records_of() -> String {
-    format!("SELECT id FROM patients WHERE {NORMALISED} = ?1 ORDER BY id")
-}
 
 /// Issues a code for the person of `signature`; see `patients.issue-counter-code` in the WIT.
 pub fn issue(signature: &str) -> Result<CounterCode, Error> {
@@ -151,7 +146,7 @@ pub fn redeem(pharmacy: i64, curp: &str, code: &str) -> Result<Vec<i64>, Error> 
     if !used {
         return Err(Error::NotFound(NO_CODE.into()));
     }
-    Ok(db.query(&records_of(), &[text(curp.as_str())], |r| r.i64("id"))?)
+    crate::records::of_person(&db, &curp)
 }
 
 /// The one answer for a wrong, used or expired code and an unknown CURP alike.
@@ -201,14 +196,6 @@ mod tests {
                 .iter()
                 .all(|c| c.len() == 6 && c.bytes().all(|b| b.is_ascii_digit()))
         );
-    }
-
-    #[test]
-    fn the_person_is_found_through_the_index_expression() {
-        // Migration 0026 builds `patients_by_curp` on this very expression.
-        let migration = include_str!("../../../migrations/0026_counter_codes.sql");
-        assert!(migration.contains(&format!("ON patients ({NORMALISED})")));
-        assert!(records_of().contains(NORMALISED));
     }
 
     #[test]

@@ -1,11 +1,11 @@
 //! The patients component: wires `receta:patients/patients` to its modules.
 //!
 //! - `records`: each medic's patients
-//! - `curp`: the CURP, and when it is the person's identity
 //! - `counter`: the codes a patient shows at a pharmacy counter
+//! - `consents`: the person's consents to share their medication history, and who they cover
 
+mod consents;
 mod counter;
-mod curp;
 mod records;
 
 use common::db::lent;
@@ -15,7 +15,8 @@ use spin_sdk::sqlite3::Connection;
 mod bindings;
 
 use bindings::exports::receta::patients::patients::{
-    CounterCode, Guest, NewPatient, Patient, PatientKey, PatientPatch,
+    Consent, ConsentVia, CounterCode, Grantee, Guest, NewPatient, Patient, PatientKey,
+    PatientPatch, PersonConsents,
 };
 
 struct Patients;
@@ -58,6 +59,32 @@ impl Guest for Patients {
         code: String,
     ) -> Result<Vec<i64>, Error> {
         lent(db, || counter::redeem(pharmacy, &curp, &code))
+    }
+
+    fn list_consents(db: &Connection, signature: String) -> Result<PersonConsents, Error> {
+        lent(db, || consents::list(&signature))
+    }
+
+    fn give_consent(
+        db: &Connection,
+        signature: String,
+        grantee: Grantee,
+        via: ConsentVia,
+    ) -> Result<(Consent, bool), Error> {
+        lent(db, || consents::give(&signature, grantee, via))
+    }
+
+    fn withdraw_consent(db: &Connection, signature: String, id: i64) -> Result<Consent, Error> {
+        lent(db, || consents::withdraw(&signature, id))
+    }
+
+    fn history_access(
+        db: &Connection,
+        medic: i64,
+        hospitals: Vec<i64>,
+        key: PatientKey,
+    ) -> Result<Vec<i64>, Error> {
+        lent(db, || consents::history_access(medic, &hospitals, &key))
     }
 }
 

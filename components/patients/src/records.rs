@@ -2,6 +2,7 @@
 //! patient is indistinguishable from one that does not exist.
 
 use common::codes::Coded;
+use common::curp::{Curp, NORMALISED};
 use common::db::{Db, Param, Row, int, is_unique_violation, like_contains, opt_text, text};
 use common::types::{Error, PageRequest};
 
@@ -39,6 +40,17 @@ const UPDATE_SET: &str = "UPDATE patients SET updated_at = ?3, \
 const RETURNING: &str = "RETURNING id, uid, name, email, date_of_birth, external_patient_file, gender, curp, \
     phone, address, state, zip_code, location";
 
+/// `?1` a normalised valid CURP: every patient record of that person, at any medic (through the
+/// index `patients_by_curp`, built on this very expression).
+fn of_person_sql() -> String {
+    format!("SELECT id FROM patients WHERE {NORMALISED} = ?1 ORDER BY id")
+}
+
+/// The ids of every record of a valid CURP's person, any medic's (docs/patients.md, "One person").
+pub fn of_person(db: &Db, curp: &Curp) -> Result<Vec<i64>, Error> {
+    Ok(db.query(&of_person_sql(), &[text(curp.as_str())], |r| r.i64("id"))?)
+}
+
 /// Random bytes in a `uid`: 128 bits, 32 hex characters.
 const UID_BYTES: usize = 16;
 
@@ -51,7 +63,7 @@ fn from_row(r: &Row) -> anyhow::Result<Patient> {
         date_of_birth: r.string("date_of_birth")?,
         external_patient_file: r.string("external_patient_file")?,
         gender: r.code("gender")?,
-        curp_valid: crate::curp::Curp::parse(&r.string("curp")?).is_some(),
+        curp_valid: Curp::parse(&r.string("curp")?).is_some(),
         curp: r.string("curp")?,
         phone: r.string("phone")?,
         address: r.string("address")?,
@@ -183,6 +195,14 @@ mod tests {
             );
             assert!(!is_all_digits(uid));
         }
+    }
+
+    #[test]
+    fn the_person_is_found_through_the_index_expression() {
+        // Migration 0026 builds `patients_by_curp` on this very expression.
+        let migration = include_str!("../../../migrations/0026_counter_codes.sql");
+        assert!(migration.contains(&format!("ON patients ({NORMALISED})")));
+        assert!(of_person_sql().contains(NORMALISED));
     }
 
     #[test]

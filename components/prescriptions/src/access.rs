@@ -24,10 +24,12 @@ const RECORD: &str = "INSERT INTO access_log \
     SELECT id, ?2, ?3, ?4, ?5, ?6, ?7 FROM prescriptions WHERE signature = ?1";
 
 /// `?1` prescription, `?2` how many: the newest entries by time (a pharmacy lookup's entry is
-/// written when its queued row is drained, after entries of later calls); a medic is named from
-/// the signed document (only the issuing medic acts on a prescription).
+/// written when its queued row is drained, after entries of later calls); a medic is named by the
+/// entry when it names one (another medic's read of the patient's history, `history`), else from
+/// the signed document (the issuing medic).
 const LIST: &str = "SELECT a.action, a.actor, a.actor_license, a.created_at, \
-    CASE WHEN a.actor = 'medic' AND json_valid(d.canonical) \
+    CASE WHEN a.actor = 'medic' AND a.actor_name <> '' THEN a.actor_name \
+    WHEN a.actor = 'medic' AND json_valid(d.canonical) \
       THEN COALESCE(json_extract(d.canonical, '$.medic.name'), '') ELSE a.actor_name END AS name \
     FROM access_log a LEFT JOIN prescription_documents d ON d.prescription_id = a.prescription_id \
     WHERE a.prescription_id = ?1 ORDER BY a.created_at DESC, a.id DESC LIMIT ?2";

@@ -21,7 +21,10 @@ fn candidates(patients: usize) -> String {
          WHERE p.patient_id IN ({}) AND p.rx_status IN ('{}', '{}') \
          AND dr.prescription_id IS NULL AND (c.pharmacy_id IS NULL OR c.pharmacy_id = ?2) \
          ORDER BY p.id DESC LIMIT ?3",
-        (4..4 + patients).map(|i| format!("?{i}")).collect::<Vec<_>>().join(", "),
+        (4..4 + patients)
+            .map(|i| format!("?{i}"))
+            .collect::<Vec<_>>()
+            .join(", "),
         RxState::Available.code(),
         RxState::PartiallyDispensed.code(),
     )

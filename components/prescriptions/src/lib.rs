@@ -11,6 +11,7 @@
 //! - `fhir`: what a FHIR view adds to a prescription (its document and dispenses)
 //! - `handover`: what exactly a sale handed over (GTIN, lot, expiry, serial, substitution)
 //! - `dispensable`: what a pharmacy may dispense now of one person's prescriptions (the counter)
+//! - `history`: a person's prescriptions from other medics, for a medic they consented to
 //! - `claims`: a pharmacy's hold on a prescription while it dispenses (claim, release, burn's check)
 //! - `outbox`: the outbox rows written in this component's transactions
 //! - `seal`: the digital seal (Ed25519) and the service's keys; `verify`: the public check
@@ -34,6 +35,7 @@ mod drugs;
 mod efirma;
 mod fhir;
 mod handover;
+mod history;
 mod issue;
 mod landing;
 mod lifecycle;
@@ -59,9 +61,9 @@ mod bindings;
 
 use bindings::exports::receta::prescriptions::prescriptions::{
     ClaimGrant, DispenseRequest, Dispensed, Drug, DrugLoad, DrugPage, EfirmaActivation,
-    EfirmaDraft, FhirSource, Guest, IssueRequest, LandingRx, LifecycleEvent, MedicationPage,
-    PharmacyRef, Prescription, PrescriptionPage, PublishedKey, Receipt, ReceiptCheck, RegisterPage,
-    Sale, StateChange, Verification,
+    EfirmaDraft, FhirSource, Guest, HistoryEntry, IssueRequest, LandingRx, LifecycleEvent,
+    MedicationPage, PharmacyRef, Prescription, PrescriptionPage, PublishedKey, Receipt,
+    ReceiptCheck, RegisterPage, Sale, StateChange, Verification,
 };
 
 struct Prescriptions;
@@ -102,6 +104,19 @@ impl Guest for Prescriptions {
 
     fn get_pdf(db: &Connection, caller: Principal, signature: String) -> Result<Vec<u8>, Error> {
         lent(db, || read::pdf(&caller, &signature))
+    }
+
+    fn history_of(
+        db: &Connection,
+        reader: i64,
+        reader_name: String,
+        patients: Vec<i64>,
+        since: String,
+        active_only: bool,
+    ) -> Result<Vec<HistoryEntry>, Error> {
+        lent(db, || {
+            history::of(reader, &reader_name, &patients, &since, active_only)
+        })
     }
 
     fn dispensable_for(

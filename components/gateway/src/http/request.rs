@@ -171,6 +171,29 @@ impl Request {
         Fields::from_json(&self.body)
     }
 
+    /// The body's fields: an HTML form's (`application/x-www-form-urlencoded`, each value text) or
+    /// a JSON object's; and whether it was a form.
+    pub fn form_or_json_fields(&self) -> Result<(Fields, bool), Error> {
+        let form = self.header("content-type").is_some_and(|ct| {
+            ct.trim_start()
+                .starts_with("application/x-www-form-urlencoded")
+        });
+        if !form {
+            return Ok((self.json_fields()?, false));
+        }
+        let map = form_urlencoded::parse(&self.body)
+            .map(|(k, v)| (k.into_owned(), serde_json::Value::String(v.into_owned())))
+            .collect();
+        Ok((Fields::from_map(map), true))
+    }
+
+    /// Whether the client asked for JSON (`Accept: application/json`): the patient's page's calls
+    /// answer JSON then, and HTML otherwise.
+    pub fn wants_json(&self) -> bool {
+        self.header("accept")
+            .is_some_and(|a| a.contains("application/json"))
+    }
+
     /// `json_fields`, where an empty (or all-whitespace) body is an object with no fields: for the
     /// calls whose every field is optional (resend, release).
     pub fn json_fields_or_empty(&self) -> Result<Fields, Error> {

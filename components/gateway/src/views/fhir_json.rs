@@ -256,8 +256,9 @@ fn dispense(
 fn patient(rx: &Prescription, id: &str, curp: &str) -> Value {
     let p = &rx.patient;
     let mut identifier = vec![json!({"system": format!("{SID}/patient-uid"), "value": p.uid})];
-    if let Some(curp) = nonempty(curp) {
-        identifier.push(json!({"system": format!("{SID}/curp"), "value": curp}));
+    // Only a valid CURP is an identifier (docs/patients.md); free text in `curp` is not.
+    if let Some(curp) = common::curp::Curp::parse(curp) {
+        identifier.push(json!({"system": format!("{SID}/curp"), "value": curp.as_str()}));
     }
     let mut resource = json!({
         "resourceType": "Patient",

@@ -4,11 +4,13 @@
 //! - `rx_json`: a prescription as the API writes it (the create, list, detail and pharmacy shapes)
 //! - `campaign_json`: a pharmacy campaign as the patient landing shows it
 //! - `fhir_json`: a prescription as a FHIR R4 `Bundle` (the medic's and the pharmacy's views)
+//! - `history`: a person's medication history as a medic reads it (JSON, FHIR, the create's warnings)
 //! - `register`: the antibiotic register's answer (a pharmacy's own, or any pharmacy's for the admin)
 //! - `links`: which URLs the service accepts and writes, and its media links
 
 pub mod campaign_json;
 pub mod fhir_json;
+pub mod history;
 pub mod links;
 pub mod register;
 pub mod rx_json;

@@ -111,8 +111,11 @@ impl Host {
                 panic!("host did not start within 60 s; its log:\n{text}");
             }
         };
+        // A redirect is an answer to check, not to follow (the patient's page's forms answer 303).
         let agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
+            .max_redirects(0)
+            .max_redirects_will_error(false)
             .timeout_global(Some(Duration::from_secs(30)))
             .build()
             .new_agent();

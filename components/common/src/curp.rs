@@ -1,5 +1,6 @@
 //! The CURP (Clave Única de Registro de Población), as RENAPO assigns it: the patient's identity
-//! when it is well formed and its check digit is right (docs/patients.md, "One person").
+//! when it is well formed and its check digit is right (docs/patients.md, "One person"). Used by
+//! the patients component (who is one person) and the gateway (the FHIR Patient's identifier).
 //!
 //! The rules are those of PyPI `python-stdnum`'s `stdnum.mx.curp`, which the black-box tests ask on
 //! valid and mutated values: 18 characters once `-`, `_` and spaces are removed and letters upper
@@ -65,8 +66,8 @@ impl Curp {
 }
 
 /// What is compared: `-`, `_` and spaces removed, ASCII letters upper cased, surrounding
-/// whitespace trimmed (stdnum's `compact`). The SQL of `counter` matches stored values normalised
-/// the same way (`NORMALISED`).
+/// whitespace trimmed (stdnum's `compact`). The patients component's SQL matches stored values
+/// normalised the same way (`NORMALISED`).
 pub fn normalise(raw: &str) -> String {
     raw.trim()
         .chars()

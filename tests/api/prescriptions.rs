@@ -149,7 +149,11 @@ fn create_answers_200_in_the_create_shape_with_every_default() {
     let s = setup(&app, "rx-create@example.mx");
     let rx = create(&app, &s.medic, &s.body());
 
-    assert_eq!(keys(&rx), sorted(&COMMON_KEYS), "{rx}");
+    // The create also answers its `warnings` (docs/patients.md), empty here.
+    let mut expected = COMMON_KEYS.to_vec();
+    expected.push("warnings");
+    assert_eq!(keys(&rx), sorted(&expected), "{rx}");
+    assert_eq!(rx["warnings"], json!([]));
     assert!(rx["id"].as_i64().unwrap() > 0);
     assert_eq!(
         rx["hospital"], s.hospital,

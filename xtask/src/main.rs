@@ -94,7 +94,8 @@ fn up(flags: &[String]) -> Result {
 /// The black-box groups that run a second time on libSQL: catalog, patients, prescriptions,
 /// notifications, pharmacies, constancias, the prescriber's e.firma, what was handed over
 /// (test-name filters: `efirma` is `efirma::` and `efirma_signing::`).
-const LIBSQL_GROUPS: [&str; 14] = [
+const LIBSQL_GROUPS: [&str; 15] = [
+    "consent::",
     "hospitals::",
     "counter::",
     "medics::",

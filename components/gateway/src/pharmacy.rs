@@ -16,6 +16,8 @@
 //! (`pharmacies.admit`). The state changes themselves, and the rule that nothing is sold twice, live
 //! in the prescriptions component's transactions (docs/lifecycle.md), which also write the patient's
 //! access log (a lookup, claim, release, sale or rejection that succeeded).
+//!
+//! One file (over 500 lines): every pharmacy call answers in the lookup's shape and is logged by the same `logged`, so they read together.
 
 use serde::Serialize;
 use serde_json::{Map, Value, json};

@@ -5,8 +5,8 @@
 //! `catalog.prescribing-hospital` (no live membership: 400 on `hospital`) → `patients.get-owned`
 //! (not the medic's: 400 on `patient`) → `notifications.plan` (the webhook subscriptions listing the
 //! medic or the hospital) → `prescriptions.issue`, which applies the formulary rules, signs, and
-//! writes everything, the outbox rows included, in one transaction. Once the response is sent, the
-//! same request delivers the new outbox rows (`notifications.deliver-due`).
+//! writes everything, the outbox rows included, in one transaction. The request delivers nothing:
+//! the background jobs (`components/jobs`, every second) deliver the new outbox rows.
 //!
 //! One file (over 500 lines): the prescription routes and the create's orchestration across the domain components, which read best in one place; the body's parsing is here too so every field error of a create is found in one pass.
 

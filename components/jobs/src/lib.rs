@@ -86,13 +86,13 @@ pub const JOBS: &[Job] = &[
         name: "constancias",
         batch: STAMP_BATCH,
         repeat: false,
-        run: |batch| notifications::stamp_due(batch, None).map(done),
+        run: |batch| notifications::stamp_due(batch).map(done),
     },
     Job {
         name: "deliveries",
         batch: DELIVERY_BATCH,
         repeat: true,
-        run: |batch| notifications::deliver_due(batch, None).map(done),
+        run: |batch| notifications::deliver_due(batch).map(done),
     },
 ];
 

@@ -33,8 +33,8 @@ struct Prepared {
     subscription: Option<i64>,
 }
 
-/// Leases up to `limit` due rows (of one prescription, when given) and delivers them.
-pub fn run(limit: u32, only: Option<i64>) -> Result<DeliveryRun, Error> {
+/// Leases up to `limit` due rows and delivers them.
+pub fn run(limit: u32) -> Result<DeliveryRun, Error> {
     let mut summary = DeliveryRun {
         attempted: 0,
         delivered: 0,
@@ -47,10 +47,10 @@ pub fn run(limit: u32, only: Option<i64>) -> Result<DeliveryRun, Error> {
     let db = Db::open()?;
     let now = SystemTime::now();
     let emails = config.relay_url.is_some();
-    if !outbox::any_due(&db, now, emails, only)? {
+    if !outbox::any_due(&db, now, emails)? {
         return Ok(summary);
     }
-    let leased = outbox::lease(&db, now, now + config.lease(), limit, emails, only)?;
+    let leased = outbox::lease(&db, now, now + config.lease(), limit, emails)?;
 
     let mut ready = Vec::with_capacity(leased.len());
     let mut trouble = None;

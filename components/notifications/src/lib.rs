@@ -69,12 +69,12 @@ impl Guest for Notifications {
         lent(db, || outbox::resend_email(sender, prescription, &to, &cc))
     }
 
-    fn deliver_due(limit: u32, prescription: Option<i64>) -> Result<DeliveryRun, Error> {
-        deliver::run(limit, prescription)
+    fn deliver_due(limit: u32) -> Result<DeliveryRun, Error> {
+        deliver::run(limit)
     }
 
-    fn stamp_due(limit: u32, prescription: Option<i64>) -> Result<DeliveryRun, Error> {
-        stamps::run(&config::Config::load(), limit, prescription)
+    fn stamp_due(limit: u32) -> Result<DeliveryRun, Error> {
+        stamps::run(&config::Config::load(), limit)
     }
 
     fn list_deliveries(filter: DeliveryFilter, page: PageRequest) -> Result<DeliveryPage, Error> {

@@ -56,50 +56,37 @@ fn status_from(name: &str) -> anyhow::Result<DeliveryStatus> {
     }
 }
 
-/// `?1` now, `?2` whether email rows may be taken, `?3` a prescription id or NULL.
+/// `?1` now, `?2` whether email rows may be taken.
 const DUE: &str = "status = 'pending' AND next_attempt_at <= ?1 \
-    AND (lease_until IS NULL OR lease_until < ?1) \
-    AND (?2 OR kind <> 'email') AND (?3 IS NULL OR prescription_id = ?3)";
+    AND (lease_until IS NULL OR lease_until < ?1) AND (?2 OR kind <> 'email')";
 
-/// [`DUE`] for the rows of one prescription (`?3`), as delivered right after a create: found
-/// through `outbox_by_prescription`. (With `?3 IS NULL OR …` SQLite walks `outbox_due`, every
-/// pending row, so each create cost more as the backlog grew: ~20 ms at 50,000 pending emails,
-/// `cargo xtask bench`.) The unary `+` keeps `outbox_due` from being chosen instead.
-const DUE_FOR_PRESCRIPTION: &str = "prescription_id = ?3 AND +status = 'pending' \
-    AND next_attempt_at <= ?1 AND (lease_until IS NULL OR lease_until < ?1) \
-    AND (?2 OR kind <> 'email')";
-
-/// [`DUE`] for every webhook row, when no email relay is configured (`?2` false, `?3` NULL):
+/// [`DUE`] for every webhook row, when no email relay is configured (`?2` false):
 /// found through `outbox_due_by_kind` (migration 0007). With [`DUE`]'s `kind <> 'email'` SQLite
 /// walks every pending email row, and without a relay those stay pending: the cron worker's check
 /// grew with the backlog (50,000 pending emails in `cargo xtask bench`).
 const DUE_WEBHOOKS: &str = "kind = 'webhook' AND status = 'pending' AND next_attempt_at <= ?1 \
-    AND (lease_until IS NULL OR lease_until < ?1) AND NOT ?2 AND ?3 IS NULL";
+    AND (lease_until IS NULL OR lease_until < ?1) AND NOT ?2";
 
-/// The due-rows condition: for one prescription's rows, for the webhooks alone (no relay), or
-/// for every row. Each takes the same parameters `?1`-`?3`.
-fn due(emails: bool, only: Option<i64>) -> &'static str {
-    match (emails, only) {
-        (_, Some(_)) => DUE_FOR_PRESCRIPTION,
-        (false, None) => DUE_WEBHOOKS,
-        (true, None) => DUE,
+/// The due-rows condition: the webhooks alone (no relay), or every row. Both take the same
+/// parameters `?1`-`?2`.
+fn due(emails: bool) -> &'static str {
+    match emails {
+        false => DUE_WEBHOOKS,
+        true => DUE,
     }
 }
 
-fn any_due_sql(emails: bool, only: Option<i64>) -> String {
-    format!(
-        "SELECT EXISTS (SELECT 1 FROM outbox WHERE {})",
-        due(emails, only)
-    )
+fn any_due_sql(emails: bool) -> String {
+    format!("SELECT EXISTS (SELECT 1 FROM outbox WHERE {})", due(emails))
 }
 
-/// One statement, so two workers never lease the same row: `?4` lease end, `?5` limit.
-fn lease_sql(emails: bool, only: Option<i64>) -> String {
+/// One statement, so two workers never lease the same row: `?3` lease end, `?4` limit.
+fn lease_sql(emails: bool) -> String {
     format!(
-        "UPDATE outbox SET lease_until = ?4, attempts = attempts + 1, updated_at = ?1 \
-         WHERE id IN (SELECT id FROM outbox WHERE {} ORDER BY next_attempt_at, id LIMIT ?5) \
+        "UPDATE outbox SET lease_until = ?3, attempts = attempts + 1, updated_at = ?1 \
+         WHERE id IN (SELECT id FROM outbox WHERE {} ORDER BY next_attempt_at, id LIMIT ?4) \
          RETURNING id, kind, prescription_id, target, payload, attempts, lease_until",
-        due(emails, only)
+        due(emails)
     )
 }
 
@@ -205,10 +192,10 @@ pub struct AttemptRecord {
 }
 
 /// Whether any row is due (a read, so an idle worker never takes the write lock).
-pub fn any_due(db: &Db, now: SystemTime, emails: bool, only: Option<i64>) -> Result<bool, Error> {
+pub fn any_due(db: &Db, now: SystemTime, emails: bool) -> Result<bool, Error> {
     let due = db.scalar_i64(
-        &any_due_sql(emails, only),
-        &[text(&iso8601(now)), boolean(emails), opt_int(only)],
+        &any_due_sql(emails),
+        &[text(&iso8601(now)), boolean(emails)],
     )?;
     Ok(due != 0)
 }
@@ -220,14 +207,12 @@ pub fn lease(
     until: SystemTime,
     limit: u32,
     emails: bool,
-    only: Option<i64>,
 ) -> Result<Vec<Leased>, Error> {
     let rows = db.query(
-        &lease_sql(emails, only),
+        &lease_sql(emails),
         &[
             text(&iso8601(now)),
             boolean(emails),
-            opt_int(only),
             text(&iso8601(until)),
             int(limit.into()),
         ],
@@ -438,16 +423,14 @@ mod tests {
     #[test]
     fn both_due_conditions_take_the_same_parameters() {
         for emails in [false, true] {
-            for only in [None, Some(7)] {
-                let sql = due(emails, only);
-                for p in ["?1", "?2", "?3"] {
-                    assert!(sql.contains(p), "{sql} lacks {p}");
-                }
-                assert!(lease_sql(emails, only).contains(sql));
-                assert!(any_due_sql(emails, only).contains(sql));
+            let sql = due(emails);
+            for p in ["?1", "?2"] {
+                assert!(sql.contains(p), "{sql} lacks {p}");
             }
+            assert!(!sql.contains("?3"), "{sql}");
+            assert!(lease_sql(emails).contains(sql));
+            assert!(any_due_sql(emails).contains(sql));
         }
-        assert!(due(true, Some(7)).starts_with("prescription_id = ?3 AND +status"));
-        assert!(due(false, None).starts_with("kind = 'webhook' AND status"));
+        assert!(due(false).starts_with("kind = 'webhook' AND status"));
     }
 }

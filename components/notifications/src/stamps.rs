@@ -7,7 +7,7 @@
 
 use std::time::SystemTime;
 
-use common::db::{Db, Param, blob, int, opt_int, text};
+use common::db::{Db, Param, blob, int, text};
 use common::time::iso8601;
 use common::types::Error;
 
@@ -18,20 +18,20 @@ use crate::outbox::Outcome;
 use crate::send::{self, Answer, Failure};
 use crate::target::Target;
 
-/// `?1` now, `?2` a prescription id or NULL.
+/// `?1` now.
 const DUE: &str = "status = 'pending' AND next_attempt_at <= ?1 \
-    AND (lease_until IS NULL OR lease_until < ?1) AND (?2 IS NULL OR prescription_id = ?2)";
+    AND (lease_until IS NULL OR lease_until < ?1)";
 
 fn any_due_sql() -> String {
     format!("SELECT EXISTS (SELECT 1 FROM stamp_queue WHERE {DUE})")
 }
 
-/// One statement, so two workers never lease the same row: `?3` lease end, `?4` limit.
+/// One statement, so two workers never lease the same row: `?2` lease end, `?3` limit.
 fn lease_sql() -> String {
     format!(
-        "UPDATE stamp_queue SET lease_until = ?3, attempts = attempts + 1, updated_at = ?1 \
+        "UPDATE stamp_queue SET lease_until = ?2, attempts = attempts + 1, updated_at = ?1 \
          WHERE digest IN (SELECT digest FROM stamp_queue WHERE {DUE} \
-         ORDER BY next_attempt_at, digest LIMIT ?4) \
+         ORDER BY next_attempt_at, digest LIMIT ?3) \
          RETURNING digest, subject, prescription_id, attempts, lease_until"
     )
 }
@@ -64,9 +64,9 @@ struct Leased {
 /// An accepted reply and what it says.
 type Accepted = (Vec<u8>, pkix::tsp::Stamp);
 
-/// Stamps up to `limit` due digests (of one prescription, when given). Nothing is leased while no
+/// Stamps up to `limit` due digests. Nothing is leased while no
 /// authority is configured (`timestamp_url` empty): the rows wait, as emails wait for a relay.
-pub fn run(config: &Config, limit: u32, only: Option<i64>) -> Result<DeliveryRun, Error> {
+pub fn run(config: &Config, limit: u32) -> Result<DeliveryRun, Error> {
     let mut summary = DeliveryRun {
         attempted: 0,
         delivered: 0,
@@ -80,11 +80,11 @@ pub fn run(config: &Config, limit: u32, only: Option<i64>) -> Result<DeliveryRun
     }
     let db = Db::open()?;
     let now = SystemTime::now();
-    let due = db.scalar_i64(&any_due_sql(), &[text(&iso8601(now)), opt_int(only)])?;
+    let due = db.scalar_i64(&any_due_sql(), &[text(&iso8601(now))])?;
     if due == 0 {
         return Ok(summary);
     }
-    let leased = lease(&db, now, now + config.lease(), limit, only)?;
+    let leased = lease(&db, now, now + config.lease(), limit)?;
     let target = Target::parse(&stamping.url);
     let anchors = anchors(stamping);
     let requests: Vec<_> = leased.iter().map(|row| request(stamping, row)).collect();
@@ -195,18 +195,11 @@ fn judge(
     Ok((answer.body, stamp))
 }
 
-fn lease(
-    db: &Db,
-    now: SystemTime,
-    until: SystemTime,
-    limit: u32,
-    only: Option<i64>,
-) -> Result<Vec<Leased>, Error> {
+fn lease(db: &Db, now: SystemTime, until: SystemTime, limit: u32) -> Result<Vec<Leased>, Error> {
     let rows = db.query(
         &lease_sql(),
         &[
             text(&iso8601(now)),
-            opt_int(only),
             text(&iso8601(until)),
             int(limit.into()),
         ],
@@ -298,8 +291,9 @@ mod tests {
     #[test]
     fn the_lease_takes_the_due_rows_parameters() {
         let sql = lease_sql();
-        for p in ["?1", "?2", "?3", "?4"] {
+        for p in ["?1", "?2", "?3"] {
             assert!(sql.contains(p), "{p} in {sql}");
         }
+        assert!(!sql.contains("?4"), "{sql}");
     }
 }

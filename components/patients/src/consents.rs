@@ -190,9 +190,8 @@ pub fn withdraw(signature: &str, id: i64) -> Result<Consent, Error> {
     let curp = text(page.curp.as_str());
     let now = text(&common::time::now_iso8601());
     db.execute(WITHDRAW, &[curp.clone(), int(id), now])?;
-    Ok(db
-        .query_opt(&one(), &[curp, int(id)], from_row)?
-        .ok_or_else(Error::not_found)?)
+    db.query_opt(&one(), &[curp, int(id)], from_row)?
+        .ok_or_else(Error::not_found)
 }
 
 /// `?1` CURP, `?2` medic, then the hospitals: whether a standing consent covers the medic.

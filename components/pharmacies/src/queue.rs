@@ -10,7 +10,7 @@
 //! in the operating system within the call and on the disk within a second) before the answer.
 //!
 //! Every reader of the two logs drains first (the admin's call list, the patient's page and its
-//! JSON), and the outbox worker drains on each firing (every 5 s), so a reader never misses a row
+//! JSON), and the background jobs drain them every second (`components/jobs`), so a reader never misses a row
 //! and the tables catch up within seconds. The 404s stay direct commits: they feed the rate limit
 //! (`calls::admit`), which must count every one at once.
 //!

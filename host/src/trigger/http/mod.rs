@@ -1,9 +1,11 @@
-//! The HTTP trigger: hyper HTTP/1.1 with keep-alive, one fresh `Store` per request from the
-//! component's `ProxyPre` (like `wasmtime serve`), Spin's request headers, per-request time limit,
-//! one log line per request, and graceful shutdown.
+//! The HTTP trigger: hyper HTTP/1.1 with keep-alive, Spin's request headers, per-request time
+//! limit, one log line per request, and graceful shutdown. A WASIp3 handler (the gateway) is
+//! served by reused instances (`p3.rs`, `reuse.rs`: Spin's reuse flags and defaults); a WASIp2 one
+//! gets one fresh `Store` per request from its `ProxyPre` (like `wasmtime serve`; `execute_p2`).
 //!
-//! The guest's `handle` runs in its own task that owns the store: a guest may set the response
-//! and keep working (for example to deliver an email); that work may run until the time limit.
+//! A WASIp2 guest's `handle` runs in its own task that owns the store: it may set the response and
+//! keep working (the app's own components do not: they deliver through the outbox and the
+//! background jobs); that work may run until the time limit.
 //!
 //! Slow or hostile peers never hold an instance that others need: a request's head must arrive
 //! within `HEADER_TIMEOUT`, and its body is read in full (bounded in size and time) before the

@@ -297,6 +297,22 @@ fn the_page_gives_the_code_and_a_record_without_a_valid_curp_gets_none() {
     assert_eq!(resp.status, 409);
     assert!(resp.text().contains("CURP"));
     assert_message(&ask_code(&app, &"0".repeat(64)), 404);
+
+    // At most 10 codes per person per hour (one was given above): then 429, as JSON and as a page.
+    for _ in 0..9 {
+        code_for(&app, &sig);
+    }
+    let limited = ask_code(&app, &sig);
+    assert_message(&limited, 429);
+    assert!(limited.header("retry-after").is_some());
+    let page = app.raw(
+        "POST",
+        &format!("/rx/{sig}/counter-code"),
+        None,
+        Some(("application/x-www-form-urlencoded", b"")),
+    );
+    assert_eq!(page.status, 429);
+    assert!(page.header("content-type").unwrap().starts_with("text/html"));
 }
 
 #[test]

@@ -143,30 +143,13 @@ pub fn page(signature: &str) -> Result<Response, Error> {
 /// record, 429 past the issue limit); otherwise (the page's form) 200 a page showing the code, a
 /// page saying why not (409, 429), or the friendly 404 page.
 pub fn counter_code(req: &Request, signature: &str) -> Result<Response, Error> {
-    let json = req.wants_json();
     let issued = patients::issue_counter_code(Db::open()?.connection(), signature);
-    Ok(match (issued, json) {
-        (Ok(code), true) => private(Response::json(201, &code)),
-        (Err(e @ (Error::NotFound(_) | Error::Conflict(_) | Error::TooManyRequests(_))), true) => {
-            private(Response::error(e))
-        }
-        (Ok(code), false) => html(
-            200,
+    patient_answer(req.wants_json(), signature, issued, |code| {
+        (
+            201,
+            json!({"code": code.code, "expires_at": code.expires_at}),
             landing_html::counter_code_page(signature, &code.code, &code.expires_at),
-        ),
-        (Err(Error::NotFound(_)), false) => not_found(),
-        (Err(Error::Conflict(_)), false) => {
-            html(409, landing_html::counter_refused_page(signature, NO_CURP))
-        }
-        (Err(Error::TooManyRequests(seconds)), false) => html(
-            429,
-            landing_html::counter_refused_page(
-                signature,
-                "Pediste demasiados códigos en la última hora: espera un poco y vuelve a intentarlo.",
-            ),
         )
-        .with_header("retry-after", seconds.to_string()),
-        (Err(other), _) => return Err(other),
     })
 }
 
@@ -248,7 +231,8 @@ fn back_to_consents(signature: &str) -> Response {
     .with_header("location", format!("/rx/{signature}/consents"))
 }
 
-/// A patient-page call's answer: JSON, or the page.
+/// A patient-page call's answer: JSON with its status, or the page (200: a form's answer is the
+/// page it shows).
 fn patient_answer<T>(
     json: bool,
     signature: &str,
@@ -262,17 +246,29 @@ fn patient_answer<T>(
     let (status, body, page) = ok(&value);
     Ok(match json {
         true => private(Response::json(status, &body)),
-        false => html(status, page),
+        false => html(200, page),
     })
 }
 
 /// A patient-page call's refusal: in the API's error shape for JSON; as a page otherwise (the
-/// friendly 404, a page saying why for 400 and 409).
+/// friendly 404, a page saying why for 400, 409 and 429).
 fn patient_error(json: bool, signature: &str, e: Error) -> Result<Response, Error> {
     Ok(match (e, json) {
-        (e @ (Error::NotFound(_) | Error::Conflict(_) | Error::Invalid(_)), true) => {
-            private(Response::error(e))
-        }
+        (
+            e @ (Error::NotFound(_)
+            | Error::Conflict(_)
+            | Error::Invalid(_)
+            | Error::TooManyRequests(_)),
+            true,
+        ) => private(Response::error(e)),
+        (Error::TooManyRequests(seconds), false) => html(
+            429,
+            landing_html::counter_refused_page(
+                signature,
+                "Pediste demasiados códigos en la última hora: espera un poco y vuelve a intentarlo.",
+            ),
+        )
+        .with_header("retry-after", seconds.to_string()),
         (Error::NotFound(_), false) => not_found(),
         (Error::Conflict(_), false) => {
             html(409, landing_html::counter_refused_page(signature, NO_CURP))

@@ -312,7 +312,11 @@ fn the_page_gives_the_code_and_a_record_without_a_valid_curp_gets_none() {
         Some(("application/x-www-form-urlencoded", b"")),
     );
     assert_eq!(page.status, 429);
-    assert!(page.header("content-type").unwrap().starts_with("text/html"));
+    assert!(
+        page.header("content-type")
+            .unwrap()
+            .starts_with("text/html")
+    );
 }
 
 #[test]

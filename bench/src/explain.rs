@@ -133,34 +133,22 @@ const STATEMENTS: &[(&str, &str, &[&str])] = &[
         ],
     ),
     (
-        "outbox: one prescription's due rows (delivered after every create)",
-        "components/notifications/src/outbox.rs",
-        &[
-            "SELECT EXISTS (SELECT 1 FROM outbox WHERE ",
-            "prescription_id = ?3 AND +status = 'pending' \
-             AND next_attempt_at <= ?1 AND (lease_until IS NULL OR lease_until < ?1) \
-             AND (?2 OR kind <> 'email')",
-            ")",
-        ],
-    ),
-    (
-        "outbox: any due webhook row (the cron worker, every 5 s, no email relay configured)",
+        "outbox: any due webhook row (the background jobs, every second, no email relay configured)",
         "components/notifications/src/outbox.rs",
         &[
             "SELECT EXISTS (SELECT 1 FROM outbox WHERE ",
             "kind = 'webhook' AND status = 'pending' AND next_attempt_at <= ?1 \
-             AND (lease_until IS NULL OR lease_until < ?1) AND NOT ?2 AND ?3 IS NULL",
+             AND (lease_until IS NULL OR lease_until < ?1) AND NOT ?2",
             ")",
         ],
     ),
     (
-        "outbox: any due row (the cron worker, every 5 s)",
+        "outbox: any due row (the background jobs, every second)",
         "components/notifications/src/outbox.rs",
         &[
             "SELECT EXISTS (SELECT 1 FROM outbox WHERE ",
             "status = 'pending' AND next_attempt_at <= ?1 \
-             AND (lease_until IS NULL OR lease_until < ?1) \
-             AND (?2 OR kind <> 'email') AND (?3 IS NULL OR prescription_id = ?3)",
+    AND (lease_until IS NULL OR lease_until < ?1) AND (?2 OR kind <> 'email')",
             ")",
         ],
     ),

@@ -214,29 +214,27 @@ impl Db {
     /// Runs one statement. Outside a transaction, one a libSQL server interrupted is run again,
     /// up to [`INTERRUPTED_TRIES`] times in all: interrupted, it did nothing (SQLite ends an
     /// autocommit statement's own transaction with it); on real Spin over libSQL a pharmacy's
-    /// read outside any transaction once met it (docs/scale-out.md, "Writers meet in the server"). Inside a transaction the whole transaction is
-    /// run again instead ([`Db::transaction`]); on a lent connection neither happens here (the
-    /// lender's transaction is not seen from this instance).
+    /// read outside any transaction once met it (docs/scale-out.md, "Writers meet in the
+    /// server"). Inside a transaction the whole transaction is run again instead
+    /// ([`Db::transaction`]); on a lent connection neither happens here (the lender's transaction
+    /// is not seen from this instance).
     pub fn execute(&self, sql: &str, params: &[Value]) -> Result<QueryResult> {
+        let retried = self.conn.opened && !self.conn.in_transaction.get();
         let mut tries = 1;
         loop {
-            match self.conn.execute(sql, params) {
+            let e = match self.conn.execute(sql, params) {
                 Ok(result) => return Ok(result),
-                Err(e) if is_interrupt(&e) => {
-                    let again = self.conn.opened && !self.conn.in_transaction.get();
-                    if again && tries < INTERRUPTED_TRIES {
-                        tries += 1;
-                        continue;
-                    }
-                    self.conn.interrupted.set(true);
-                    return Err(anyhow!("{}", describe(&e)))
-                        .with_context(|| format!("running `{}`", first_line(sql)));
+                Err(e) => e,
+            };
+            if is_interrupt(&e) {
+                if retried && tries < INTERRUPTED_TRIES {
+                    tries += 1;
+                    continue;
                 }
-                Err(e) => {
-                    return Err(anyhow!("{}", describe(&e)))
-                        .with_context(|| format!("running `{}`", first_line(sql)));
-                }
+                self.conn.interrupted.set(true);
             }
+            return Err(anyhow!("{}", describe(&e)))
+                .with_context(|| format!("running `{}`", first_line(sql)));
         }
     }
 
@@ -485,6 +483,19 @@ pub fn placeholders(count: usize) -> String {
     vec!["?"; count].join(", ")
 }
 
+/// `count` numbered parameters from `?first` on, `?3, ?4, …`: the list of an `IN (…)` in a
+/// statement whose other parameters are numbered too (a bare `?` written before `?2` would be
+/// `?2`). `NULL` for none, so `IN (NULL)` matches nothing.
+pub fn numbered(first: usize, count: usize) -> String {
+    if count == 0 {
+        return "NULL".into();
+    }
+    (first..first + count)
+        .map(|i| format!("?{i}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// Parameter helpers, so call sites read `&[text(&name), int(id)]`.
 pub fn text(s: &str) -> Value {
     Value::Text(s.to_string())
@@ -652,5 +663,12 @@ mod tests {
         };
         assert_eq!(row.string("action").unwrap(), "lookup");
         assert!(row.i64("name").is_err());
+    }
+
+    #[test]
+    fn numbered_lists_start_where_asked_and_match_nothing_when_empty() {
+        assert_eq!(numbered(4, 3), "?4, ?5, ?6");
+        assert_eq!(numbered(3, 1), "?3");
+        assert_eq!(numbered(3, 0), "NULL");
     }
 }

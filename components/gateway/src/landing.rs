@@ -192,15 +192,9 @@ pub fn give_consent(req: &Request, signature: &str) -> Result<Response, Error> {
     } else {
         ConsentVia::PageJson
     };
-    let given = patients::give_consent(Db::open()?.connection(), signature, grantee, via);
-    match (given, form && !req.wants_json()) {
-        (Ok(_), true) => Ok(back_to_consents(signature)),
-        (Ok((consent, new)), false) => Ok(private(Response::json(
-            if new { 201 } else { 200 },
-            &consent_json(&consent),
-        ))),
-        (Err(e), form) => patient_error(!form, signature, e),
-    }
+    let given = patients::give_consent(Db::open()?.connection(), signature, grantee, via)
+        .map(|(consent, new)| (consent, if new { 201 } else { 200 }));
+    consent_answer(req, form, signature, given)
 }
 
 /// `DELETE /rx/<signature>/consents/<id>` → 200 the consent, withdrawn (kept with `withdrawn_at`);
@@ -213,22 +207,30 @@ pub fn withdraw_consent(
     form: bool,
 ) -> Result<Response, Error> {
     let id = crate::http::path_id(id)?;
-    let withdrawn = patients::withdraw_consent(Db::open()?.connection(), signature, id);
-    match (withdrawn, form && !req.wants_json()) {
-        (Ok(_), true) => Ok(back_to_consents(signature)),
-        (Ok(consent), false) => Ok(private(Response::json(200, &consent_json(&consent)))),
-        (Err(e), form) => patient_error(!form, signature, e),
-    }
+    let withdrawn = patients::withdraw_consent(Db::open()?.connection(), signature, id)
+        .map(|consent| (consent, 200));
+    consent_answer(req, form, signature, withdrawn)
 }
 
-/// After a form: back to the consents page (POST, redirect, GET).
-fn back_to_consents(signature: &str) -> Response {
-    private(Response::bytes(
-        303,
-        "text/plain; charset=utf-8",
-        Vec::new(),
-    ))
-    .with_header("location", format!("/rx/{signature}/consents"))
+/// A consent change's answer: a form not asking for JSON goes back to the consents page (303:
+/// POST, redirect, GET); otherwise the consent as JSON with `status`, or the refusal.
+fn consent_answer(
+    req: &Request,
+    form: bool,
+    signature: &str,
+    result: Result<(Consent, u16), Error>,
+) -> Result<Response, Error> {
+    let back = form && !req.wants_json();
+    match result {
+        Ok(_) if back => Ok(private(Response::bytes(
+            303,
+            "text/plain; charset=utf-8",
+            Vec::new(),
+        ))
+        .with_header("location", format!("/rx/{signature}/consents"))),
+        Ok((consent, status)) => Ok(private(Response::json(status, &consent_json(&consent)))),
+        Err(e) => patient_error(!back, signature, e),
+    }
 }
 
 /// A patient-page call's answer: JSON with its status, or the page (200: a form's answer is the

@@ -96,7 +96,7 @@ pub fn get(medic: MedicId, segment: &str) -> Result<Response, Error> {
 /// 404 when the patient is not the medic's.
 pub fn history(medic: MedicId, segment: &str) -> Result<Response, Error> {
     let key = path_key(segment)?;
-    let entries = crate::views::history::read(medic.get(), &key, false)?;
+    let entries = crate::views::history::read(medic.get(), None, &key, false)?;
     let results: Vec<Value> = entries
         .iter()
         .map(crate::views::history::entry_json)
@@ -111,7 +111,7 @@ pub fn history(medic: MedicId, segment: &str) -> Result<Response, Error> {
 /// same history as a FHIR R4 `Bundle` (docs/fhir.md); refused as the JSON.
 pub fn history_fhir(medic: MedicId, segment: &str) -> Result<Response, Error> {
     let key = path_key(segment)?;
-    let entries = crate::views::history::read(medic.get(), &key, false)?;
+    let entries = crate::views::history::read(medic.get(), None, &key, false)?;
     let bundle = crate::views::history::fhir_bundle(&entries, segment)?;
     let body = serde_json::to_vec(&bundle).map_err(|e| Error::Internal(e.to_string()))?;
     Ok(Response::bytes(

@@ -247,16 +247,7 @@ pub fn patients_lookup(req: &Request, pharmacy: PharmacyId) -> Result<Response, 
     for signature in &signatures {
         let rx = for_pharmacy(signature)?;
         results.push(serde_json::to_value(pharmacy_shape(&rx)?).map_err(anyhow::Error::from)?);
-        let record = Call {
-            pharmacy,
-            signature: signature.clone(),
-            action: CallAction::Lookup,
-            status: 200,
-            created_at: String::new(),
-        };
-        if let Err(e) = pharmacies::record_call(&record, true) {
-            eprintln!("logging pharmacy {pharmacy}'s counter lookup: {e:?}");
-        }
+        record(pharmacy, signature, Kind::Lookup, 200);
     }
     Ok(Response::json(
         200,
@@ -316,17 +307,23 @@ fn logged(
         Err(Error::NotFound(_)) => Response::json(404, &json!({"error": RX_NOT_FOUND})),
         Err(other) => Response::error(other),
     };
-    let record = Call {
+    record(pharmacy, signature, kind, response.status());
+    Ok(response)
+}
+
+/// Logs one pharmacy call with the status it was answered (a lookup answered 2xx is the patient's
+/// access-log entry too); a failure to log is logged, never the call's answer.
+fn record(pharmacy: i64, signature: &str, kind: Kind, status: u16) {
+    let call = Call {
         pharmacy,
         signature: signature.to_string(),
         action: kind.action(),
-        status: response.status(),
+        status,
         created_at: String::new(),
     };
-    if let Err(e) = pharmacies::record_call(&record, kind == Kind::Lookup) {
+    if let Err(e) = pharmacies::record_call(&call, kind == Kind::Lookup) {
         eprintln!("logging pharmacy {pharmacy}'s call: {e:?}");
     }
-    Ok(response)
 }
 
 /// The prescription `signature` names, read on the request's connection.

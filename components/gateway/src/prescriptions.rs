@@ -126,7 +126,7 @@ fn issue(req: &Request, medic_id: i64) -> Result<Response, Error> {
             None
         }
     };
-    let (patient_id, curp_valid) = (patient.id, patient.curp_valid);
+    let (patient_id, curp_valid, medic_name) = (patient.id, patient.curp_valid, medic.name.clone());
     let webhooks = notifications::plan(db.connection(), medic_id, hospital.id, RxEvent::Created)?;
     let base_url = http::base_url();
     let request = IssueRequest {
@@ -186,19 +186,20 @@ fn issue(req: &Request, medic_id: i64) -> Result<Response, Error> {
         None => serde_json::to_value(create_shape(&issued, &base_url))
             .map_err(|e| Error::Internal(e.to_string()))?,
     };
-    body["warnings"] = Value::Array(warnings(medic_id, curp_valid, patient_id, &issued));
+    body["warnings"] = Value::Array(warnings(&medic_name, &issued, curp_valid, patient_id));
     Ok(Response::json(200, &body))
 }
 
 /// The create's `warnings` (docs/patients.md): when the person's consent covers the medic, each
 /// new medication sharing an active ingredient with an active prescription of another medic.
-/// Best effort: the prescription is issued whatever happens here (a failure is logged).
-fn warnings(medic: i64, curp_valid: bool, patient: i64, issued: &Prescription) -> Vec<Value> {
+/// Best effort: the prescription is issued whatever happens here (a failure is logged). `medic` is
+/// the creating medic's name, for the access-log entries of the prescriptions it reads.
+fn warnings(medic: &str, issued: &Prescription, curp_valid: bool, patient: i64) -> Vec<Value> {
     if !curp_valid {
         return Vec::new();
     }
     let key = PatientKey::Id(patient);
-    match crate::views::history::read(medic, &key, true) {
+    match crate::views::history::read(issued.medic_id, Some(medic), &key, true) {
         Ok(active) => crate::views::history::warnings(&issued.medications, &active),
         Err(Error::Forbidden(_)) => Vec::new(),
         Err(e) => {

@@ -5,18 +5,13 @@
 //! whoever holds the data: this table is that proof.
 
 use common::curp::Curp;
-use common::db::{Db, Row, int, text};
+use common::db::{Db, Row, int, numbered, text};
 use common::types::{Error, FieldError};
 
 use crate::bindings::exports::receta::patients::patients::{
     Consent, ConsentVia, Grantee, PatientKey, PersonConsents,
 };
-
-/// `?1` signature: the prescription, its patient's CURP, its medic and hospital with their names.
-const PRESCRIPTION: &str = "SELECT p.id, pa.curp, p.medic_id, m.name AS medic_name, p.hospital_id, \
-    h.name AS hospital_name FROM prescriptions p JOIN patients pa ON pa.id = p.patient_id \
-    JOIN medics m ON m.id = p.medic_id JOIN hospitals h ON h.id = p.hospital_id \
-    WHERE p.signature = ?1";
+use crate::records::of_prescription;
 
 /// The columns of a consent as `from_row` reads it (`c` the consent).
 const COLUMNS: &str = "c.id, c.medic_id, c.hospital_id, \
@@ -61,47 +56,6 @@ pub const NEEDS_CONSENT: &str = "The patient has not allowed you to see their pr
 const NO_PERSON: &str = "The patient's record has no valid CURP, so it is not linked to their \
     prescriptions from other medics: add their CURP to the record first.";
 
-/// The prescription a page's signature names, as consents need it.
-struct Page {
-    prescription: i64,
-    curp: Curp,
-    medic: i64,
-    medic_name: String,
-    hospital: i64,
-    hospital_name: String,
-}
-
-fn page(db: &Db, signature: &str) -> Result<Page, Error> {
-    let found = db
-        .query_opt(PRESCRIPTION, &[text(signature)], |r| {
-            Ok((
-                r.i64("id")?,
-                r.string("curp")?,
-                r.i64("medic_id")?,
-                r.string("medic_name")?,
-                r.i64("hospital_id")?,
-                r.string("hospital_name")?,
-            ))
-        })?
-        .ok_or_else(Error::not_found)?;
-    let (prescription, curp, medic, medic_name, hospital, hospital_name) = found;
-    let curp = Curp::parse(&curp).ok_or_else(|| {
-        Error::Conflict(
-            "The patient's record has no valid CURP: ask your medic to add it to your record, \
-             then your consents can be kept."
-                .into(),
-        )
-    })?;
-    Ok(Page {
-        prescription,
-        curp,
-        medic,
-        medic_name,
-        hospital,
-        hospital_name,
-    })
-}
-
 fn from_row(r: &Row) -> anyhow::Result<Consent> {
     let grantee = match (r.opt_i64("medic_id")?, r.opt_i64("hospital_id")?) {
         (Some(m), _) => Grantee::Medic(m),
@@ -125,7 +79,7 @@ fn from_row(r: &Row) -> anyhow::Result<Consent> {
 /// See `patients.list-consents` in the WIT.
 pub fn list(signature: &str) -> Result<PersonConsents, Error> {
     let db = Db::open()?;
-    let page = page(&db, signature)?;
+    let page = of_prescription(&db, signature)?;
     let consents = db.query(&of_person(), &[text(page.curp.as_str())], from_row)?;
     Ok(PersonConsents {
         consents,
@@ -139,7 +93,7 @@ pub fn list(signature: &str) -> Result<PersonConsents, Error> {
 /// See `patients.give-consent` in the WIT.
 pub fn give(signature: &str, grantee: Grantee, via: ConsentVia) -> Result<(Consent, bool), Error> {
     let db = Db::open()?;
-    let page = page(&db, signature)?;
+    let page = of_prescription(&db, signature)?;
     let (field, exists, id) = match grantee {
         Grantee::Medic(id) => ("medic", MEDIC_EXISTS, id),
         Grantee::Hospital(id) => ("hospital", HOSPITAL_EXISTS, id),
@@ -186,7 +140,7 @@ pub fn give(signature: &str, grantee: Grantee, via: ConsentVia) -> Result<(Conse
 /// See `patients.withdraw-consent` in the WIT.
 pub fn withdraw(signature: &str, id: i64) -> Result<Consent, Error> {
     let db = Db::open()?;
-    let page = page(&db, signature)?;
+    let page = of_prescription(&db, signature)?;
     let curp = text(page.curp.as_str());
     let now = text(&common::time::now_iso8601());
     db.execute(WITHDRAW, &[curp.clone(), int(id), now])?;
@@ -196,13 +150,7 @@ pub fn withdraw(signature: &str, id: i64) -> Result<Consent, Error> {
 
 /// `?1` CURP, `?2` medic, then the hospitals: whether a standing consent covers the medic.
 fn covering(hospitals: usize) -> String {
-    let listed = match hospitals {
-        0 => "NULL".to_string(),
-        n => (3..3 + n)
-            .map(|i| format!("?{i}"))
-            .collect::<Vec<_>>()
-            .join(", "),
-    };
+    let listed = numbered(3, hospitals);
     format!(
         "SELECT COUNT(*) FROM consents WHERE curp = ?1 AND withdrawn_at IS NULL \
          AND (medic_id = ?2 OR hospital_id IN ({listed}))"

@@ -13,12 +13,12 @@ use std::time::{Duration, SystemTime};
 
 use sha2::{Digest, Sha256};
 
+use common::curp::Curp;
 use common::db::{Db, int, text};
 use common::time::iso8601;
 use common::types::{Error, FieldError};
 
 use crate::bindings::exports::receta::patients::patients::CounterCode;
-use common::curp::Curp;
 
 /// How long a code works.
 pub const LIFETIME: Duration = Duration::from_secs(10 * 60);
@@ -29,10 +29,6 @@ pub const ISSUED_PER_HOUR: i64 = 10;
 const HOUR: Duration = Duration::from_secs(3600);
 /// Misses are kept this long (the limit reads the last hour).
 const MISSES_KEPT: Duration = Duration::from_secs(24 * 3600);
-
-/// `?1` signature: its patient's stored CURP and its prescription's id.
-const PATIENT_OF: &str = "SELECT pa.curp AS curp, p.id AS prescription_id FROM prescriptions p \
-    JOIN patients pa ON pa.id = p.patient_id WHERE p.signature = ?1";
 
 /// `?1` CURP, `?2` since: codes issued to it since then.
 const ISSUED_SINCE: &str =
@@ -61,18 +57,8 @@ const FORGET_MISSES: &str = "DELETE FROM counter_misses WHERE created_at < ?1";
 /// Issues a code for the person of `signature`; see `patients.issue-counter-code` in the WIT.
 pub fn issue(signature: &str) -> Result<CounterCode, Error> {
     let db = Db::open()?;
-    let (stored, prescription) = db
-        .query_opt(PATIENT_OF, &[text(signature)], |r| {
-            Ok((r.string("curp")?, r.i64("prescription_id")?))
-        })?
-        .ok_or_else(Error::not_found)?;
-    let curp = Curp::parse(&stored).ok_or_else(|| {
-        Error::Conflict(
-            "The patient's record has no valid CURP: ask your medic to add it, then ask for a \
-             code again."
-                .into(),
-        )
-    })?;
+    let page = crate::records::of_prescription(&db, signature)?;
+    let (curp, prescription) = (page.curp, page.prescription);
     let now = SystemTime::now();
     let code = six_digits()?;
     let expires_at = iso8601(now + LIFETIME);

@@ -51,6 +51,57 @@ pub fn of_person(db: &Db, curp: &Curp) -> Result<Vec<i64>, Error> {
     Ok(db.query(&of_person_sql(), &[text(curp.as_str())], |r| r.i64("id"))?)
 }
 
+/// `?1` signature: the prescription, its patient's stored CURP, its medic and hospital with their
+/// names.
+const PRESCRIBED: &str = "SELECT p.id, pa.curp, p.medic_id, m.name AS medic_name, p.hospital_id, \
+    h.name AS hospital_name FROM prescriptions p JOIN patients pa ON pa.id = p.patient_id \
+    JOIN medics m ON m.id = p.medic_id JOIN hospitals h ON h.id = p.hospital_id \
+    WHERE p.signature = ?1";
+
+/// The person a prescription's page speaks for (its patient's valid CURP), and who issued it.
+pub struct Prescribed {
+    pub prescription: i64,
+    pub curp: Curp,
+    pub medic: i64,
+    pub medic_name: String,
+    pub hospital: i64,
+    pub hospital_name: String,
+}
+
+/// The prescription `signature` names, as the patient's page calls need it (counter codes,
+/// consents). `not-found` for an unknown signature; `conflict` when its patient's record has no
+/// valid CURP (there is no person to speak for).
+pub fn of_prescription(db: &Db, signature: &str) -> Result<Prescribed, Error> {
+    let found = db
+        .query_opt(PRESCRIBED, &[text(signature)], |r| {
+            Ok((
+                r.i64("id")?,
+                r.string("curp")?,
+                r.i64("medic_id")?,
+                r.string("medic_name")?,
+                r.i64("hospital_id")?,
+                r.string("hospital_name")?,
+            ))
+        })?
+        .ok_or_else(Error::not_found)?;
+    let (prescription, curp, medic, medic_name, hospital, hospital_name) = found;
+    let curp = Curp::parse(&curp).ok_or_else(|| {
+        Error::Conflict(
+            "The patient's record has no valid CURP: ask your medic to add it to your record, \
+             then try again."
+                .into(),
+        )
+    })?;
+    Ok(Prescribed {
+        prescription,
+        curp,
+        medic,
+        medic_name,
+        hospital,
+        hospital_name,
+    })
+}
+
 /// Random bytes in a `uid`: 128 bits, 32 hex characters.
 const UID_BYTES: usize = 16;
 

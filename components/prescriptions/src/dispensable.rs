@@ -4,7 +4,7 @@
 //! pharmacy's live claim. Newest first, at most `MAX`.
 
 use common::codes::{Coded, RxState};
-use common::db::{Db, Param, int, text};
+use common::db::{Db, Param, int, numbered, text};
 use common::types::Error;
 
 /// At most this many prescriptions are listed (a person rarely has more than a few open).
@@ -21,10 +21,7 @@ fn candidates(patients: usize) -> String {
          WHERE p.patient_id IN ({}) AND p.rx_status IN ('{}', '{}') \
          AND dr.prescription_id IS NULL AND (c.pharmacy_id IS NULL OR c.pharmacy_id = ?2) \
          ORDER BY p.id DESC LIMIT ?3",
-        (4..4 + patients)
-            .map(|i| format!("?{i}"))
-            .collect::<Vec<_>>()
-            .join(", "),
+        numbered(4, patients),
         RxState::Available.code(),
         RxState::PartiallyDispensed.code(),
     )

@@ -4,7 +4,7 @@
 //! name. Who may ask is decided before (`patients.history-access`); this reads and logs.
 
 use common::codes::RxState;
-use common::db::{Db, Param, int, text};
+use common::db::{Db, Param, int, numbered, text};
 use common::types::Error;
 
 use crate::bindings::exports::receta::prescriptions::prescriptions::HistoryEntry;
@@ -15,10 +15,7 @@ pub const MAX: i64 = 100;
 /// `?1` the reader (excluded), `?2` since, `?3` limit, `?4`… the patient ids: issued prescriptions
 /// (not drafts) of other medics, newest first, with what decides whether they are expired.
 fn candidates(patients: usize) -> String {
-    let listed = (4..4 + patients)
-        .map(|i| format!("?{i}"))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let listed = numbered(4, patients);
     format!(
         "SELECT p.id, p.signature, p.rx_status, t.expires_at FROM prescriptions p \
          LEFT JOIN prescription_terms t ON t.prescription_id = p.id \

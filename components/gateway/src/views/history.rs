@@ -16,18 +16,27 @@ const DAYS: i64 = 365;
 
 /// The history of the person behind `medic`'s own patient `key`: their prescriptions from other
 /// medics of the last twelve months (`active_only`: only those still to be dispensed), each logged
-/// in the patient's access log as read by `medic`. `forbidden` without a standing consent that
+/// in the patient's access log as read by `medic`, named `name` (the create has it already; the
+/// history routes pass `None` and it is read here). `forbidden` without a standing consent that
 /// covers the medic (by name, or a hospital where the medic has a live membership).
-pub fn read(medic: i64, key: &PatientKey, active_only: bool) -> Result<Vec<HistoryEntry>, Error> {
+pub fn read(
+    medic: i64,
+    name: Option<&str>,
+    key: &PatientKey,
+    active_only: bool,
+) -> Result<Vec<HistoryEntry>, Error> {
     let db = Db::open()?;
     let hospitals: Vec<i64> = catalog::list_locations(medic)?
         .iter()
         .map(|l| l.hospital.id)
         .collect();
     let records = patients::history_access(db.connection(), medic, &hospitals, key)?;
-    let name = catalog::get_medic(db.connection(), medic)
-        .map(|m| m.name)
-        .unwrap_or_default();
+    let name = match name {
+        Some(name) => name.to_string(),
+        None => catalog::get_medic(db.connection(), medic)
+            .map(|m| m.name)
+            .unwrap_or_default(),
+    };
     let now = common::time::now_iso8601();
     let since = common::time::shift(&now, -DAYS * 86_400).unwrap_or_default();
     prescriptions::history_of(db.connection(), medic, &name, &records, &since, active_only)

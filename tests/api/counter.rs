@@ -100,6 +100,16 @@ fn ask_code(app: &TestApp, signature: &str) -> TestResponse {
     )
 }
 
+/// `POST /rx/<signature>/counter-code` as the page's form posts it (an empty form, HTML asked).
+fn form_code(app: &TestApp, signature: &str) -> TestResponse {
+    app.raw(
+        "POST",
+        &format!("/rx/{signature}/counter-code"),
+        None,
+        Some(("application/x-www-form-urlencoded", b"")),
+    )
+}
+
 /// A fresh code for the person of `signature`.
 fn code_for(app: &TestApp, signature: &str) -> String {
     let resp = ask_code(app, signature);
@@ -268,12 +278,7 @@ fn the_page_gives_the_code_and_a_record_without_a_valid_curp_gets_none() {
     );
 
     // The form's answer is a page with the code, which works at the counter.
-    let resp = app.raw(
-        "POST",
-        &format!("/rx/{sig}/counter-code"),
-        None,
-        Some(("application/x-www-form-urlencoded", b"")),
-    );
+    let resp = form_code(&app, &sig);
     assert_eq!(resp.status, 200);
     assert!(
         resp.header("content-type")
@@ -288,12 +293,7 @@ fn the_page_gives_the_code_and_a_record_without_a_valid_curp_gets_none() {
     // Free text as CURP: accepted on the record, but no identity, so no code.
     let free = prescribed_for(&app, &mut a, "ABCTEST");
     assert_message(&ask_code(&app, &free), 409);
-    let resp = app.raw(
-        "POST",
-        &format!("/rx/{free}/counter-code"),
-        None,
-        Some(("application/x-www-form-urlencoded", b"")),
-    );
+    let resp = form_code(&app, &free);
     assert_eq!(resp.status, 409);
     assert!(resp.text().contains("CURP"));
     assert_message(&ask_code(&app, &"0".repeat(64)), 404);
@@ -305,12 +305,7 @@ fn the_page_gives_the_code_and_a_record_without_a_valid_curp_gets_none() {
     let limited = ask_code(&app, &sig);
     assert_message(&limited, 429);
     assert!(limited.header("retry-after").is_some());
-    let page = app.raw(
-        "POST",
-        &format!("/rx/{sig}/counter-code"),
-        None,
-        Some(("application/x-www-form-urlencoded", b"")),
-    );
+    let page = form_code(&app, &sig);
     assert_eq!(page.status, 429);
     assert!(
         page.header("content-type")

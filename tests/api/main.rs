@@ -35,6 +35,7 @@ mod notifications;
 mod outbound;
 mod patients;
 mod pharmacies;
+mod pharmacy_status;
 mod prescriptions;
 mod receipts;
 mod replicas;

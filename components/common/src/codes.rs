@@ -7,7 +7,7 @@
 use serde::ser::{Serialize, SerializeTuple, Serializer};
 
 pub use crate::code_bindings::receta::common::codes::{
-    DrugCategory, Gender, PageSize, RxState, SentState,
+    DrugCategory, Gender, PageSize, PharmacyStatus, RxState, SentState,
 };
 
 impl PageSize {
@@ -150,6 +150,51 @@ impl Labelled for SentState {
             SentState::NotSent => "not sent",
             SentState::SentEmail => "sent by email",
         }
+    }
+}
+
+impl Coded for PharmacyStatus {
+    const ALL: &'static [Self] = &[
+        PharmacyStatus::WithPharmacy,
+        PharmacyStatus::Preparing,
+        PharmacyStatus::ReadyToCollect,
+        PharmacyStatus::ReadyToDispatch,
+        PharmacyStatus::Dispatched,
+        PharmacyStatus::Collected,
+        PharmacyStatus::NotDispensed,
+    ];
+
+    fn code(self) -> &'static str {
+        match self {
+            PharmacyStatus::WithPharmacy => "with_pharmacy",
+            PharmacyStatus::Preparing => "preparing",
+            PharmacyStatus::ReadyToCollect => "ready_to_collect",
+            PharmacyStatus::ReadyToDispatch => "ready_to_dispatch",
+            PharmacyStatus::Dispatched => "dispatched",
+            PharmacyStatus::Collected => "collected",
+            PharmacyStatus::NotDispensed => "not_dispensed",
+        }
+    }
+}
+
+impl Labelled for PharmacyStatus {
+    /// Spanish, as the patient reads them on their page (docs/lifecycle.md).
+    fn label(self) -> &'static str {
+        match self {
+            PharmacyStatus::WithPharmacy => "En la farmacia",
+            PharmacyStatus::Preparing => "En preparación",
+            PharmacyStatus::ReadyToCollect => "Lista para recoger",
+            PharmacyStatus::ReadyToDispatch => "Lista para envío",
+            PharmacyStatus::Dispatched => "Enviada",
+            PharmacyStatus::Collected => "Entregada",
+            PharmacyStatus::NotDispensed => "No surtida",
+        }
+    }
+}
+
+impl Serialize for PharmacyStatus {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.code())
     }
 }
 

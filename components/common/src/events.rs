@@ -4,11 +4,12 @@
 use crate::types::RxEvent;
 
 /// Every event, in the order the API documents them.
-pub const ALL: [RxEvent; 4] = [
+pub const ALL: [RxEvent; 5] = [
     RxEvent::Created,
     RxEvent::Dispensed,
     RxEvent::Rejected,
     RxEvent::Cancelled,
+    RxEvent::StatusChanged,
 ];
 
 /// `prescription.created`, `prescription.dispensed`, …
@@ -18,6 +19,7 @@ pub fn name(event: RxEvent) -> &'static str {
         RxEvent::Dispensed => "prescription.dispensed",
         RxEvent::Rejected => "prescription.rejected",
         RxEvent::Cancelled => "prescription.cancelled",
+        RxEvent::StatusChanged => "prescription.status_changed",
     }
 }
 

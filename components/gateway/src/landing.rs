@@ -115,6 +115,8 @@ fn landing_body(rx: LandingRx, active: &[Campaign]) -> Value {
             "valid_until": rx.valid_until,
             "fills": rx.fills,
             "sales": rx.sales,
+            "pharmacy_status": crate::views::status_json::latest(&rx.status_updates),
+            "pharmacy_status_history": crate::views::status_json::history(&rx.status_updates),
             "access_log": rx.access_log,
             "constancia": crate::views::rx_json::constancia(&rx.constancia),
             "efirma": rx.efirma.as_ref().map(crate::views::rx_json::efirma),

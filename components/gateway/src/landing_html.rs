@@ -234,6 +234,15 @@ pub fn page(rx: &LandingRx, campaigns: &[Campaign]) -> String {
             escape(&note)
         ));
     }
+    // What the pharmacy last said (docs/lifecycle.md, "The pharmacy's status").
+    if let Some(latest) = rx.status_updates.last() {
+        html.push_str(&format!(
+            "<p class=\"note\" id=\"farmacia-estado\">{} (<time datetime=\"{}\">{}</time>)</p>\n",
+            escape(&crate::views::status_json::sentence(latest)),
+            escape(&latest.created_at),
+            escape(&spanish_date(&latest.created_at)),
+        ));
+    }
     let signature = escape(&rx.signature);
     // A draft's PDF is not served (409) until its medic signs it.
     if !draft {
@@ -664,6 +673,7 @@ mod tests {
             valid_until: None,
             fills: 1,
             sales: Vec::new(),
+            status_updates: Vec::new(),
             access_log: Vec::new(),
             constancia: Constancia {
                 status: ConstanciaStatus::Disabled,
@@ -775,6 +785,31 @@ mod tests {
         r.medications[0].bought_qty = 1;
         let html = page(&r, &[]);
         assert!(html.contains("Surtido</span>1 de 3"), "{html}");
+    }
+
+    #[test]
+    fn the_page_shows_what_the_pharmacy_last_said() {
+        let mut r = rx();
+        assert!(!page(&r, &[]).contains("farmacia-estado"));
+        r.status_updates = vec![crate::bindings::prescriptions::StatusUpdate {
+            id: 1,
+            status: common::codes::PharmacyStatus::ReadyToCollect,
+            pharmacy: crate::bindings::prescriptions::PharmacyRef {
+                id: 2,
+                name: "Farmacia <Roma>".into(),
+                license: String::new(),
+            },
+            pickup_code: Some("A7".into()),
+            reason: None,
+            created_at: "2026-11-28T20:00:00Z".into(),
+        }];
+        let html = page(&r, &[]);
+        assert!(
+            html.contains(
+                "id=\"farmacia-estado\">Lista para recoger en Farmacia &lt;Roma&gt;, código A7"
+            ),
+            "{html}"
+        );
     }
 
     fn campaign(cta: &str, site: &str) -> Campaign {

@@ -177,6 +177,7 @@ fn handler<'a>(req: &'a Request, method: Method, segments: &'a [&'a str]) -> Opt
         (Post, ["api", "v2", "pharmacy", "patients", "lookup"]) => pharmacy(req, move |p| pharmacy::patients_lookup(req, p)),
         (Post, ["api", "v2", "pharmacy", "rx", signature, "claim"]) => pharmacy(req, move |p| pharmacy::claim(p, signature)),
         (Post, ["api", "v2", "pharmacy", "rx", signature, "release"]) => pharmacy(req, move |p| pharmacy::release(req, p, signature)),
+        (Post, ["api", "v2", "pharmacy", "rx", signature, "status"]) => pharmacy(req, move |p| pharmacy::status(req, p, signature)),
         (Get, ["api", "v2", "pharmacy", "receipts", digest]) => pharmacy_or_admin(req, move |p| pharmacy::receipt(p, digest)),
         (Get, ["api", "v2", "pharmacy", "receipts", digest, "constancia"]) => pharmacy_or_admin(req, move |p| pharmacy::receipt_constancia(p, digest)),
         // The contract (OpenAPI) and its reference page.

@@ -8,6 +8,7 @@
 //!   it back (a burn with `X-Claim-Secret` closes the claim)
 //! - `GET /api/v2/pharmacy/register/?from&to&format`: its antibiotic register (`register`)
 //! - `GET /api/v2/pharmacy/receipts/<digest>/`: the sealed receipt of one of its sales
+//! - `POST /api/v2/pharmacy/rx/<signature>/status/`: say what it is doing with it (`ready_to_collect`…)
 //! - `POST /api/v2/pharmacy/patients/lookup/`: a person's prescriptions, found at the counter with
 //!   their CURP and the code from their page (docs/patients.md)
 //!
@@ -22,6 +23,7 @@
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
+use common::codes::{Coded, PharmacyStatus};
 use common::db::Db;
 use common::fields::Fields;
 use common::types::{Error, FieldError, RxEvent, WebhookDelivery};
@@ -31,7 +33,7 @@ use crate::bindings::patients;
 use crate::bindings::pharmacies::{self, Call, CallAction, Pharmacy};
 use crate::bindings::prescriptions::{
     self, DispenseRequest, DispensedItem, Medication, PharmacyRef, Prescription, ReceiptSeal, Sale,
-    StateChange,
+    StateChange, StatusChange,
 };
 use crate::http::{self, Request, Response};
 use crate::input::body::object_items;
@@ -61,7 +63,7 @@ pub fn lookup(pharmacy: PharmacyId, signature: &str) -> Result<Response, Error> 
     let pharmacy = pharmacy.get();
     logged(pharmacy, signature, Kind::Lookup, |_| {
         let rx = for_pharmacy(signature)?;
-        Ok(Response::json(200, &pharmacy_shape(&rx)?))
+        Ok(Response::json(200, &pharmacy_shape(&rx, pharmacy)?))
     })
 }
 
@@ -71,7 +73,9 @@ pub fn lookup(pharmacy: PharmacyId, signature: &str) -> Result<Response, Error> 
 pub fn fhir(pharmacy: PharmacyId, signature: &str) -> Result<Response, Error> {
     let pharmacy = pharmacy.get();
     logged(pharmacy, signature, Kind::Lookup, |_| {
-        let rx = for_pharmacy(signature)?;
+        let mut rx = for_pharmacy(signature)?;
+        // Of the pharmacies' statuses, only its own (as its JSON lookup).
+        rx.status_updates.retain(|u| u.pharmacy.id == pharmacy);
         crate::views::fhir_json::respond(&rx, crate::views::fhir_json::Audience::Pharmacy)
     })
 }
@@ -110,7 +114,7 @@ fn dispense(req: &Request, signature: &str, pharmacy: &Pharmacy) -> Result<Respo
     };
     let sold = prescriptions::dispense(db.connection(), &request)?;
     let body = Burned {
-        rx: pharmacy_shape(&sold.prescription)?,
+        rx: pharmacy_shape(&sold.prescription, pharmacy.id)?,
         receipt: &sold.receipt,
     };
     Ok(Response::json(200, &body))
@@ -164,7 +168,7 @@ pub fn claim(pharmacy: PharmacyId, signature: &str) -> Result<Response, Error> {
         let rx = for_pharmacy(signature)?;
         let body = json!({
             "claim": {"id": grant.id, "secret": grant.secret, "expires_at": grant.expires_at},
-            "prescription": pharmacy_shape(&rx)?,
+            "prescription": pharmacy_shape(&rx, pharmacy.id)?,
         });
         Ok(Response::json(200, &body))
     })
@@ -190,7 +194,7 @@ pub fn release(req: &Request, pharmacy: PharmacyId, signature: &str) -> Result<R
         let rx = for_pharmacy(signature)?;
         let body = json!({
             "message": "The claim was released: the prescription is available again.",
-            "prescription": pharmacy_shape(&rx)?,
+            "prescription": pharmacy_shape(&rx, pharmacy.id)?,
         });
         Ok(Response::json(200, &body))
     })
@@ -228,6 +232,63 @@ pub fn reject(req: &Request, pharmacy: PharmacyId, signature: &str) -> Result<Re
     })
 }
 
+/// `POST /api/v2/pharmacy/rx/<signature>/status/` `{status, pickup_code?, reason?}` → 201 the status
+/// posted (`views::status_json`); docs/lifecycle.md, "The pharmacy's status". 400 on `status` (not
+/// one of the codes), `pickup_code` (only with `ready_to_collect`; 1-32 letters, digits or `-`)
+/// or `reason` (required with `not_dispensed`, refused with the others); 409 `{message}` for a
+/// status the rules refuse, a prescription rejected, cancelled, expired, claimed by another
+/// pharmacy, or fully dispensed by another; 404 `{"error": "rx not found"}`. Logged as a lookup.
+pub fn status(req: &Request, pharmacy: PharmacyId, signature: &str) -> Result<Response, Error> {
+    let pharmacy = pharmacy.get();
+    logged(pharmacy, signature, Kind::Status, |pharmacy| {
+        let rx = for_pharmacy(signature)?;
+        let mut f = req.json_fields()?;
+        let status = if f.has("status") {
+            f.coded("status", PharmacyStatus::ALL, false)
+        } else {
+            f.error("status", "This field is required.");
+            None
+        };
+        let pickup_code = f.optional_str("pickup_code", Some(33));
+        let reason = f.optional_str("reason", REASON);
+        let reason = reason.map(|r| r.trim().to_string());
+        if let Some(code) = &pickup_code
+            && (code.is_empty() || !code.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'))
+        {
+            f.error("pickup_code", "Use 1 to 32 letters, digits or `-`.");
+        }
+        match status {
+            Some(PharmacyStatus::ReadyToCollect) | None => {}
+            Some(_) if pickup_code.is_some() => {
+                f.error("pickup_code", "Only with the status `ready_to_collect`.")
+            }
+            Some(_) => {}
+        }
+        match (status, reason.as_deref()) {
+            (Some(PharmacyStatus::NotDispensed), None | Some("")) => f.error(
+                "reason",
+                "Required with the status `not_dispensed`: say why, for the patient.",
+            ),
+            (Some(PharmacyStatus::NotDispensed) | None, _) | (_, None) => {}
+            (Some(_), Some(_)) => f.error("reason", "Only with the status `not_dispensed`."),
+        }
+        let status = f.finish_with(status)?;
+        let change = StatusChange {
+            signature: signature.to_string(),
+            status,
+            pickup_code,
+            reason,
+            webhooks: plan(&rx, RxEvent::StatusChanged)?,
+        };
+        let db = Db::open()?;
+        let posted = prescriptions::set_status(db.connection(), &pharmacy_ref(pharmacy), &change)?;
+        Ok(Response::json(
+            201,
+            &crate::views::status_json::status(&posted),
+        ))
+    })
+}
+
 /// `POST /api/v2/pharmacy/patients/lookup/` `{curp, code}` → 200 `{count, results}`: the person's
 /// prescriptions (every medic's records with that valid CURP) that this pharmacy may dispense now,
 /// each in the lookup's shape, and each logged as a lookup (the patient's access log shows it).
@@ -246,7 +307,9 @@ pub fn patients_lookup(req: &Request, pharmacy: PharmacyId) -> Result<Response, 
     let mut results = Vec::with_capacity(signatures.len());
     for signature in &signatures {
         let rx = for_pharmacy(signature)?;
-        results.push(serde_json::to_value(pharmacy_shape(&rx)?).map_err(anyhow::Error::from)?);
+        results.push(
+            serde_json::to_value(pharmacy_shape(&rx, pharmacy)?).map_err(anyhow::Error::from)?,
+        );
         record(pharmacy, signature, Kind::Lookup, 200);
     }
     Ok(Response::json(
@@ -270,14 +333,16 @@ enum Kind {
     Release,
     Dispense,
     Reject,
+    Status,
 }
 
 impl Kind {
-    /// The call log's `action`: claims and releases are logged as lookups (the log's `action`
-    /// column predates them; the access log names them, written by their own transactions).
+    /// The call log's `action`: claims, releases and statuses are logged as lookups (the log's
+    /// `action` column predates them; the access log names claims and releases, written by their
+    /// own transactions).
     fn action(self) -> CallAction {
         match self {
-            Kind::Lookup | Kind::Claim | Kind::Release => CallAction::Lookup,
+            Kind::Lookup | Kind::Claim | Kind::Release | Kind::Status => CallAction::Lookup,
             Kind::Dispense => CallAction::Dispense,
             Kind::Reject => CallAction::Reject,
         }
@@ -355,7 +420,8 @@ struct PharmacyMedication<'a> {
     ad_id: &'static str,
 }
 
-/// What a pharmacy sees: the detail shape with the seal of each sale.
+/// What a pharmacy sees: the detail shape with the seal of each sale (and, of the pharmacies'
+/// statuses, only its own).
 #[derive(Serialize)]
 struct PharmacyRx<'a> {
     #[serde(flatten)]
@@ -379,15 +445,16 @@ struct Burned<'a> {
 
 /// The detail shape of `GET /api/v2/rx-endpoint/<signature>/`, medications with `sku` and `ad_id`,
 /// and `sales`.
-fn pharmacy_shape(rx: &Prescription) -> Result<PharmacyRx<'_>, Error> {
+fn pharmacy_shape(rx: &Prescription, pharmacy: i64) -> Result<PharmacyRx<'_>, Error> {
     Ok(PharmacyRx {
-        rx: detail_with_skus(rx),
+        rx: detail_with_skus(rx, pharmacy),
         sales: prescriptions::sales(Db::open()?.connection(), &rx.signature)?,
     })
 }
 
 fn detail_with_skus(
     rx: &Prescription,
+    pharmacy: i64,
 ) -> RxJson<
     '_,
     &'_ prescriptions::RxHospital,
@@ -410,7 +477,7 @@ fn detail_with_skus(
         &rx.patient,
         medications,
     )
-    .for_pharmacy()
+    .for_pharmacy(pharmacy)
 }
 
 /// `medications`: a non-empty list of `{id, bought_qty}` (`bought_qty` at least 1). Every problem is

@@ -9,7 +9,7 @@ use common::types::Error;
 
 use crate::bindings::exports::receta::notifications::notifications::DeliveryRun;
 use crate::config::Config;
-use crate::email::{self, Email};
+use crate::email::{self, Email, StatusNote};
 use crate::outbox::{self, AttemptRecord, EMAIL, Leased, Outcome, WEBHOOK};
 use crate::schedule;
 use crate::send::{self, Answer, Failure};
@@ -173,7 +173,7 @@ fn prepare(db: &Db, config: &Config, row: &Leased) -> Result<Prepared, Stop> {
                 Signing::Stopped(why) => return Err(Stop::Dead(why.into())),
             };
             let target = target_of(&row.target)?;
-            let body = webhooks::event_body(signature, p["type"].as_str(), p.get("items"));
+            let body = webhooks::event_body(signature, p["type"].as_str(), p);
             let mut headers =
                 crate::signing::headers(&secret, message_id, webhooks::unix_seconds(), &body)
                     .map_err(Stop::Dead)?;
@@ -229,7 +229,7 @@ fn email_body(db: &Db, config: &Config, row: &Leased) -> Result<Vec<u8>, Stop> {
         Some((kid, sig)) => format!("{}#{kid}.{sig}", config.cta_link(&signature)),
         None => config.cta_link(&signature),
     };
-    let body = email::relay_body(&Email {
+    let mail = Email {
         from: &config.from,
         to: &to,
         cc: &cc,
@@ -239,7 +239,20 @@ fn email_body(db: &Db, config: &Config, row: &Leased) -> Result<Vec<u8>, Stop> {
         signature: &signature,
         cta_link: &cta_link,
         pdf: Some(&pdf),
-    });
+    };
+    let said = &row.payload["status"];
+    let body = match said["status"].as_str() {
+        Some(status) => email::status_body(
+            &mail,
+            &StatusNote {
+                status,
+                pharmacy: said["pharmacy"]["name"].as_str().unwrap_or_default(),
+                pickup_code: said["pickup_code"].as_str(),
+                reason: said["reason"].as_str(),
+            },
+        ),
+        None => email::relay_body(&mail),
+    };
     Ok(body.to_string().into_bytes())
 }
 

@@ -81,6 +81,75 @@ pub fn relay_body(e: &Email) -> Value {
     })
 }
 
+/// What a pharmacy said, as the patient's message about it carries it.
+#[derive(Debug, Clone)]
+pub struct StatusNote<'a> {
+    /// `ready_to_collect` or `not_dispensed`.
+    pub status: &'a str,
+    pub pharmacy: &'a str,
+    pub pickup_code: Option<&'a str>,
+    pub reason: Option<&'a str>,
+}
+
+/// The short email about a pharmacy's status: the pharmacy, the prescriber, the folio (the
+/// signature's first 12 characters) and the link; no PDF, no medication, no diagnosis.
+pub fn status_body(e: &Email, note: &StatusNote) -> Value {
+    let folio = &e.signature[..e.signature.len().min(12)];
+    let greeting = if e.patient.trim().is_empty() {
+        "Hola:".to_string()
+    } else {
+        format!("Hola, {}:", e.patient.trim())
+    };
+    let (subject, said) = if note.status == "not_dispensed" {
+        let why = note
+            .reason
+            .map(|r| format!(" Motivo: {r}."))
+            .unwrap_or_default();
+        (
+            format!("{} no surtirá tu receta", note.pharmacy),
+            format!(
+                "{} no surtirá tu receta de {} (folio {folio}).{why} Puedes surtirla en otra farmacia.",
+                note.pharmacy, e.medic
+            ),
+        )
+    } else {
+        let code = note
+            .pickup_code
+            .map(|c| format!(" Código para recogerla: {c}."))
+            .unwrap_or_default();
+        (
+            format!("Tu receta está lista para recoger en {}", note.pharmacy),
+            format!(
+                "Tu receta de {} (folio {folio}) está lista para recoger en {}.{code}",
+                e.medic, note.pharmacy
+            ),
+        )
+    };
+    let text = format!(
+        "{greeting}\n\n{said}\n\nConsulta tu receta en:\n{link}\n\n\
+         Este mensaje se envió automáticamente; por favor no lo respondas.\n",
+        link = e.cta_link,
+    );
+    let html = format!(
+        "<!DOCTYPE html><html lang=\"es\"><body style=\"font-family:Helvetica,Arial,sans-serif;color:#222\">\
+         <p>{greeting}</p><p>{said}</p><p><a href=\"{link}\">Consulta tu receta</a></p>\
+         <p style=\"color:#777;font-size:12px\">Este mensaje se envió automáticamente; por favor no lo respondas.</p>\
+         </body></html>",
+        greeting = escape(&greeting),
+        said = escape(&said),
+        link = escape(e.cta_link),
+    );
+    json!({
+        "from": e.from,
+        "to": e.to,
+        "cc": e.cc,
+        "subject": subject,
+        "text": text,
+        "html": html,
+        "attachments": [],
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -132,6 +201,40 @@ mod tests {
             STANDARD.decode(a["content"].as_str().unwrap()).unwrap(),
             b"%PDF-1.7 test"
         );
+    }
+
+    #[test]
+    fn a_status_message_names_the_pharmacy_and_the_code_and_attaches_nothing() {
+        let to = vec!["juan@example.mx".to_string()];
+        let note = StatusNote {
+            status: "ready_to_collect",
+            pharmacy: "Farmacia <Roma>",
+            pickup_code: Some("A7-22"),
+            reason: None,
+        };
+        let body = status_body(&email(&to, &[], Some(b"%PDF")), &note);
+        assert_eq!(body["attachments"], json!([]));
+        let text = body["text"].as_str().unwrap();
+        assert!(
+            text.contains("(folio ab12cd34ef56) está lista para recoger en Farmacia <Roma>."),
+            "{text}"
+        );
+        assert!(text.contains("Código para recogerla: A7-22."), "{text}");
+        assert!(
+            body["html"]
+                .as_str()
+                .unwrap()
+                .contains("Farmacia &lt;Roma&gt;")
+        );
+        let note = StatusNote {
+            status: "not_dispensed",
+            reason: Some("sin existencias"),
+            ..note
+        };
+        let body = status_body(&email(&to, &[], None), &note);
+        let text = body["text"].as_str().unwrap();
+        assert!(text.contains("no surtirá tu receta"), "{text}");
+        assert!(text.contains("Motivo: sin existencias."), "{text}");
     }
 
     #[test]

@@ -262,7 +262,9 @@ pub fn finish(
         let mut params = vec![now.clone(), int(row.id), text(&row.lease)];
         params.extend(extra);
         let held = db.query_opt(sql, &params, |r| r.i64("id"))?;
-        if held.is_some() && *outcome == Outcome::Done && row.kind == EMAIL {
+        // The prescription's own email (not a message about a pharmacy's status) marks it sent.
+        let own = row.payload.get("status").is_none();
+        if held.is_some() && *outcome == Outcome::Done && row.kind == EMAIL && own {
             db.execute(
                 MARK_SENT,
                 &[int(row.prescription_id), text(SentState::SentEmail.code())],

@@ -28,6 +28,9 @@ const INSERT_HOSPITAL: &str =
 const INSERT_MEDIC: &str =
     "INSERT INTO webhook_medics (webhook_id, position, medic_id, given) VALUES (?, ?, ?, ?)";
 const INSERT_EVENT: &str = "INSERT INTO webhook_events (webhook_id, event) VALUES (?, ?)";
+/// An event 0008's CHECK on `webhook_events` does not list goes in 0028's `webhook_later_events`.
+const INSERT_LATER_EVENT: &str =
+    "INSERT INTO webhook_later_events (webhook_id, event) VALUES (?, ?)";
 
 const COLUMNS: &str = "id, url, created_at, disabled_at";
 const COUNT: &str = "SELECT COUNT(*) FROM webhooks WHERE deleted_at IS NULL";
@@ -37,7 +40,8 @@ const HOSPITALS_OF: &str =
     "SELECT hospital_id FROM webhook_hospitals WHERE webhook_id = ? ORDER BY position";
 const MEDICS_OF: &str =
     "SELECT medic_id, given FROM webhook_medics WHERE webhook_id = ? ORDER BY position";
-const EVENTS_OF: &str = "SELECT event FROM webhook_events WHERE webhook_id = ?";
+const EVENTS_OF: &str = "SELECT event FROM webhook_events WHERE webhook_id = ?1 \
+    UNION ALL SELECT event FROM webhook_later_events WHERE webhook_id = ?1";
 
 fn by_id_sql() -> String {
     format!("SELECT {COLUMNS} FROM webhooks WHERE id = ? AND deleted_at IS NULL")
@@ -55,14 +59,17 @@ const END_PENDING: &str = "UPDATE outbox SET status = 'dead', updated_at = ?1, \
 const DISABLE: &str = "UPDATE webhooks SET disabled_at = ?1 WHERE id = ?2 AND disabled_at IS NULL";
 
 /// The active subscriptions that list medic `?1` or hospital `?2` and chose event `?3` (a
-/// subscription with no `webhook_events` rows chose `prescription.created` only).
+/// subscription with no `webhook_events` or `webhook_later_events` rows chose
+/// `prescription.created` only).
 const MATCHING: &str = "SELECT w.id, w.url FROM webhooks w \
     WHERE w.deleted_at IS NULL AND w.disabled_at IS NULL AND ( \
       EXISTS (SELECT 1 FROM webhook_medics m WHERE m.webhook_id = w.id AND m.medic_id = ?1) \
       OR EXISTS (SELECT 1 FROM webhook_hospitals h WHERE h.webhook_id = w.id AND h.hospital_id = ?2)) \
     AND (EXISTS (SELECT 1 FROM webhook_events e WHERE e.webhook_id = w.id AND e.event = ?3) \
+      OR EXISTS (SELECT 1 FROM webhook_later_events e WHERE e.webhook_id = w.id AND e.event = ?3) \
       OR (?3 = 'prescription.created' \
-          AND NOT EXISTS (SELECT 1 FROM webhook_events e WHERE e.webhook_id = w.id))) \
+          AND NOT EXISTS (SELECT 1 FROM webhook_events e WHERE e.webhook_id = w.id) \
+          AND NOT EXISTS (SELECT 1 FROM webhook_later_events e WHERE e.webhook_id = w.id))) \
     ORDER BY w.id";
 
 const SIGNING_STATE: &str = "SELECT secret, disabled_at, deleted_at FROM webhooks WHERE id = ?";
@@ -110,7 +117,11 @@ pub fn create(input: NewWebhook) -> Result<Webhook, Error> {
             )?;
         }
         for event in &events {
-            db.execute(INSERT_EVENT, &[int(id), text(common::events::name(*event))])?;
+            let sql = match event {
+                RxEvent::StatusChanged => INSERT_LATER_EVENT,
+                _ => INSERT_EVENT,
+            };
+            db.execute(sql, &[int(id), text(common::events::name(*event))])?;
         }
         Ok(id)
     })?;
@@ -305,13 +316,19 @@ pub fn unix_seconds() -> u64 {
 /// The body of a prescription webhook: exactly `{"signature":"…"}` for `prescription.created` (spec
 /// 6), `{"signature":"…","type":"prescription.dispensed"}` (and so on) for the later events; a sale
 /// that said what was handed over adds its `items` (the payload's, `prescriptions/src/handover.rs`).
-pub fn event_body(signature: &str, event_type: Option<&str>, items: Option<&Value>) -> Vec<u8> {
+pub fn event_body(signature: &str, event_type: Option<&str>, payload: &Value) -> Vec<u8> {
     let mut body = match event_type {
         None => json!({ "signature": signature }),
         Some(t) => json!({ "signature": signature, "type": t }),
     };
-    if let Some(items) = items {
+    if let Some(items) = payload.get("items") {
         body["items"] = items.clone();
+    }
+    // A pharmacy's status: `status`, `pharmacy`, `pickup_code`, `reason` beside the signature.
+    if let Some(Value::Object(said)) = payload.get("status") {
+        for (key, value) in said {
+            body[key] = value.clone();
+        }
     }
     body.to_string().into_bytes()
 }
@@ -323,12 +340,34 @@ mod tests {
     #[test]
     fn the_event_body_is_exactly_the_signature() {
         assert_eq!(
-            event_body("ab12", None, None),
+            event_body("ab12", None, &Value::Null),
             br#"{"signature":"ab12"}"#.to_vec()
         );
         assert_eq!(
-            event_body("ab12", Some("prescription.rejected"), None),
+            event_body(
+                "ab12",
+                Some("prescription.rejected"),
+                &json!({"signature": "ab12"})
+            ),
             br#"{"signature":"ab12","type":"prescription.rejected"}"#.to_vec()
+        );
+    }
+
+    #[test]
+    fn a_status_event_carries_what_the_pharmacy_said() {
+        let payload = json!({"signature": "ab12", "status": {"status": "ready_to_collect",
+            "pharmacy": {"id": 3, "name": "Farmacia Roma"}, "pickup_code": "A7", "reason": null}});
+        let body: Value = serde_json::from_slice(&event_body(
+            "ab12",
+            Some("prescription.status_changed"),
+            &payload,
+        ))
+        .unwrap();
+        assert_eq!(
+            body,
+            json!({"signature": "ab12", "type": "prescription.status_changed",
+                "status": "ready_to_collect", "pharmacy": {"id": 3, "name": "Farmacia Roma"},
+                "pickup_code": "A7", "reason": null})
         );
     }
 

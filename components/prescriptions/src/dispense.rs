@@ -194,7 +194,7 @@ pub fn dispense(req: DispenseRequest) -> Result<Dispensed, Error> {
             &req.signature,
             &req.webhooks,
             &now,
-            items.as_ref(),
+            items.as_ref().map(|items| ("items", items)),
         )?;
         Ok::<_, Error>(receipt)
     })?;

@@ -306,6 +306,7 @@ fn answer(p: Prepared, id: i64, ids: Vec<i64>) -> Prescription {
         medic_id: req.medic.id,
         constancia: crate::constancia::queued(&signed.signature),
         efirma,
+        status_updates: Vec::new(),
         signature: signed.signature,
         hospital: RxHospital {
             id: req.hospital.id,

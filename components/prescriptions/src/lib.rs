@@ -12,6 +12,7 @@
 //! - `handover`: what exactly a sale handed over (GTIN, lot, expiry, serial, substitution)
 //! - `dispensable`: what a pharmacy may dispense now of one person's prescriptions (the counter)
 //! - `history`: a person's prescriptions from other medics, for a medic they consented to
+//! - `status`: the pharmacy's status (`with_pharmacy` … `collected`), its rules and its reads
 //! - `claims`: a pharmacy's hold on a prescription while it dispenses (claim, release, burn's check)
 //! - `outbox`: the outbox rows written in this component's transactions
 //! - `seal`: the digital seal (Ed25519) and the service's keys; `verify`: the public check
@@ -51,6 +52,7 @@ mod sales;
 mod seal;
 mod signing;
 mod state;
+mod status;
 mod verify;
 
 use common::db::lent;
@@ -63,7 +65,7 @@ use bindings::exports::receta::prescriptions::prescriptions::{
     ClaimGrant, DispenseRequest, Dispensed, Drug, DrugLoad, DrugPage, EfirmaActivation,
     EfirmaDraft, FhirSource, Guest, HistoryEntry, IssueRequest, LandingRx, LifecycleEvent,
     MedicationPage, PharmacyRef, Prescription, PrescriptionPage, PublishedKey, Receipt,
-    ReceiptCheck, RegisterPage, Sale, StateChange, Verification,
+    ReceiptCheck, RegisterPage, Sale, StateChange, StatusChange, StatusUpdate, Verification,
 };
 
 struct Prescriptions;
@@ -177,6 +179,14 @@ impl Guest for Prescriptions {
         secret: String,
     ) -> Result<(), Error> {
         lent(db, || claims::release(pharmacy, &signature, &secret))
+    }
+
+    fn set_status(
+        db: &Connection,
+        pharmacy: PharmacyRef,
+        change: StatusChange,
+    ) -> Result<StatusUpdate, Error> {
+        lent(db, || status::set(pharmacy, change))
     }
 
     fn cancel(db: &Connection, medic: i64, change: StateChange) -> Result<Prescription, Error> {

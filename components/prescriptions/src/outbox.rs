@@ -72,6 +72,22 @@ pub fn queue_email(db: &Db, id: i64, signature: &str, to: &str, now: &str) -> Re
     insert(db, "email", id, to, &payload, now)
 }
 
+/// Queues the patient's message about a pharmacy's status (`status`: what the pharmacy said), due
+/// at `now`: an email row whose payload carries `status`, which the notifications component writes
+/// as a short message without the PDF (and which does not change the prescription's `sent`).
+pub fn queue_status_email(
+    db: &Db,
+    id: i64,
+    signature: &str,
+    to: &str,
+    status: &serde_json::Value,
+    now: &str,
+) -> Result<(), Error> {
+    let payload =
+        json!({"signature": signature, "to": [to], "cc": [], "status": status}).to_string();
+    insert(db, "email", id, to, &payload, now)
+}
+
 /// Queues one row per planned webhook delivery of prescription `id`, due at `now`.
 pub fn queue_webhooks(
     db: &Db,
@@ -83,20 +99,21 @@ pub fn queue_webhooks(
     queue_webhooks_with(db, id, signature, hooks, now, None)
 }
 
-/// `queue_webhooks`, the payload carrying `items` (a sale's, when it said what was handed over:
-/// the notifications component puts them in the event's body).
+/// `queue_webhooks`, the payload carrying one more member that the notifications component puts
+/// in the event's body: a sale's `items` (when it said what was handed over), a pharmacy's
+/// `status`.
 pub fn queue_webhooks_with(
     db: &Db,
     id: i64,
     signature: &str,
     hooks: &[WebhookDelivery],
     now: &str,
-    items: Option<&serde_json::Value>,
+    extra: Option<(&str, &serde_json::Value)>,
 ) -> Result<(), Error> {
     for hook in hooks {
         let mut payload = webhook_payload(signature, hook);
-        if let Some(items) = items {
-            payload["items"] = items.clone();
+        if let Some((key, value)) = extra {
+            payload[key] = value.clone();
         }
         insert(db, "webhook", id, &hook.url, &payload.to_string(), now)?;
     }

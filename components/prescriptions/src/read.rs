@@ -27,7 +27,9 @@ pub(crate) const COLUMNS: &str = concat!(
     COALESCE(t.fill_interval_days, 0) AS fill_interval_days, \
     COALESCE(t.antibiotic_repeat_reason, '') AS antibiotic_repeat_reason, \
     (SELECT COUNT(*) FROM prescription_events e WHERE e.prescription_id = p.id AND e.kind = 'dispense') AS fills_used, \
-    nc.gen_time AS constancia_time, nc.tsa AS constancia_tsa,",
+    nc.gen_time AS constancia_time, nc.tsa AS constancia_tsa, ",
+    crate::status::updates_column!(),
+    ",",
     crate::efirma::columns!()
 );
 
@@ -197,6 +199,7 @@ pub(crate) fn from_row(r: &Row) -> anyhow::Result<Prescription> {
         antibiotic_repeat_reason: r.string("antibiotic_repeat_reason")?,
         constancia: crate::constancia::from_row(r, &r.string("signature")?)?,
         efirma: crate::efirma::from_row(r)?,
+        status_updates: crate::status::from_row(r)?,
     })
 }
 

@@ -1,18 +1,19 @@
 //! A prescription as an HL7 FHIR R4 (4.0.1) `Bundle` (docs/fhir.md): a `MedicationRequest` per
 //! medication, the `Patient`, the `Practitioner`, the `Organization` (hospital), and per sale a
 //! `MedicationDispense` per item with its pharmacy (`Organization`) and, when the pharmacy said
-//! what it handed over, the `Medication` (GTIN, lot, expiry, serial). Shared by the medic's view
+//! what it handed over, the `Medication` (GTIN, lot, expiry, serial), and per pharmacy status a
+//! `Task` (as the NHS Prescription Status Update API). Shared by the medic's view
 //! and the pharmacy's; each route authorizes and logs before it builds.
 
 use serde_json::{Map, Value, json};
 
-use common::codes::{Gender, RxState};
+use common::codes::{Coded, Gender, Labelled, RxState};
 use common::db::Db;
 use common::types::Error;
 
 use crate::bindings::catalog;
 use crate::bindings::prescriptions::{
-    self, DispensedItem, EfirmaStatus, LifecycleEvent, Medication, Prescription,
+    self, DispensedItem, EfirmaStatus, LifecycleEvent, Medication, Prescription, StatusUpdate,
 };
 use crate::http::{self, Response};
 
@@ -114,6 +115,15 @@ pub fn bundle(
             entries.extend(product);
             entries.push(dispense);
         }
+    }
+    for update in &rx.status_updates {
+        let pharmacy_id = format!("pharmacy-{}", update.pharmacy.id);
+        if !pharmacies.contains(&pharmacy_id) {
+            let p = &update.pharmacy;
+            entries.push(organization(&pharmacy_id, "pharmacy", p.id, &p.name, None));
+            pharmacies.push(pharmacy_id.clone());
+        }
+        entries.push(task(rx, update, &patient_id, &pharmacy_id));
     }
     let entry: Vec<Value> = entries
         .into_iter()
@@ -324,6 +334,51 @@ fn practitioner(
                 json!([{"system": format!("{SID}/cedula-especialidad"), "value": number}]);
         }
         resource["qualification"] = json!([qualification]);
+    }
+    resource
+}
+
+/// A pharmacy's status as a FHIR R4 `Task`, as the NHS Prescription Status Update API carries it:
+/// `businessStatus` the code (and the Spanish label and sentence), `status` `completed` for
+/// `dispatched`, `collected` and `not_dispensed`, `in-progress` otherwise; `basedOn` the
+/// prescription's `MedicationRequest`s, `owner` the pharmacy, `statusReason` the reason of a
+/// `not_dispensed`, `input` the pickup code.
+fn task(rx: &Prescription, u: &StatusUpdate, patient: &str, pharmacy: &str) -> Value {
+    use common::codes::PharmacyStatus::*;
+    let status = match u.status {
+        Dispatched | Collected | NotDispensed => "completed",
+        _ => "in-progress",
+    };
+    let based_on: Vec<Value> = rx
+        .medications
+        .iter()
+        .map(|m| json!({"reference": format!("MedicationRequest/rx-{}", m.id)}))
+        .collect();
+    let mut resource = json!({
+        "resourceType": "Task",
+        "id": format!("status-{}", u.id),
+        "identifier": [{"system": format!("{SID}/pharmacy-status-id"), "value": u.id.to_string()}],
+        "basedOn": based_on,
+        "groupIdentifier": {"system": format!("{SID}/rx-signature"), "value": rx.signature},
+        "status": status,
+        "businessStatus": {
+            "coding": [{
+                "system": format!("{SID}/pharmacy-status"),
+                "code": u.status.code(),
+                "display": u.status.label(),
+            }],
+            "text": crate::views::status_json::sentence(u),
+        },
+        "intent": "order",
+        "for": {"reference": format!("Patient/{patient}")},
+        "owner": {"reference": format!("Organization/{pharmacy}")},
+        "lastModified": u.created_at,
+    });
+    if let Some(reason) = &u.reason {
+        resource["statusReason"] = json!({"text": reason});
+    }
+    if let Some(code) = &u.pickup_code {
+        resource["input"] = json!([{"type": {"text": "pickup_code"}, "valueString": code}]);
     }
     resource
 }

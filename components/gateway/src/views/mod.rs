@@ -4,6 +4,7 @@
 //! - `rx_json`: a prescription as the API writes it (the create, list, detail and pharmacy shapes)
 //! - `campaign_json`: a pharmacy campaign as the patient landing shows it
 //! - `fhir_json`: a prescription as a FHIR R4 `Bundle` (the medic's and the pharmacy's views)
+//! - `status_json`: a pharmacy's status (the detail, the landing, the patient's page, FHIR)
 //! - `history`: a person's medication history as a medic reads it (JSON, FHIR, the create's warnings)
 //! - `register`: the antibiotic register's answer (a pharmacy's own, or any pharmacy's for the admin)
 //! - `links`: which URLs the service accepts and writes, and its media links
@@ -14,3 +15,4 @@ pub mod history;
 pub mod links;
 pub mod register;
 pub mod rx_json;
+pub mod status_json;

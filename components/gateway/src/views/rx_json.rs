@@ -7,8 +7,9 @@ use serde_json::{Map, Value};
 
 use crate::bindings::prescriptions::{
     Constancia, ConstanciaStatus, EfirmaStatus, Medication, Prescription, RxEfirma, RxHospital,
-    RxPatient, RxStatus, Seal,
+    RxPatient, RxStatus, Seal, StatusUpdate,
 };
+use crate::views::status_json::{self, StatusJson};
 
 /// `rx_status` as the public sees it (the verify, the patient's page and its JSON): a draft
 /// awaiting its medic's e.firma is not issued, so not "Disponible":
@@ -122,6 +123,8 @@ pub fn create_shape<'a>(
     v.seal = None;
     v.constancia = None;
     v.efirma = None;
+    v.pharmacy_status = None;
+    v.pharmacy_status_history = None;
     v
 }
 
@@ -181,18 +184,41 @@ pub struct RxJson<'a, H, P, M> {
     /// create adds its own `efirma`: `prescriptions::create`).
     #[serde(skip_serializing_if = "Option::is_none")]
     efirma: Option<Option<EfirmaJson<'a>>>,
+    /// The latest pharmacy status (`status_json`), or null; not in the create shape.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pharmacy_status: Option<Option<StatusJson<'a>>>,
+    /// Every pharmacy status, oldest first; not in the create shape.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pharmacy_status_history: Option<Vec<StatusJson<'a>>>,
+    /// The statuses the two fields above are written from (`for_pharmacy` keeps its own).
+    #[serde(skip)]
+    status_updates: &'a [StatusUpdate],
     cta_link: String,
     additional_data: Map<String, Value>,
 }
 
-impl<H, P, M> RxJson<'_, H, P, M> {
-    /// What a pharmacy is shown (its lookup, a burn's answer): the diagnosis only when the medic
-    /// chose `show_diagnosis`, else an empty string (the field and its type stay, so clients
-    /// written for the original service keep parsing; docs/api-notes.md, "What a pharmacy sees").
-    pub fn for_pharmacy(mut self) -> Self {
+impl<'a, H, P, M> RxJson<'a, H, P, M> {
+    /// What pharmacy `pharmacy` is shown (its lookup, a burn's answer): the diagnosis only when
+    /// the medic chose `show_diagnosis`, else an empty string (the field and its type stay, so
+    /// clients written for the original service keep parsing; docs/api-notes.md, "What a pharmacy
+    /// sees"); of the pharmacies' statuses, only its own.
+    pub fn for_pharmacy(mut self, pharmacy: i64) -> Self {
         if !self.show_diagnosis {
             self.diagnosis = "";
         }
+        let own: Vec<StatusJson<'a>> = self
+            .status_updates
+            .iter()
+            .filter(|u| u.pharmacy.id == pharmacy)
+            .map(status_json::status)
+            .collect();
+        self.pharmacy_status = Some(
+            self.status_updates
+                .iter()
+                .rfind(|u| u.pharmacy.id == pharmacy)
+                .map(status_json::status),
+        );
+        self.pharmacy_status_history = Some(own);
         self
     }
 }
@@ -242,6 +268,7 @@ pub fn shape<'a, H, P, M>(
         antibiotic_repeat_reason,
         constancia: stamp,
         efirma: signed,
+        status_updates,
     } = rx;
     RxJson {
         id: *id,
@@ -272,6 +299,9 @@ pub fn shape<'a, H, P, M>(
         antibiotic_repeat_reason,
         constancia: Some(constancia(stamp)),
         efirma: Some(signed.as_ref().map(efirma)),
+        pharmacy_status: Some(status_json::latest(status_updates)),
+        pharmacy_status_history: Some(status_json::history(status_updates)),
+        status_updates,
         cta_link: format!("{base_url}/rx/{signature}"),
         additional_data: Map::new(),
     }

@@ -1,0 +1,257 @@
+//! The pharmacy's status (table `pharmacy_statuses`, migration 0028; docs/lifecycle.md, "The
+//! pharmacy's status"): what a pharmacy says it is doing with a prescription, after the NHS
+//! Prescription Status Update codes. Each pharmacy has its own thread of statuses on a
+//! prescription (a patient turned away by one may take it to another); `next` holds the rules of
+//! what may follow what, `set` checks the prescription and writes the status, its webhook rows
+//! and the patient's message in one `BEGIN IMMEDIATE … COMMIT`.
+
+use serde_json::json;
+
+use common::codes::{Coded, PharmacyStatus, RxState};
+use common::db::{Db, Row, int, opt_text, text};
+use common::types::Error;
+
+use crate::bindings::exports::receta::prescriptions::prescriptions::{
+    PharmacyRef, StatusChange, StatusUpdate,
+};
+use crate::outbox;
+use crate::state::{closed, state};
+
+/// `?1` prescription, `?2` pharmacy, `?3` now: another pharmacy's live claim (its expiry), whether
+/// this pharmacy sold any of it, this pharmacy's last status, and where the patient's message goes
+/// (the email on file, when the prescription's own email was not ruled out).
+const CONTEXT: &str = "SELECT \
+    (SELECT c.expires_at FROM claims c WHERE c.prescription_id = ?1 AND c.expires_at > ?3 \
+       AND c.pharmacy_id <> ?2) AS claimed_until, \
+    EXISTS (SELECT 1 FROM prescription_events e WHERE e.prescription_id = ?1 \
+       AND e.kind = 'dispense' AND e.pharmacy_id = ?2) AS sold_here, \
+    (SELECT s.code FROM pharmacy_statuses s WHERE s.prescription_id = ?1 AND s.pharmacy_id = ?2 \
+       ORDER BY s.id DESC LIMIT 1) AS last_code, \
+    (SELECT CASE WHEN p.sent_status <> 'not_sent' THEN p.patient_email END \
+       FROM prescriptions p WHERE p.id = ?1) AS message_to";
+
+const INSERT: &str = "INSERT INTO pharmacy_statuses \
+    (prescription_id, pharmacy_id, pharmacy_name, code, pickup_code, reason, created_at) \
+    VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id";
+
+/// A prescription's statuses as one JSON array column (`AS status_updates`, oldest first), for
+/// the reads that carry them (`read::COLUMNS`, the landing): one correlated subquery on the
+/// index `pharmacy_statuses_by_prescription`, no extra round trip.
+macro_rules! updates_column {
+    () => {
+        "(SELECT json_group_array(json_object('id', u.id, 'code', u.code, 'pharmacy_id', \
+         u.pharmacy_id, 'pharmacy_name', u.pharmacy_name, 'pickup_code', u.pickup_code, \
+         'reason', u.reason, 'created_at', u.created_at)) FROM (SELECT * FROM pharmacy_statuses u \
+         WHERE u.prescription_id = p.id ORDER BY u.id) u) AS status_updates"
+    };
+}
+pub(crate) use updates_column;
+
+/// `pharmacy` posts `change`; see `prescriptions.set-status` in the WIT.
+pub fn set(pharmacy: PharmacyRef, change: StatusChange) -> Result<StatusUpdate, Error> {
+    let db = Db::open()?;
+    let now = common::time::now_iso8601();
+    let code = change.status;
+    db.transaction(|db| -> Result<StatusUpdate, Error> {
+        let state = state(db, &change.signature)?;
+        let (claimed_until, sold_here, last, message_to) =
+            context(db, state.id, pharmacy.id, &now)?;
+        match state.rx_status {
+            RxState::Available | RxState::PartiallyDispensed => {}
+            RxState::Dispensed if sold_here => {}
+            RxState::Dispensed => {
+                return Err(Error::Conflict(
+                    "This prescription was fully dispensed by another pharmacy; only a pharmacy \
+                     that sold it may post its status."
+                        .into(),
+                ));
+            }
+            other => return Err(closed(other, &state, "given a pharmacy status")),
+        }
+        if let Some(until) = claimed_until {
+            return Err(Error::Conflict(format!(
+                "This prescription is being dispensed elsewhere (claimed by another pharmacy until \
+                 {until}); its status cannot be posted until then."
+            )));
+        }
+        next(last, code, sold_here).map_err(Error::Conflict)?;
+        let id = db
+            .query_opt(
+                INSERT,
+                &[
+                    int(state.id),
+                    int(pharmacy.id),
+                    text(&pharmacy.name),
+                    text(code.code()),
+                    opt_text(change.pickup_code.as_deref()),
+                    opt_text(change.reason.as_deref()),
+                    text(&now),
+                ],
+                |r| r.i64("id"),
+            )?
+            .ok_or_else(|| anyhow::anyhow!("INSERT … RETURNING returned no row"))?;
+        let update = StatusUpdate {
+            id,
+            status: code,
+            pharmacy: PharmacyRef {
+                license: String::new(),
+                ..pharmacy.clone()
+            },
+            pickup_code: change.pickup_code.clone(),
+            reason: change.reason.clone(),
+            created_at: now.clone(),
+        };
+        let said = json!({
+            "status": code.code(),
+            "pharmacy": {"id": pharmacy.id, "name": pharmacy.name},
+            "pickup_code": change.pickup_code,
+            "reason": change.reason,
+        });
+        outbox::queue_webhooks_with(
+            db,
+            state.id,
+            &change.signature,
+            &change.webhooks,
+            &now,
+            Some(("status", &said)),
+        )?;
+        let tell_patient = matches!(
+            code,
+            PharmacyStatus::ReadyToCollect | PharmacyStatus::NotDispensed
+        );
+        if let Some(to) = message_to.filter(|to| tell_patient && to.contains('@')) {
+            outbox::queue_status_email(db, state.id, &change.signature, &to, &said, &now)?;
+        }
+        Ok(update)
+    })
+}
+
+type Context = (Option<String>, bool, Option<PharmacyStatus>, Option<String>);
+
+fn context(db: &Db, prescription: i64, pharmacy: i64, now: &str) -> Result<Context, Error> {
+    let row = db.query_opt(
+        CONTEXT,
+        &[int(prescription), int(pharmacy), text(now)],
+        |r| {
+            Ok((
+                r.opt_string("claimed_until")?,
+                r.bool("sold_here")?,
+                r.opt_string("last_code")?,
+                r.opt_string("message_to")?,
+            ))
+        },
+    )?;
+    let (claimed, sold, last, to) = row.ok_or_else(|| anyhow::anyhow!("no context row"))?;
+    Ok((
+        claimed,
+        sold,
+        last.as_deref().and_then(PharmacyStatus::parse),
+        to,
+    ))
+}
+
+/// Whether `next` may follow this pharmacy's `last` status; the 409's message when not.
+pub fn next(
+    last: Option<PharmacyStatus>,
+    next: PharmacyStatus,
+    sold_here: bool,
+) -> Result<(), String> {
+    use PharmacyStatus::*;
+    if let Some(done @ (Collected | NotDispensed)) = last {
+        return Err(format!(
+            "This pharmacy's status is already {} (final); nothing follows it.",
+            done.code()
+        ));
+    }
+    if next == Collected && !sold_here {
+        return Err(
+            "`collected` comes only after this pharmacy recorded a sale of this prescription."
+                .into(),
+        );
+    }
+    let step = |s: PharmacyStatus| match s {
+        WithPharmacy => 0,
+        Preparing => 1,
+        ReadyToCollect | ReadyToDispatch => 2,
+        Dispatched => 3,
+        Collected | NotDispensed => 4,
+    };
+    let ok = match (last, next) {
+        (_, Dispatched) => last == Some(ReadyToDispatch),
+        (Some(ReadyToDispatch), Collected) => false,
+        // Ready either way: the patient may change their mind between pickup and delivery.
+        (Some(ReadyToCollect), ReadyToDispatch) | (Some(ReadyToDispatch), ReadyToCollect) => true,
+        (Some(last), next) => step(next) > step(last),
+        (None, _) => true,
+    };
+    if ok {
+        return Ok(());
+    }
+    let after = last.map_or("no status", |l| l.code());
+    Err(format!(
+        "`{}` cannot follow `{after}` (docs/lifecycle.md, \"The pharmacy's status\").",
+        next.code()
+    ))
+}
+
+/// The statuses of a row's `status_updates` column (`status_updates_column!`), oldest first; a
+/// code this build does not know is left out.
+pub fn from_row(r: &Row) -> anyhow::Result<Vec<StatusUpdate>> {
+    let Some(column) = r.opt_string("status_updates")? else {
+        return Ok(Vec::new());
+    };
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&column)?;
+    let opt = |v: &serde_json::Value| v.as_str().map(str::to_string);
+    Ok(rows
+        .iter()
+        .filter_map(|u| {
+            Some(StatusUpdate {
+                id: u["id"].as_i64()?,
+                status: PharmacyStatus::parse(u["code"].as_str()?)?,
+                pharmacy: PharmacyRef {
+                    id: u["pharmacy_id"].as_i64()?,
+                    name: opt(&u["pharmacy_name"]).unwrap_or_default(),
+                    license: String::new(),
+                },
+                pickup_code: opt(&u["pickup_code"]),
+                reason: opt(&u["reason"]),
+                created_at: opt(&u["created_at"]).unwrap_or_default(),
+            })
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use PharmacyStatus::*;
+
+    #[test]
+    fn forward_only_and_nothing_after_a_final_status() {
+        assert!(next(None, WithPharmacy, false).is_ok());
+        assert!(next(None, ReadyToCollect, false).is_ok());
+        assert!(next(Some(WithPharmacy), Preparing, false).is_ok());
+        assert!(next(Some(Preparing), WithPharmacy, false).is_err());
+        assert!(next(Some(Preparing), Preparing, false).is_err());
+        assert!(next(Some(ReadyToCollect), ReadyToDispatch, false).is_ok());
+        assert!(next(Some(ReadyToDispatch), ReadyToCollect, false).is_ok());
+        assert!(next(Some(ReadyToCollect), NotDispensed, false).is_ok());
+        for last in [Collected, NotDispensed] {
+            for code in PharmacyStatus::ALL {
+                assert!(next(Some(last), *code, true).is_err(), "{last:?} {code:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn dispatched_only_after_ready_to_dispatch_and_collected_only_after_a_sale() {
+        assert!(next(None, Dispatched, true).is_err());
+        assert!(next(Some(ReadyToCollect), Dispatched, true).is_err());
+        assert!(next(Some(ReadyToDispatch), Dispatched, true).is_ok());
+        assert!(next(Some(ReadyToCollect), Collected, false).is_err());
+        assert!(next(Some(ReadyToCollect), Collected, true).is_ok());
+        assert!(next(Some(ReadyToDispatch), Collected, true).is_err());
+        assert!(next(Some(Dispatched), Collected, true).is_ok());
+        assert!(next(None, Collected, true).is_ok());
+    }
+}

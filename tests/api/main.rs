@@ -13,6 +13,7 @@ mod campaigns;
 mod claims;
 mod consent;
 mod constancias;
+mod contact;
 mod counter;
 mod deploy;
 mod efirma;

@@ -14,7 +14,8 @@ use crate::project::{Result, host_binary, root, run, target_dir};
 /// `biip` and `fhir.resources` are the black-box tests' independent GS1 reader
 /// (`tests/api/handover.rs`) and FHIR R4 validator (`tests/api/fhir.rs`); `kubernetes-validate`
 /// (with schemathesis's `jsonschema` and PyYAML) checks the Kubernetes manifests (`tests/api/deploy.rs`); `python-stdnum` is the CURP
-/// check the identity rule is compared with (`tests/api/counter.rs`).
+/// check the identity rule is compared with (`tests/api/counter.rs`); `phonenumbers` (libphonenumber's
+/// Python port) is what `phone_e164` is compared with (`tests/api/contact.rs`).
 const PYTHON_TOOLS: &[&str] = &[
     "schemathesis==4.32.5",
     "openapi-spec-validator==0.9.0",
@@ -22,6 +23,7 @@ const PYTHON_TOOLS: &[&str] = &[
     "fhir.resources==8.1.0",
     "kubernetes-validate==1.34.0",
     "python-stdnum==2.2",
+    "phonenumbers==9.0.43",
 ];
 /// Examples per operation and token in CI's bounded pass.
 pub const CI_EXAMPLES: u32 = 25;

@@ -7,7 +7,7 @@
 use serde::ser::{Serialize, SerializeTuple, Serializer};
 
 pub use crate::code_bindings::receta::common::codes::{
-    DrugCategory, Gender, PageSize, PharmacyStatus, RxState, SentState,
+    Channel, DrugCategory, Gender, PageSize, PharmacyStatus, RxState, SentState,
 };
 
 impl PageSize {
@@ -150,6 +150,24 @@ impl Labelled for SentState {
             SentState::NotSent => "not sent",
             SentState::SentEmail => "sent by email",
         }
+    }
+}
+
+impl Coded for Channel {
+    const ALL: &'static [Self] = &[Channel::Email, Channel::Sms, Channel::Whatsapp];
+
+    fn code(self) -> &'static str {
+        match self {
+            Channel::Email => "email",
+            Channel::Sms => "sms",
+            Channel::Whatsapp => "whatsapp",
+        }
+    }
+}
+
+impl Serialize for Channel {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.code())
     }
 }
 

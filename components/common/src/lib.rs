@@ -21,6 +21,7 @@ pub mod image;
 pub mod kv;
 pub mod multipart;
 pub mod page;
+pub mod phone;
 pub mod text;
 pub mod time;
 

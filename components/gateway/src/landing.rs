@@ -29,8 +29,8 @@ use crate::bindings::patients::{self, Consent, ConsentVia, Grantee, PersonConsen
 use crate::bindings::pharmacies;
 use crate::bindings::prescriptions::{self, LandingRx, Medication};
 use crate::http::{Request, Response};
-use crate::landing_html;
 use crate::views::campaign_json::landing_json;
+use crate::views::landing_html;
 
 /// `GET /api/v2/rx/patient-landing/<signature>/` → 200 `{rx, campaigns, default_campaign}`.
 pub fn json(caller: Principal, signature: &str) -> Result<Response, Error> {
@@ -133,7 +133,8 @@ pub fn page(signature: &str) -> Result<Response, Error> {
     match prescriptions::get_landing(db.connection(), None, signature) {
         Ok(rx) => {
             let active = campaigns::active_campaigns(db.connection())?;
-            Ok(html(200, landing_html::page(&rx, &active)))
+            let whatsapp = patients::whatsapp_opt_in_of(db.connection(), signature)?.is_some();
+            Ok(html(200, landing_html::page(&rx, &active, whatsapp)))
         }
         Err(Error::NotFound(_)) => Ok(not_found()),
         Err(other) => Err(other),
@@ -153,6 +154,25 @@ pub fn counter_code(req: &Request, signature: &str) -> Result<Response, Error> {
             landing_html::counter_code_page(signature, &code.code, &code.expires_at),
         )
     })
+}
+
+/// `POST /rx/<signature>/whatsapp-opt-out` (the page's form, or JSON) → the patient withdraws their
+/// WhatsApp opt-in: JSON 200 `{"whatsapp_opt_in": null}`; the form is answered 303 to the page.
+/// 404 for an unknown signature. Withdrawing twice changes nothing.
+pub fn whatsapp_opt_out(req: &Request, signature: &str) -> Result<Response, Error> {
+    match patients::withdraw_whatsapp(Db::open()?.connection(), signature) {
+        Ok(()) if req.wants_json() => Ok(private(Response::json(
+            200,
+            &json!({"whatsapp_opt_in": null}),
+        ))),
+        Ok(()) => Ok(private(Response::bytes(
+            303,
+            "text/plain; charset=utf-8",
+            Vec::new(),
+        ))
+        .with_header("location", format!("/rx/{signature}"))),
+        Err(e) => patient_error(req.wants_json(), signature, e),
+    }
 }
 
 /// `GET /rx/<signature>/consents` → with `Accept: application/json`, 200 `{consents, issuing_medic,

@@ -9,7 +9,6 @@ mod http;
 mod input;
 mod jobs_door;
 mod landing;
-mod landing_html;
 mod locations;
 mod media;
 mod medics;
@@ -192,6 +191,7 @@ fn handler<'a>(req: &'a Request, method: Method, segments: &'a [&'a str]) -> Opt
         (Get, ["rx", signature]) => public(move || landing::page(signature)),
         (Get, ["rx", signature, "pdf"]) => public(move || landing::pdf(signature)),
         (Post, ["rx", signature, "counter-code"]) => public(move || landing::counter_code(req, signature)),
+        (Post, ["rx", signature, "whatsapp-opt-out"]) => public(move || landing::whatsapp_opt_out(req, signature)),
         (Get, ["rx", signature, "consents"]) => public(move || landing::consents(req, signature)),
         (Post, ["rx", signature, "consents"]) => public(move || landing::give_consent(req, signature)),
         (Delete, ["rx", signature, "consents", id]) => public(move || landing::withdraw_consent(req, signature, id, false)),

@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use common::codes::{Coded, Gender};
+use common::codes::{Channel, Coded, Gender};
 use common::db::Db;
 use common::fields::Fields;
 use common::types::Error;
@@ -50,6 +50,8 @@ fn create_for(req: &Request, medic: i64) -> Result<Response, Error> {
     let state = f.optional_str("state", STATE).unwrap_or_default();
     let zip_code = f.optional_str("zip_code", SHORT).unwrap_or_default();
     let location = f.optional_str("location", LONG).unwrap_or_default();
+    let channels = channels(&mut f);
+    let whatsapp_opt_in = f.optional_bool("whatsapp_opt_in").unwrap_or(false);
     let input = f.finish_then(|| {
         Some(NewPatient {
             name: name?,
@@ -63,6 +65,8 @@ fn create_for(req: &Request, medic: i64) -> Result<Response, Error> {
             state,
             zip_code,
             location,
+            channels,
+            whatsapp_opt_in,
         })
     })?;
     let patient = patients::create_patient(Db::open()?.connection(), medic, &input)?;
@@ -140,6 +144,8 @@ pub fn update(req: &Request, medic: MedicId, segment: &str) -> Result<Response, 
         state: f.patch_str("state", STATE, true),
         zip_code: f.patch_str("zip_code", SHORT, true),
         location: f.patch_str("location", LONG, true),
+        channels: channels(&mut f),
+        whatsapp_opt_in: f.optional_bool("whatsapp_opt_in"),
     };
     f.finish()?;
     let patient = patients::update_patient(Db::open()?.connection(), medic, &key, &patch)?;
@@ -178,6 +184,49 @@ fn email(f: &mut Fields, patch: bool) -> Option<String> {
         return None;
     }
     Some(value)
+}
+
+/// `channels`: a list of `email`, `sms`, `whatsapp` (duplicates dropped; docs/patients.md, "How the
+/// patient is reached"); absent or null is `None` (the default on create, unchanged in a PATCH).
+/// Whether the patient can be reached on each is the patients component's check.
+fn channels(f: &mut Fields) -> Option<Vec<Channel>> {
+    let raw = f.raw("channels")?.clone();
+    let items = match raw {
+        Value::Null => return None,
+        Value::Array(items) => items,
+        other => {
+            let kind = match other {
+                Value::String(_) => "str",
+                Value::Object(_) => "dict",
+                _ => "scalar",
+            };
+            f.error(
+                "channels",
+                format!("Expected a list of items but got type \"{kind}\"."),
+            );
+            return None;
+        }
+    };
+    let mut chosen = Vec::with_capacity(items.len());
+    for item in &items {
+        match item.as_str().and_then(Channel::parse) {
+            Some(c) if chosen.contains(&c) => {}
+            Some(c) => chosen.push(c),
+            None => {
+                let shown = item
+                    .as_str()
+                    .map_or_else(|| item.to_string(), str::to_string);
+                f.error(
+                    "channels",
+                    format!(
+                        "\"{shown}\" is not a valid choice. Allowed values: email, sms, whatsapp."
+                    ),
+                );
+                return None;
+            }
+        }
+    }
+    Some(chosen)
 }
 
 /// `gender`: `M`, `F`, `O` or `H` (any case; stored as the capital letter sent), or `male`,
@@ -269,6 +318,21 @@ mod tests {
         }
         let mut f = fields(json!({}));
         assert_eq!(email(&mut f, false), None);
+    }
+
+    #[test]
+    fn channels_are_a_list_of_known_codes() {
+        let mut f = fields(json!({"channels": ["sms", "email", "sms"]}));
+        assert_eq!(channels(&mut f), Some(vec![Channel::Sms, Channel::Email]));
+        assert!(f.finish().is_ok());
+        for bad in [json!("sms"), json!(["fax"]), json!([1])] {
+            let mut f = fields(json!({ "channels": bad }));
+            assert_eq!(channels(&mut f), None);
+            assert!(f.finish().is_err(), "{bad}");
+        }
+        let mut f = fields(json!({"channels": null}));
+        assert_eq!(channels(&mut f), None);
+        assert!(f.finish().is_ok());
     }
 
     #[test]

@@ -143,11 +143,7 @@ pub fn receipt(pharmacy: ReceiptReader, digest: &str) -> Result<Response, Error>
 pub fn receipt_constancia(pharmacy: ReceiptReader, digest: &str) -> Result<Response, Error> {
     let pharmacy = pharmacy.pharmacy();
     let reply = prescriptions::get_receipt_constancia(Db::open()?.connection(), pharmacy, digest)?;
-    Ok(Response::bytes(
-        200,
-        crate::prescriptions::TIMESTAMP_REPLY,
-        reply,
-    ))
+    Ok(Response::bytes(200, http::TIMESTAMP_REPLY, reply))
 }
 
 /// `POST /api/v2/pharmacy/rx/<signature>/claim/` → 200 `{"claim": {id, secret, expires_at},

@@ -84,7 +84,7 @@ fn issue(req: &Request, medic_id: i64) -> Result<Response, Error> {
         .optional_str("antibiotic_repeat_reason", REASON)
         .unwrap_or_default();
     let efirma = if f.optional_bool("efirma") == Some(true) {
-        crate::signing::certificate(&mut f, medic_id)?
+        crate::input::efirma::certificate(&mut f, medic_id)?
     } else {
         None
     };
@@ -182,7 +182,7 @@ fn issue(req: &Request, medic_id: i64) -> Result<Response, Error> {
     };
     let issued = prescriptions::issue(db.connection(), &request)?;
     let mut body = match &issued.efirma {
-        Some(draft) => crate::signing::draft_body(&issued, draft, &base_url)?,
+        Some(draft) => crate::views::rx_json::draft_body(&issued, draft, &base_url)?,
         None => serde_json::to_value(create_shape(&issued, &base_url))
             .map_err(|e| Error::Internal(e.to_string()))?,
     };
@@ -317,7 +317,7 @@ pub fn document(caller: Principal, signature: &str) -> Result<Response, Error> {
 /// (docs/verification.md, "Constancias NOM-151").
 pub fn constancia(caller: Principal, signature: &str) -> Result<Response, Error> {
     let reply = prescriptions::get_constancia(Db::open()?.connection(), caller, signature)?;
-    Ok(Response::bytes(200, TIMESTAMP_REPLY, reply))
+    Ok(Response::bytes(200, http::TIMESTAMP_REPLY, reply))
 }
 
 /// `GET /api/v2/rx-endpoint/<signature>/fhir/` (the issuing medic or the API admin; anyone else
@@ -327,9 +327,6 @@ pub fn fhir(caller: Principal, signature: &str) -> Result<Response, Error> {
     let rx = prescriptions::get_by_signature(Db::open()?.connection(), caller, signature)?;
     crate::views::fhir_json::respond(&rx, crate::views::fhir_json::Audience::Prescriber)
 }
-
-/// The media type of an RFC 3161 reply.
-pub const TIMESTAMP_REPLY: &str = "application/timestamp-reply";
 
 /// `POST /api/v2/rx-endpoint/<signature>/cancel/` `{reason}` (the issuing medic; another medic or
 /// an unknown signature: 404) → 200 the prescription in the detail shape, `cancelled`. 409 once

@@ -2,7 +2,8 @@
 //! in two steps as gematik's E-Rezept (`$create`, then `$activate`):
 //!
 //! - a create with `"efirma": true` (`prescriptions::create`) stores a draft pinned to the medic's
-//!   registered certificate and answers the bytes to sign (`draft_body`);
+//!   registered certificate (`input::efirma::certificate`) and answers the bytes to sign
+//!   (`views::rx_json::draft_body`);
 //! - `POST /api/v2/rx-endpoint/<signature>/efirma/` activates it, orchestrated here:
 //!   `prescriptions.get-draft` (the bytes, when the draft was made) →
 //!   `catalog.check-efirma-signature` (the CMS against the medic's registered certificate and
@@ -12,72 +13,21 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
-use serde_json::{Value, json};
 
 use common::db::Db;
-use common::fields::Fields;
 use common::types::{Error, Principal, RxEvent};
 
 use crate::bindings::catalog;
 use crate::bindings::notifications;
-use crate::bindings::prescriptions::{
-    self, EfirmaActivation, PrescriberCertificate, Prescription, RxEfirma,
-};
+use crate::bindings::prescriptions::{self, EfirmaActivation};
 use crate::http::{self, Request, Response};
 use crate::roles::MedicId;
-use crate::views::rx_json::{create_shape, detail_shape, efirma_status};
+use crate::views::rx_json::detail_shape;
 
 /// The media type of a detached CMS signature (RFC 8551).
 const P7S: &str = "application/pkcs7-signature";
 /// `cms`: base64 of at most 48 KiB of DER (a signature with a SAT chain is about 4 KiB).
 const CMS_CHARS: Option<usize> = Some(65_536);
-
-/// A create's `"efirma": true`: the medic's registered certificate, which the draft pins; a field
-/// error on `efirma` when there is none, or it is no longer valid.
-pub fn certificate(f: &mut Fields, medic: i64) -> Result<Option<PrescriberCertificate>, Error> {
-    let registered = match catalog::get_efirma(medic) {
-        Ok(e) => e,
-        Err(Error::NotFound(_)) => {
-            f.error(
-                "efirma",
-                format!(
-                    "This medic has no e.firma registered: register the certificate first (PUT \
-                     /api/v2/medics/{medic}/efirma/)."
-                ),
-            );
-            return Ok(None);
-        }
-        Err(other) => return Err(other),
-    };
-    if registered.not_after.as_str() <= common::time::now_iso8601().as_str() {
-        f.error(
-            "efirma",
-            format!(
-                "The registered e.firma certificate {} expired on {}: register the current one.",
-                registered.serial, registered.not_after
-            ),
-        );
-        return Ok(None);
-    }
-    Ok(Some(PrescriberCertificate {
-        rfc: registered.rfc.unwrap_or_default(),
-        serial: registered.serial,
-    }))
-}
-
-/// A draft's create response: the create shape plus `efirma: {status, to_sign, digest}`, `to_sign`
-/// the base64 of the exact bytes to sign (the canonical document) and `digest` their SHA-256 (the
-/// signature).
-pub fn draft_body(rx: &Prescription, draft: &RxEfirma, base_url: &str) -> Result<Value, Error> {
-    let mut body = serde_json::to_value(create_shape(rx, base_url))
-        .map_err(|e| Error::Internal(e.to_string()))?;
-    body["efirma"] = json!({
-        "status": efirma_status(draft.status),
-        "to_sign": BASE64.encode(draft.to_sign.as_deref().unwrap_or_default()),
-        "digest": rx.signature,
-    });
-    Ok(body)
-}
 
 /// `POST /api/v2/rx-endpoint/<signature>/efirma/` `{"cms": "<base64 of a DER CMS SignedData,
 /// detached, SHA-256, over to_sign>"}` (the issuing medic) → 200 the prescription in the detail

@@ -1,9 +1,11 @@
 //! The patients component: wires `receta:patients/patients` to its modules.
 //!
 //! - `records`: each medic's patients
+//! - `channels`: how a patient is reached (channels, the phone in E.164, the WhatsApp opt-in)
 //! - `counter`: the codes a patient shows at a pharmacy counter
 //! - `consents`: the person's consents to share their medication history, and who they cover
 
+mod channels;
 mod consents;
 mod counter;
 mod records;
@@ -15,7 +17,7 @@ use spin_sdk::sqlite3::Connection;
 mod bindings;
 
 use bindings::exports::receta::patients::patients::{
-    Consent, ConsentVia, CounterCode, Grantee, Guest, NewPatient, Patient, PatientKey,
+    Consent, ConsentVia, CounterCode, Grantee, Guest, NewPatient, OptIn, Patient, PatientKey,
     PatientPatch, PersonConsents,
 };
 
@@ -37,6 +39,14 @@ impl Guest for Patients {
 
     fn get_owned(db: &Connection, medic: i64, key: PatientKey) -> Result<Patient, Error> {
         lent(db, || records::get(medic, &key))
+    }
+
+    fn whatsapp_opt_in_of(db: &Connection, signature: String) -> Result<Option<OptIn>, Error> {
+        lent(db, || channels::opt_in_of(&signature))
+    }
+
+    fn withdraw_whatsapp(db: &Connection, signature: String) -> Result<(), Error> {
+        lent(db, || channels::withdraw(&signature))
     }
 
     fn update_patient(

@@ -9,25 +9,37 @@ use common::types::{Error, PageRequest};
 use crate::bindings::exports::receta::patients::patients::{
     NewPatient, Patient, PatientKey, PatientPatch,
 };
+use crate::channels;
 
 const INSERT: &str = "INSERT INTO patients \
     (uid, medic_id, created_at, updated_at, name, email, date_of_birth, external_patient_file, gender, \
      curp, phone, address, state, zip_code, location) \
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
-    RETURNING id, uid, name, email, date_of_birth, external_patient_file, gender, curp, phone, address, \
-    state, zip_code, location";
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id";
+
+/// A patient's columns, with how it is reached (`channels::JOIN`).
+const COLUMNS: &str = "patients.id, uid, name, email, date_of_birth, external_patient_file, gender, \
+    curp, phone, address, state, zip_code, location";
 
 /// `?1` medic, `?2` a `LIKE … ESCAPE '\'` pattern or NULL, `?3` limit, `?4` offset.
-const SELECT_PAGE: &str = "SELECT id, uid, name, email, date_of_birth, external_patient_file, gender, curp, \
-    phone, address, state, zip_code, location FROM patients \
-    WHERE medic_id = ?1 AND (?2 IS NULL OR name LIKE ?2 ESCAPE '\\' OR email LIKE ?2 ESCAPE '\\') \
-    ORDER BY id LIMIT ?3 OFFSET ?4";
+fn select_page_sql() -> String {
+    format!(
+        "SELECT {COLUMNS}, {} FROM patients {} \
+         WHERE medic_id = ?1 AND (?2 IS NULL OR name LIKE ?2 ESCAPE '\\' OR email LIKE ?2 ESCAPE '\\') \
+         ORDER BY patients.id LIMIT ?3 OFFSET ?4",
+        channels::COLUMNS,
+        channels::JOIN
+    )
+}
 
-const SELECT_BY_ID: &str = "SELECT id, uid, name, email, date_of_birth, external_patient_file, gender, curp, \
-    phone, address, state, zip_code, location FROM patients WHERE medic_id = ?1 AND id = ?2";
-
-const SELECT_BY_UID: &str = "SELECT id, uid, name, email, date_of_birth, external_patient_file, gender, curp, \
-    phone, address, state, zip_code, location FROM patients WHERE medic_id = ?1 AND uid = ?2";
+/// `?1` medic, `?2` the id (`by_id`) or the uid.
+fn select_sql(by_id: bool) -> String {
+    let key = if by_id { "patients.id" } else { "uid" };
+    format!(
+        "SELECT {COLUMNS}, {} FROM patients {} WHERE medic_id = ?1 AND {key} = ?2",
+        channels::COLUMNS,
+        channels::JOIN
+    )
+}
 
 /// `?1` medic, `?2` id or uid (see `update_sql`), `?3` now, `?4`… the fields in `PatientPatch` order
 /// (NULL keeps the stored value).
@@ -37,8 +49,8 @@ const UPDATE_SET: &str = "UPDATE patients SET updated_at = ?3, \
     curp = COALESCE(?9, curp), phone = COALESCE(?10, phone), address = COALESCE(?11, address), \
     state = COALESCE(?12, state), zip_code = COALESCE(?13, zip_code), location = COALESCE(?14, location)";
 
-const RETURNING: &str = "RETURNING id, uid, name, email, date_of_birth, external_patient_file, gender, curp, \
-    phone, address, state, zip_code, location";
+/// What an update returns: the row, and what its channels are checked against.
+const RETURNING: &str = "RETURNING id, email, phone";
 
 /// `?1` a normalised valid CURP: every patient record of that person, at any medic (through the
 /// index `patients_by_curp`, built on this very expression).
@@ -106,17 +118,22 @@ pub fn of_prescription(db: &Db, signature: &str) -> Result<Prescribed, Error> {
 const UID_BYTES: usize = 16;
 
 fn from_row(r: &Row) -> anyhow::Result<Patient> {
+    let email = r.string("email")?;
+    let phone = r.string("phone")?;
     Ok(Patient {
+        channels: channels::from_row(r, &email)?,
+        whatsapp_opt_in: channels::opt_in_from_row(r)?,
+        phone_e164: channels::e164_from_row(r, &phone)?,
         id: r.i64("id")?,
         uid: r.string("uid")?,
         name: r.string("name")?,
-        email: r.string("email")?,
+        email,
         date_of_birth: r.string("date_of_birth")?,
         external_patient_file: r.string("external_patient_file")?,
         gender: r.code("gender")?,
         curp_valid: Curp::parse(&r.string("curp")?).is_some(),
         curp: r.string("curp")?,
-        phone: r.string("phone")?,
+        phone,
         address: r.string("address")?,
         state: r.string("state")?,
         zip_code: r.string("zip_code")?,
@@ -125,11 +142,22 @@ fn from_row(r: &Row) -> anyhow::Result<Patient> {
 }
 
 pub fn create(medic: i64, input: NewPatient) -> Result<Patient, Error> {
+    let e164 = common::phone::e164(&input.phone);
+    let codes = match &input.channels {
+        Some(chosen) => Some(channels::check(chosen, &input.email, e164.as_deref())?),
+        None => None,
+    };
+    let change = channels::Change {
+        e164: Some(e164.as_deref()),
+        codes: codes.as_deref(),
+        opt_in: input.whatsapp_opt_in.then_some(true),
+    };
+    let by = format!("medic:{medic}");
     let db = Db::open()?;
     let now = common::time::now_iso8601();
     // A uid collision needs 2^64 patients to become likely; retrying keeps even that from failing.
     let mut attempt = 0;
-    loop {
+    let id = loop {
         let params = [
             text(&new_uid()),
             int(medic),
@@ -147,13 +175,24 @@ pub fn create(medic: i64, input: NewPatient) -> Result<Patient, Error> {
             text(&input.zip_code),
             text(&input.location),
         ];
-        match db.query_opt(INSERT, &params, from_row) {
-            Ok(Some(patient)) => return Ok(patient),
-            Ok(None) => return Err(anyhow::anyhow!("INSERT … RETURNING returned no row").into()),
-            Err(e) if is_unique_violation(&e) && attempt < 3 => attempt += 1,
-            Err(e) => return Err(e.into()),
+        let inserted = db.transaction(|db| -> Result<i64, Error> {
+            let id = match db.query_opt(INSERT, &params, |r| r.i64("id")) {
+                Ok(id) => {
+                    id.ok_or_else(|| anyhow::anyhow!("INSERT … RETURNING returned no row"))?
+                }
+                Err(e) if is_unique_violation(&e) => return Err(Error::Conflict("uid".into())),
+                Err(e) => return Err(e.into()),
+            };
+            channels::write(db, id, &change, &by)?;
+            Ok(id)
+        });
+        match inserted {
+            Ok(id) => break id,
+            Err(Error::Conflict(_)) if attempt < 3 => attempt += 1,
+            Err(e) => return Err(e),
         }
-    }
+    };
+    get(medic, &PatientKey::Id(id))
 }
 
 pub fn list(medic: i64, search: Option<&str>, page: PageRequest) -> Result<Vec<Patient>, Error> {
@@ -165,16 +204,16 @@ pub fn list(medic: i64, search: Option<&str>, page: PageRequest) -> Result<Vec<P
         int(page.limit.into()),
         int(page.offset.into()),
     ];
-    Ok(db.query(SELECT_PAGE, &params, from_row)?)
+    Ok(db.query(&select_page_sql(), &params, from_row)?)
 }
 
 pub fn get(medic: i64, key: &PatientKey) -> Result<Patient, Error> {
     let db = Db::open()?;
     let (sql, value) = match key {
-        PatientKey::Id(id) => (SELECT_BY_ID, int(*id)),
-        PatientKey::Uid(uid) => (SELECT_BY_UID, text(uid)),
+        PatientKey::Id(id) => (select_sql(true), int(*id)),
+        PatientKey::Uid(uid) => (select_sql(false), text(uid)),
     };
-    db.query_opt(sql, &[int(medic), value], from_row)?
+    db.query_opt(&sql, &[int(medic), value], from_row)?
         .ok_or_else(Error::not_found)
 }
 
@@ -198,8 +237,34 @@ pub fn update(medic: i64, key: &PatientKey, patch: PatientPatch) -> Result<Patie
         o(&patch.zip_code),
         o(&patch.location),
     ];
-    db.query_opt(&sql, &params, from_row)?
-        .ok_or_else(Error::not_found)
+    let by = format!("medic:{medic}");
+    // Parsed before the transaction: the first parse of an instance loads the metadata.
+    let new_e164 = patch.phone.as_deref().map(common::phone::e164);
+    let id = db.transaction(|db| -> Result<i64, Error> {
+        let (id, email, phone) = db
+            .query_opt(&sql, &params, |r| {
+                Ok((r.i64("id")?, r.string("email")?, r.string("phone")?))
+            })?
+            .ok_or_else(Error::not_found)?;
+        let codes = match &patch.channels {
+            Some(chosen) => {
+                let e164 = match &new_e164 {
+                    Some(parsed) => parsed.clone(),
+                    None => channels::stored_e164(db, id, &phone)?,
+                };
+                Some(channels::check(chosen, &email, e164.as_deref())?)
+            }
+            None => None,
+        };
+        let change = channels::Change {
+            e164: new_e164.as_ref().map(|e| e.as_deref()),
+            codes: codes.as_deref(),
+            opt_in: patch.whatsapp_opt_in,
+        };
+        channels::write(db, id, &change, &by)?;
+        Ok(id)
+    })?;
+    get(medic, &PatientKey::Id(id))
 }
 
 /// The UPDATE statement for a key, and the key's parameter (`?2`).
@@ -261,9 +326,9 @@ mod tests {
         for key in [PatientKey::Id(7), PatientKey::Uid("ab".into())] {
             let (sql, _) = update_sql(&key);
             assert!(sql.contains("WHERE medic_id = ?1 AND "), "{sql}");
-            assert!(sql.ends_with("location"), "{sql}");
+            assert!(sql.ends_with("RETURNING id, email, phone"), "{sql}");
         }
-        for sql in [SELECT_PAGE, SELECT_BY_ID, SELECT_BY_UID] {
+        for sql in [select_page_sql(), select_sql(true), select_sql(false)] {
             assert!(sql.contains("WHERE medic_id = ?1"), "{sql}");
         }
     }

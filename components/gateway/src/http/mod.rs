@@ -11,6 +11,9 @@ pub use request::{Request, path_id};
 pub use response::Response;
 pub use wasip3::http::types::Method;
 
+/// The media type of an RFC 3161 timestamp reply: the NOM-151 constancias (RFC 3161 §4).
+pub const TIMESTAMP_REPLY: &str = "application/timestamp-reply";
+
 /// A method's name, for messages and the idempotency fingerprint.
 pub fn method_name(method: &Method) -> &str {
     match method {

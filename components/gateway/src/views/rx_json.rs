@@ -2,8 +2,12 @@
 //! borrowed from the WIT record and serialized directly. The pharmacy calls add their fields to
 //! the same shape.
 
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
+
+use common::types::Error;
 
 use crate::bindings::prescriptions::{
     Constancia, ConstanciaStatus, EfirmaStatus, Medication, Prescription, RxEfirma, RxHospital,
@@ -126,6 +130,20 @@ pub fn create_shape<'a>(
     v.pharmacy_status = None;
     v.pharmacy_status_history = None;
     v
+}
+
+/// A draft's create response: the create shape plus `efirma: {status, to_sign, digest}`, `to_sign`
+/// the base64 of the exact bytes to sign (the canonical document) and `digest` their SHA-256 (the
+/// signature).
+pub fn draft_body(rx: &Prescription, draft: &RxEfirma, base_url: &str) -> Result<Value, Error> {
+    let mut body = serde_json::to_value(create_shape(rx, base_url))
+        .map_err(|e| Error::Internal(e.to_string()))?;
+    body["efirma"] = json!({
+        "status": efirma_status(draft.status),
+        "to_sign": BASE64.encode(draft.to_sign.as_deref().unwrap_or_default()),
+        "digest": rx.signature,
+    });
+    Ok(body)
 }
 
 /// The list and detail shape: `hospital` `{id, patron, location}`, `patient` with phone, date of

@@ -14,12 +14,12 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use common::codes::RxState;
 use sha2::{Digest, Sha256};
 
+use super::links::is_http_url;
 use crate::bindings::campaigns::Campaign;
 use crate::bindings::patients::{Grantee, PersonConsents};
 use crate::bindings::prescriptions::{
     Constancia, ConstanciaStatus, EfirmaStatus, LandingRx, RxEfirma,
 };
-use crate::views::links::is_http_url;
 use common::html::escape;
 
 /// The page's only style sheet. Its hash is in the CSP; change it freely, the hash follows.
@@ -165,7 +165,7 @@ fn state_note(state: RxState, reason: &str) -> Option<String> {
 
 /// The landing page of a prescription: the medic, the date, the medications, the PDF download, and
 /// the pharmacy campaigns (`default` first and marked as recommended).
-pub fn page(rx: &LandingRx, campaigns: &[Campaign]) -> String {
+pub fn page(rx: &LandingRx, campaigns: &[Campaign], whatsapp: bool) -> String {
     let mut html = head("Tu receta médica");
     html.push_str(
         "<body>\n<main>\n<header class=\"top\">\n<p class=\"brand\">Receta electrónica</p>\n",
@@ -213,8 +213,8 @@ pub fn page(rx: &LandingRx, campaigns: &[Campaign]) -> String {
             rx.fills
         ));
     }
-    let draft = crate::views::rx_json::is_draft(rx.efirma.as_ref());
-    let (_, state) = crate::views::rx_json::public_status(rx.rx_status, rx.efirma.as_ref());
+    let draft = super::rx_json::is_draft(rx.efirma.as_ref());
+    let (_, state) = super::rx_json::public_status(rx.rx_status, rx.efirma.as_ref());
     html.push_str(&format!(
         "<div><dt>Estado</dt><dd id=\"estado\">{}</dd></div>\n</dl>\n",
         escape(state)
@@ -238,7 +238,7 @@ pub fn page(rx: &LandingRx, campaigns: &[Campaign]) -> String {
     if let Some(latest) = rx.status_updates.last() {
         html.push_str(&format!(
             "<p class=\"note\" id=\"farmacia-estado\">{} (<time datetime=\"{}\">{}</time>)</p>\n",
-            escape(&crate::views::status_json::sentence(latest)),
+            escape(&super::status_json::sentence(latest)),
             escape(&latest.created_at),
             escape(&spanish_date(&latest.created_at)),
         ));
@@ -284,10 +284,24 @@ pub fn page(rx: &LandingRx, campaigns: &[Campaign]) -> String {
     if !draft {
         html.push_str(&counter_section(&signature));
     }
+    if whatsapp {
+        html.push_str(&whatsapp_section(&signature));
+    }
     html.push_str(&access_section(rx));
     html.push_str(FOOTER);
     html.push_str("</main>\n</body>\n</html>\n");
     html
+}
+
+/// The WhatsApp opt-out, while the patient's opt-in is recorded (`signature` already escaped).
+fn whatsapp_section(signature: &str) -> String {
+    format!(
+        "<section class=\"card\" aria-labelledby=\"whatsapp\">\n<h2 id=\"whatsapp\">Mensajes por \
+         WhatsApp</h2>\n<p class=\"note\">Aceptaste recibir avisos de tus recetas por WhatsApp. Puedes \
+         dejar de recibirlos cuando quieras.</p>\n<form method=\"post\" action=\"/rx/{signature}/whatsapp-opt-out\">\
+         <button class=\"btn\" type=\"submit\" id=\"whatsapp-baja\">Dejar de recibir mensajes por WhatsApp</button>\
+         </form>\n</section>\n"
+    )
 }
 
 /// The counter code's form: the patient's prescriptions at any pharmacy with their CURP, no QR
@@ -688,8 +702,8 @@ mod tests {
     #[test]
     fn the_page_says_whether_the_medic_signed_with_the_efirma() {
         let mut r = rx();
-        assert!(!page(&r, &[]).contains("e.firma"));
-        assert!(page(&r, &[]).contains("id=\"descargar\""));
+        assert!(!page(&r, &[], false).contains("e.firma"));
+        assert!(page(&r, &[], false).contains("id=\"descargar\""));
         r.efirma = Some(RxEfirma {
             status: EfirmaStatus::AwaitingSignature,
             rfc: "HEGT7610034S2".into(),
@@ -697,7 +711,7 @@ mod tests {
             signed_at: None,
             to_sign: None,
         });
-        let html = page(&r, &[]);
+        let html = page(&r, &[], false);
         assert!(html.contains("awaiting the prescriber's e.firma"), "{html}");
         assert!(!html.contains("id=\"descargar\""), "no PDF for a draft");
         // Not "Disponible", and no medication named until it is issued.
@@ -715,7 +729,7 @@ mod tests {
             signed_at: Some("2026-11-28T03:00:00Z".into()),
             ..r.efirma.unwrap()
         });
-        let html = page(&r, &[]);
+        let html = page(&r, &[], false);
         assert!(
             html.contains("Firmada con e.firma de Dr. José Núñez, RFC HEGT7610034S2, certificado 30001000000500000001"),
             "{html}"
@@ -727,16 +741,16 @@ mod tests {
     #[test]
     fn the_page_shows_the_constancia_once_stamped() {
         let mut r = rx();
-        assert!(!page(&r, &[]).contains("Constancia NOM-151"));
+        assert!(!page(&r, &[], false).contains("Constancia NOM-151"));
         r.constancia.status = ConstanciaStatus::Pending;
-        assert!(page(&r, &[]).contains("Constancia NOM-151: en trámite"));
+        assert!(page(&r, &[], false).contains("Constancia NOM-151: en trámite"));
         r.constancia = Constancia {
             status: ConstanciaStatus::Stamped,
             gen_time: Some("2026-11-27T23:05:01Z".into()),
             tsa: Some("PSC <Ejemplo>".into()),
             digest: "ab".repeat(32),
         };
-        let html = page(&r, &[]);
+        let html = page(&r, &[], false);
         assert!(
             html.contains("Constancia NOM-151: PSC &lt;Ejemplo&gt;, 2026-11-27T23:05:01Z"),
             "{html}"
@@ -746,7 +760,7 @@ mod tests {
     #[test]
     fn the_page_lists_who_used_the_prescription() {
         let mut r = rx();
-        assert!(page(&r, &[]).contains("Nadie la ha consultado todavía"));
+        assert!(page(&r, &[], false).contains("Nadie la ha consultado todavía"));
         r.access_log = vec![crate::bindings::prescriptions::AccessEntry {
             action: "lookup".into(),
             actor: "pharmacy".into(),
@@ -755,7 +769,7 @@ mod tests {
             at: "2026-11-24T19:05:00.000000Z".into(),
             text: "Consultada por Farmacia <X> (licencia L-1) el 24/11/2026 13:05".into(),
         }];
-        let html = page(&r, &[]);
+        let html = page(&r, &[], false);
         assert!(
             html.contains(
                 "<li><time datetime=\"2026-11-24T19:05:00.000000Z\">Consultada por Farmacia &lt;X&gt; \
@@ -767,14 +781,14 @@ mod tests {
 
     #[test]
     fn the_page_shows_the_state() {
-        let html = page(&rx(), &[]);
+        let html = page(&rx(), &[], false);
         assert!(html.contains("<dd id=\"estado\">Disponible</dd>"), "{html}");
         assert!(!html.contains("id=\"aviso\""));
         let mut r = rx();
         r.rx_status = RxState::Cancelled;
         r.reason_of_rejected = "Cancelada por el médico: dosis <equivocada>".into();
         r.medications[0].bought_qty = 0;
-        let html = page(&r, &[]);
+        let html = page(&r, &[], false);
         assert!(html.contains("<dd id=\"estado\">Cancelada</dd>"), "{html}");
         assert!(html.contains("Tu médico canceló esta receta"), "{html}");
         assert!(html.contains("dosis &lt;equivocada&gt;"), "{html}");
@@ -783,14 +797,14 @@ mod tests {
         r.medications[0].qty = 3;
         r.medications[0].qty_total = 3;
         r.medications[0].bought_qty = 1;
-        let html = page(&r, &[]);
+        let html = page(&r, &[], false);
         assert!(html.contains("Surtido</span>1 de 3"), "{html}");
     }
 
     #[test]
     fn the_page_shows_what_the_pharmacy_last_said() {
         let mut r = rx();
-        assert!(!page(&r, &[]).contains("farmacia-estado"));
+        assert!(!page(&r, &[], false).contains("farmacia-estado"));
         r.status_updates = vec![crate::bindings::prescriptions::StatusUpdate {
             id: 1,
             status: common::codes::PharmacyStatus::ReadyToCollect,
@@ -803,7 +817,7 @@ mod tests {
             reason: None,
             created_at: "2026-11-28T20:00:00Z".into(),
         }];
-        let html = page(&r, &[]);
+        let html = page(&r, &[], false);
         assert!(
             html.contains(
                 "id=\"farmacia-estado\">Lista para recoger en Farmacia &lt;Roma&gt;, código A7"
@@ -855,7 +869,7 @@ mod tests {
         c.branches[0].address = evil.into();
         c.branches[0].estado = evil.into();
         c.branches[0].formato = evil.into();
-        let html = page(&r, &[c]);
+        let html = page(&r, &[c], false);
         assert!(!html.contains("<script"), "{html}");
         assert!(!html.contains("</script>"), "{html}");
         assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;&amp;"));
@@ -863,7 +877,11 @@ mod tests {
 
     #[test]
     fn only_http_urls_become_links() {
-        let html = page(&rx(), &[campaign("javascript:alert(1)", "landing_view")]);
+        let html = page(
+            &rx(),
+            &[campaign("javascript:alert(1)", "landing_view")],
+            false,
+        );
         assert!(!html.contains("javascript:"), "{html}");
         assert!(!html.contains("landing_view"), "{html}");
         assert!(!html.contains("Surtir con"), "{html}");
@@ -873,6 +891,7 @@ mod tests {
                 "https://ahorro.example/surtir?rx=1&x=2",
                 "https://ahorro.example/",
             )],
+            false,
         );
         assert!(html.contains(
             "href=\"https://ahorro.example/surtir?rx=1&amp;x=2\" rel=\"noopener noreferrer\""
@@ -885,6 +904,7 @@ mod tests {
         let html = page(
             &rx(),
             &[campaign("https://ahorro.example/", "landing_view")],
+            false,
         );
         for expected in [
             "<html lang=\"es-MX\">",
@@ -911,14 +931,14 @@ mod tests {
             "no style attributes: the CSP allows none"
         );
         assert!(!html.contains("<script"), "no script at all");
-        assert!(page(&rx(), &[]).contains("la farmacia de tu preferencia"));
+        assert!(page(&rx(), &[], false).contains("la farmacia de tu preferencia"));
     }
 
     #[test]
     fn a_long_branch_list_is_folded() {
         let mut c = campaign("https://ahorro.example/", "landing_view");
         c.branches = vec![c.branches[0].clone(); OPEN_BRANCHES + 1];
-        let html = page(&rx(), &[c]);
+        let html = page(&rx(), &[c], false);
         assert!(
             html.contains("<details>\n<summary>Sucursales (4)</summary>"),
             "{html}"
@@ -932,7 +952,7 @@ mod tests {
         assert!(csp.contains(&format!("style-src 'sha256-{hash}'")), "{csp}");
         assert!(csp.starts_with("default-src 'none'"));
         // The hashed text is exactly what sits between the tags.
-        assert!(page(&rx(), &[]).contains(&format!("<style>{CSS}</style>")));
+        assert!(page(&rx(), &[], false).contains(&format!("<style>{CSS}</style>")));
         assert!(not_found_page().contains(&format!("<style>{CSS}</style>")));
         assert!(!CSS.contains("</"));
     }

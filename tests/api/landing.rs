@@ -141,6 +141,8 @@ fn landing_json_has_the_spec_shape() {
             "fills",
             "medic",
             "medications",
+            "pharmacy_status",
+            "pharmacy_status_history",
             "raw_size",
             "reason_of_rejected",
             "rx_status",
@@ -150,6 +152,8 @@ fn landing_json_has_the_spec_shape() {
             "valid_until"
         ]
     );
+    assert_eq!(rx["pharmacy_status"], Value::Null);
+    assert_eq!(rx["pharmacy_status_history"], json!([]));
     assert_eq!(rx["rx_status"], json!(["available", "Disponible"]));
     assert_eq!(rx["reason_of_rejected"], "");
     assert_eq!(rx["signature"], issued.signature());

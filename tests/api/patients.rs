@@ -55,10 +55,23 @@ fn create_answers_201_with_a_service_uid_and_every_default() {
         .map(String::as_str)
         .collect();
     keys.sort();
-    let mut expected = vec!["id", "uid", "name", "date_of_birth", "gender", "curp_valid"];
+    let mut expected = vec![
+        "id",
+        "uid",
+        "name",
+        "date_of_birth",
+        "gender",
+        "curp_valid",
+        "phone_e164",
+        "channels",
+        "whatsapp_opt_in",
+    ];
     expected.extend(OPTIONAL_TEXT);
     expected.sort();
     assert_eq!(keys, expected);
+    assert_eq!(body["phone_e164"], Value::Null, "no phone, nothing parsed");
+    assert_eq!(body["channels"], json!([]), "no email address, no channel");
+    assert_eq!(body["whatsapp_opt_in"], Value::Null);
 
     // Every field given is returned as sent; a uid sent by the client is ignored.
     let full = json!({

@@ -262,6 +262,8 @@ fn detail_by_signature_is_one_object_and_by_id_a_page_of_one() {
         "seal",
         "constancia",
         "efirma",
+        "pharmacy_status",
+        "pharmacy_status_history",
     ]);
     assert_eq!(keys(&detail), sorted(&expected));
     let hospital = app

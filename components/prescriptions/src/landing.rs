@@ -25,7 +25,7 @@ const SELECT_LANDING: &str = concat!(
     CASE WHEN json_valid(d.canonical) THEN COALESCE(json_extract(d.canonical, '$.medic.name'), '') ELSE '' END AS medic_name, \
     CASE WHEN json_valid(d.canonical) THEN COALESCE(json_extract(d.canonical, '$.hospital.name'), '') ELSE '' END AS hospital_name, \
     length(d.pdf) AS raw_size, nc.gen_time AS constancia_time, nc.tsa AS constancia_tsa, ",
-    crate::status::updates_column!(),
+    crate::status_reads::updates_column!(),
     ",",
     crate::efirma::columns!(),
     "FROM prescriptions p JOIN prescription_documents d ON d.prescription_id = p.id \
@@ -77,7 +77,7 @@ pub fn view(caller: Option<Principal>, signature: &str) -> Result<LandingRx, Err
                 access_log: Vec::new(),
                 constancia: crate::constancia::from_row(r, &r.string("signature")?)?,
                 efirma: crate::efirma::from_row(r)?,
-                status_updates: crate::status::from_row(r)?,
+                status_updates: crate::status_reads::from_row(r)?,
             },
         ))
     })?;

@@ -12,7 +12,8 @@
 //! - `handover`: what exactly a sale handed over (GTIN, lot, expiry, serial, substitution)
 //! - `dispensable`: what a pharmacy may dispense now of one person's prescriptions (the counter)
 //! - `history`: a person's prescriptions from other medics, for a medic they consented to
-//! - `status`: the pharmacy's status (`with_pharmacy` … `collected`), its rules and its reads
+//! - `status`: the pharmacy's status (`with_pharmacy` … `collected`) and its rules; `status_reads`:
+//!   the statuses as the reads carry them
 //! - `claims`: a pharmacy's hold on a prescription while it dispenses (claim, release, burn's check)
 //! - `outbox`: the outbox rows written in this component's transactions
 //! - `seal`: the digital seal (Ed25519) and the service's keys; `verify`: the public check
@@ -53,6 +54,7 @@ mod seal;
 mod signing;
 mod state;
 mod status;
+mod status_reads;
 mod verify;
 
 use common::db::lent;

@@ -28,7 +28,7 @@ pub(crate) const COLUMNS: &str = concat!(
     COALESCE(t.antibiotic_repeat_reason, '') AS antibiotic_repeat_reason, \
     (SELECT COUNT(*) FROM prescription_events e WHERE e.prescription_id = p.id AND e.kind = 'dispense') AS fills_used, \
     nc.gen_time AS constancia_time, nc.tsa AS constancia_tsa, ",
-    crate::status::updates_column!(),
+    crate::status_reads::updates_column!(),
     ",",
     crate::efirma::columns!()
 );
@@ -199,7 +199,7 @@ pub(crate) fn from_row(r: &Row) -> anyhow::Result<Prescription> {
         antibiotic_repeat_reason: r.string("antibiotic_repeat_reason")?,
         constancia: crate::constancia::from_row(r, &r.string("signature")?)?,
         efirma: crate::efirma::from_row(r)?,
-        status_updates: crate::status::from_row(r)?,
+        status_updates: crate::status_reads::from_row(r)?,
     })
 }
 

@@ -3,12 +3,13 @@
 //! Prescription Status Update codes. Each pharmacy has its own thread of statuses on a
 //! prescription (a patient turned away by one may take it to another); `next` holds the rules of
 //! what may follow what, `set` checks the prescription and writes the status, its webhook rows
-//! and the patient's message in one `BEGIN IMMEDIATE … COMMIT`.
+//! and the patient's message in one `BEGIN IMMEDIATE … COMMIT`. The reads carry them through
+//! `status_reads`.
 
 use serde_json::json;
 
 use common::codes::{Coded, PharmacyStatus, RxState};
-use common::db::{Db, Row, int, opt_text, text};
+use common::db::{Db, int, opt_text, text};
 use common::types::Error;
 
 use crate::bindings::exports::receta::prescriptions::prescriptions::{
@@ -33,19 +34,6 @@ const CONTEXT: &str = "SELECT \
 const INSERT: &str = "INSERT INTO pharmacy_statuses \
     (prescription_id, pharmacy_id, pharmacy_name, code, pickup_code, reason, created_at) \
     VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id";
-
-/// A prescription's statuses as one JSON array column (`AS status_updates`, oldest first), for
-/// the reads that carry them (`read::COLUMNS`, the landing): one correlated subquery on the
-/// index `pharmacy_statuses_by_prescription`, no extra round trip.
-macro_rules! updates_column {
-    () => {
-        "(SELECT json_group_array(json_object('id', u.id, 'code', u.code, 'pharmacy_id', \
-         u.pharmacy_id, 'pharmacy_name', u.pharmacy_name, 'pickup_code', u.pickup_code, \
-         'reason', u.reason, 'created_at', u.created_at)) FROM (SELECT * FROM pharmacy_statuses u \
-         WHERE u.prescription_id = p.id ORDER BY u.id) u) AS status_updates"
-    };
-}
-pub(crate) use updates_column;
 
 /// `pharmacy` posts `change`; see `prescriptions.set-status` in the WIT.
 pub fn set(pharmacy: PharmacyRef, change: StatusChange) -> Result<StatusUpdate, Error> {
@@ -192,33 +180,6 @@ pub fn next(
         "`{}` cannot follow `{after}` (docs/lifecycle.md, \"The pharmacy's status\").",
         next.code()
     ))
-}
-
-/// The statuses of a row's `status_updates` column (`status_updates_column!`), oldest first; a
-/// code this build does not know is left out.
-pub fn from_row(r: &Row) -> anyhow::Result<Vec<StatusUpdate>> {
-    let Some(column) = r.opt_string("status_updates")? else {
-        return Ok(Vec::new());
-    };
-    let rows: Vec<serde_json::Value> = serde_json::from_str(&column)?;
-    let opt = |v: &serde_json::Value| v.as_str().map(str::to_string);
-    Ok(rows
-        .iter()
-        .filter_map(|u| {
-            Some(StatusUpdate {
-                id: u["id"].as_i64()?,
-                status: PharmacyStatus::parse(u["code"].as_str()?)?,
-                pharmacy: PharmacyRef {
-                    id: u["pharmacy_id"].as_i64()?,
-                    name: opt(&u["pharmacy_name"]).unwrap_or_default(),
-                    license: String::new(),
-                },
-                pickup_code: opt(&u["pickup_code"]),
-                reason: opt(&u["reason"]),
-                created_at: opt(&u["created_at"]).unwrap_or_default(),
-            })
-        })
-        .collect())
 }
 
 #[cfg(test)]

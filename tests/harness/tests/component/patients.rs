@@ -6,7 +6,7 @@ use receta_harness::worlds::patients::PatientsComponent;
 use receta_harness::worlds::patients::exports::receta::patients::patients::{
     NewPatient, Patient, PatientKey, PatientPatch,
 };
-use receta_harness::worlds::patients::receta::common::codes::Gender;
+use receta_harness::worlds::patients::receta::common::codes::{Channel, Gender};
 use receta_harness::worlds::patients::receta::common::types::{Error, PageRequest};
 
 use crate::helpers::medic;
@@ -26,6 +26,8 @@ fn new_patient(name: &str) -> NewPatient {
         state: String::new(),
         zip_code: String::new(),
         location: String::new(),
+        channels: None,
+        whatsapp_opt_in: false,
     }
 }
 
@@ -98,6 +100,8 @@ fn another_medic_neither_sees_nor_changes_the_patient() -> Result<()> {
         state: None,
         zip_code: None,
         location: None,
+        channels: None,
+        whatsapp_opt_in: None,
     };
     let key = PatientKey::Id(patient.id);
     let changed = p.call(async |c, s| {
@@ -116,6 +120,41 @@ fn another_medic_neither_sees_nor_changes_the_patient() -> Result<()> {
     assert_eq!(
         (renamed.name.as_str(), renamed.email.as_str()),
         ("Otro", "luis@example.com")
+    );
+    assert_eq!(
+        renamed.channels,
+        vec![Channel::Email],
+        "the default: the email on file"
+    );
+
+    // A phone channel needs a phone that parses; the phone is stored parsed.
+    let sms = PatientPatch {
+        channels: Some(vec![Channel::Sms]),
+        ..patch.clone()
+    };
+    let refused = p.call(async |c, s| {
+        let db = receta_harness::lend(s).await?;
+        c.receta_patients_patients()
+            .call_update_patient(&mut *s, db, ana, &key, &sms)
+            .await
+    })?;
+    assert!(matches!(refused, Err(Error::Invalid(_))), "{refused:?}");
+    let with_phone = PatientPatch {
+        phone: Some("33 1234 5678".into()),
+        whatsapp_opt_in: Some(true),
+        ..sms
+    };
+    let reachable = p.call(async |c, s| {
+        let db = receta_harness::lend(s).await?;
+        c.receta_patients_patients()
+            .call_update_patient(&mut *s, db, ana, &key, &with_phone)
+            .await
+    })??;
+    assert_eq!(reachable.phone_e164.as_deref(), Some("+523312345678"));
+    assert_eq!(reachable.channels, vec![Channel::Sms]);
+    assert_eq!(
+        reachable.whatsapp_opt_in.map(|o| o.by),
+        Some(format!("medic:{ana}"))
     );
     Ok(())
 }

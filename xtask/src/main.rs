@@ -92,10 +92,11 @@ fn up(flags: &[String]) -> Result {
 }
 
 /// The black-box groups that run a second time on libSQL: catalog, patients, prescriptions,
-/// notifications, pharmacies, constancias, the prescriber's e.firma, what was handed over
+/// notifications, pharmacies and their statuses, the patient's contact, constancias, the prescriber's e.firma, what was handed over
 /// (test-name filters: `efirma` is `efirma::` and `efirma_signing::`).
-const LIBSQL_GROUPS: [&str; 15] = [
+const LIBSQL_GROUPS: [&str; 17] = [
     "consent::",
+    "contact::",
     "hospitals::",
     "counter::",
     "medics::",
@@ -106,6 +107,7 @@ const LIBSQL_GROUPS: [&str; 15] = [
     "prescriptions::",
     "notifications::",
     "pharmacies::",
+    "pharmacy_status::",
     "constancias::",
     "efirma",
     "handover::",

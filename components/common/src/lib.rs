@@ -1,7 +1,6 @@
 //! Code the components share. Everything here is plain Rust with unit tests beside it, except `db`,
 //! the thin wrapper over Spin's SQLite interface.
 
-pub mod canonical;
 pub mod codes;
 #[cfg(feature = "spin")]
 pub mod counters;
@@ -11,15 +10,11 @@ pub mod db;
 pub mod error;
 pub mod events;
 pub mod fields;
-pub mod gs1;
 pub mod gtin;
 pub mod hex;
 pub mod html;
-pub mod ids;
-pub mod image;
 #[cfg(feature = "spin")]
 pub mod kv;
-pub mod multipart;
 pub mod page;
 pub mod phone;
 pub mod text;

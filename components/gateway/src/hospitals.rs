@@ -181,9 +181,9 @@ fn read_form(req: &Request) -> Result<(Fields, Vec<(String, File)>), Error> {
     if !req.is_multipart() {
         return Ok((req.json_fields()?, Vec::new()));
     }
-    let boundary = common::multipart::boundary(req.header("content-type").unwrap_or_default())
+    let boundary = crate::http::multipart::boundary(req.header("content-type").unwrap_or_default())
         .unwrap_or_default();
-    let parts = common::multipart::parse(req.body(), &boundary)
+    let parts = crate::http::multipart::parse(req.body(), &boundary)
         .ok_or_else(|| Error::BadRequest("Multipart form parse error.".into()))?;
     let mut map = Map::new();
     let mut files = Vec::new();
@@ -240,7 +240,7 @@ impl Upload {
 fn upload(fields: &mut Fields, files: &mut Vec<(String, File)>, name: &str) -> Upload {
     if let Some(i) = files.iter().position(|(n, _)| n == name) {
         let (_, file) = files.swap_remove(i);
-        if let Err(message) = common::image::check_jpeg(&file.filename, &file.bytes) {
+        if let Err(message) = crate::input::image::check_jpeg(&file.filename, &file.bytes) {
             fields.error(name, message);
             return Upload::Absent;
         }

@@ -6,8 +6,8 @@
 
 use serde_json::{Value, json};
 
+use crate::input::ids::{Curp, Rfc};
 use common::fields::Fields;
-use common::ids::{Curp, Rfc};
 use common::types::{Error, Principal};
 
 use crate::bindings::catalog::{MedicPatch, MedicView};

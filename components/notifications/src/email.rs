@@ -26,11 +26,7 @@ pub struct Email<'a> {
 /// The relay's JSON body.
 pub fn relay_body(e: &Email) -> Value {
     let subject = format!("Tu receta médica de {} — {}", e.medic, e.hospital);
-    let greeting = if e.patient.trim().is_empty() {
-        "Hola:".to_string()
-    } else {
-        format!("Hola, {}:", e.patient.trim())
-    };
+    let greeting = greeting(e.patient);
     let attached = if e.pdf.is_some() {
         "Te enviamos adjunta, en PDF, la receta electrónica"
     } else {
@@ -81,6 +77,14 @@ pub fn relay_body(e: &Email) -> Value {
     })
 }
 
+/// "Hola, <patient>:" (or "Hola:" without a name).
+fn greeting(patient: &str) -> String {
+    match patient.trim() {
+        "" => "Hola:".to_string(),
+        name => format!("Hola, {name}:"),
+    }
+}
+
 /// What a pharmacy said, as the patient's message about it carries it.
 #[derive(Debug, Clone)]
 pub struct StatusNote<'a> {
@@ -95,11 +99,7 @@ pub struct StatusNote<'a> {
 /// signature's first 12 characters) and the link; no PDF, no medication, no diagnosis.
 pub fn status_body(e: &Email, note: &StatusNote) -> Value {
     let folio = &e.signature[..e.signature.len().min(12)];
-    let greeting = if e.patient.trim().is_empty() {
-        "Hola:".to_string()
-    } else {
-        format!("Hola, {}:", e.patient.trim())
-    };
+    let greeting = greeting(e.patient);
     let (subject, said) = if note.status == "not_dispensed" {
         let why = note
             .reason

@@ -1,5 +1,5 @@
 //! The prescription document: what is prescribed, by whom, for whom, where and when, plus 128 random
-//! bits. Its canonical JSON (`common::canonical`: sorted keys, no whitespace) is stored at issue, and
+//! bits. Its canonical JSON (`crate::canonical`: sorted keys, no whitespace) is stored at issue, and
 //! the signature is the SHA-256 of that text in lowercase hex. Because of the nonce the signature
 //! cannot be guessed from the prescription's content, and anyone holding the stored text can check it
 //! against the signature.
@@ -99,7 +99,7 @@ pub fn build(
 
 /// The canonical text of a document and its signature.
 pub fn sign(document: &Value) -> Signed {
-    let canonical = common::canonical::to_string(document);
+    let canonical = crate::canonical::to_string(document);
     let signature = signature_of(&canonical);
     Signed {
         canonical,

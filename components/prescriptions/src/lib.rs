@@ -1,7 +1,7 @@
 //! The prescriptions component: wires `receta:prescriptions/prescriptions` to its modules.
 //!
 //! - `medications`: the formulary rules for each medication (pure)
-//! - `document`: the canonical document and its signature (pure)
+//! - `document`: the canonical document and its signature (pure); `canonical`: its JSON form
 //! - `pdf`: the PDF rendered at issue
 //! - `issue`: issuing, all writes in one transaction
 //! - `read`: lists and details, always scoped to the caller; `detail`: a prescription by its
@@ -27,6 +27,7 @@
 //!   `reads`: the medic's and the admin's reads on their way to it (queued in the key-value store)
 
 mod access;
+mod canonical;
 mod claims;
 mod constancia;
 mod detail;

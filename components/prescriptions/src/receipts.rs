@@ -103,7 +103,7 @@ pub fn document(sale: &Sale) -> String {
         "claimed_at": sale.claimed_at,
         "sold_at": sale.sold_at,
     });
-    common::canonical::to_string(&doc)
+    crate::canonical::to_string(&doc)
 }
 
 /// The message a receipt's seal signs.

@@ -1,7 +1,8 @@
 //! The HTTP boundary, one module each: `request` (reading it within the size limits, its token's
-//! owner, its connection), `response` (the spec's body shapes, the domain `Error` mapped to status
+//! owner, its connection), `multipart` (a `multipart/form-data` body), `response` (the spec's body shapes, the domain `Error` mapped to status
 //! codes), `origin` (the public origin and the `Host` header). Who may call what is `roles`.
 
+pub mod multipart;
 mod origin;
 mod request;
 mod response;

@@ -212,7 +212,7 @@ impl Request {
     /// Whether the body is `multipart/form-data`.
     pub fn is_multipart(&self) -> bool {
         self.header("content-type")
-            .is_some_and(|ct| common::multipart::boundary(ct).is_some())
+            .is_some_and(|ct| super::multipart::boundary(ct).is_some())
     }
 }
 

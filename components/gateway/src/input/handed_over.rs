@@ -1,11 +1,11 @@
 //! What a burn's item says was handed over (docs/lifecycle.md, "What was handed over"): `gtin`
 //! (at most 14 digits, check digit verified; kept as GTIN-14), `lot`, `expiry` (`YYYY-MM-DD`),
 //! `serial`, `substituted` with `substitution_reason`; or, instead of the first four, `gs1`: the
-//! GS1 element string scanned from the box (`common::gs1`). Kept apart from `pharmacy.rs`, which
+//! GS1 element string scanned from the box (`input::gs1`). Kept apart from `pharmacy.rs`, which
 //! reads the rest of the burn.
 
+use super::gs1::Product;
 use common::fields::Fields;
-use common::gs1::Product;
 
 /// Lot and serial: GS1 allows at most 20 characters.
 const LOT: Option<usize> = Some(21);
@@ -58,7 +58,7 @@ pub fn read(m: &mut Fields) -> HandedOver {
                 "Send either gs1 or gtin, lot, expiry and serial, not both.",
             );
         } else {
-            match common::gs1::parse(&scan) {
+            match super::gs1::parse(&scan) {
                 Ok(p) => product = p,
                 Err(e) => m.error(
                     "gs1",

@@ -7,7 +7,7 @@
 //! two values is refused (the record would not say which box was scanned: an expired lot could
 //! pass or not by the order of its elements); given twice with one value, it is that value.
 
-use crate::gtin;
+use common::gtin;
 
 /// What a burn keeps of a scanned element string.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -12,7 +12,8 @@ use std::sync::{Mutex, OnceLock};
 
 use serde_json::{Value, json};
 
-use crate::helpers::{TestResponse, repo_root};
+use crate::paths::repo_root;
+use receta_test_host::Response as TestResponse;
 
 /// The OpenAPI document, and each operation's compiled response validators.
 struct Contract {

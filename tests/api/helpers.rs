@@ -178,15 +178,7 @@ impl AppConfig {
 /// A response, fully read.
 pub type TestResponse = Response;
 
-/// The repository: the parent of this crate's directory, as `cargo test` says at run time (a test
-/// binary shared through one target directory by two checkouts serves the one that runs it), else
-/// as it was when compiled.
-pub fn repo_root() -> PathBuf {
-    let manifest = std::env::var_os("CARGO_MANIFEST_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
-    manifest.parent().unwrap_or(Path::new(".")).to_path_buf()
-}
+pub use crate::paths::repo_root;
 
 /// The `receta` binary under test: `RECETA_BIN`, or next to this test executable.
 pub fn host_binary() -> PathBuf {

@@ -3,6 +3,7 @@
 
 mod contract;
 mod helpers;
+mod paths;
 mod scheduler;
 mod sqld;
 

@@ -53,10 +53,15 @@ pub fn from_row(r: &Row, email: &str) -> anyhow::Result<Vec<Channel>> {
 /// The phone of a patient row (with `COLUMNS` and `phone`) in E.164: as stored when written, or
 /// parsed now for a patient written before 0029.
 pub fn e164_from_row(r: &Row, phone: &str) -> anyhow::Result<Option<String>> {
-    Ok(match r.opt_string("phone_e164")? {
+    Ok(e164_of(r.opt_string("phone_e164")?, phone))
+}
+
+/// The stored E.164 (`''`: the phone does not parse), or `phone` parsed now when none was stored.
+fn e164_of(stored: Option<String>, phone: &str) -> Option<String> {
+    match stored {
         Some(stored) => Some(stored).filter(|s| !s.is_empty()),
         None => common::phone::e164(phone),
-    })
+    }
 }
 
 const STORED_E164: &str = "SELECT phone_e164 FROM patient_contact WHERE patient_id = ?1";
@@ -64,10 +69,7 @@ const STORED_E164: &str = "SELECT phone_e164 FROM patient_contact WHERE patient_
 /// Patient `id`'s phone (`phone`) in E.164, as `e164_from_row` reads it.
 pub fn stored_e164(db: &Db, id: i64, phone: &str) -> Result<Option<String>, Error> {
     let stored = db.query_opt(STORED_E164, &[int(id)], |r| r.opt_string("phone_e164"))?;
-    Ok(match stored.flatten() {
-        Some(stored) => Some(stored).filter(|s| !s.is_empty()),
-        None => common::phone::e164(phone),
-    })
+    Ok(e164_of(stored.flatten(), phone))
 }
 
 /// The opt-in of a patient row (with `COLUMNS`), while not withdrawn.

@@ -224,19 +224,13 @@ impl<'a, H, P, M> RxJson<'a, H, P, M> {
         if !self.show_diagnosis {
             self.diagnosis = "";
         }
-        let own: Vec<StatusJson<'a>> = self
+        let own: Vec<&'a StatusUpdate> = self
             .status_updates
             .iter()
             .filter(|u| u.pharmacy.id == pharmacy)
-            .map(status_json::status)
             .collect();
-        self.pharmacy_status = Some(
-            self.status_updates
-                .iter()
-                .rfind(|u| u.pharmacy.id == pharmacy)
-                .map(status_json::status),
-        );
-        self.pharmacy_status_history = Some(own);
+        self.pharmacy_status = Some(own.last().map(|u| status_json::status(u)));
+        self.pharmacy_status_history = Some(own.into_iter().map(status_json::status).collect());
         self
     }
 }

@@ -284,7 +284,12 @@ impl Spin {
             }
         }
         if oci_reference().is_some() {
-            args.push("-k".to_string());
+            // Each node its own cache: Spin 4.0.2's pull writes the image config to the cached
+            // `spin.lock` before the locked app, so a second `spin up --from` pulling into the same
+            // cache can read the config and fail ("expected single layer in OCI package").
+            let cache = state_dir.join("spin-cache");
+            args.extend(["-k".to_string(), "--cache-dir".to_string()]);
+            args.push(cache.display().to_string());
         }
         let mut env = config.env.clone();
         if cronless() {

@@ -147,21 +147,25 @@ const STATEMENTS: &[(&str, &str, &[&str])] = &[
     ),
     (
         "outbox: any due webhook row (the background jobs, every second, no email relay configured)",
-        "components/notifications/src/outbox.rs",
+        "components/common/src/queue/mod.rs components/notifications/src/outbox.rs",
         &[
-            "SELECT EXISTS (SELECT 1 FROM outbox WHERE ",
+            "SELECT EXISTS (SELECT 1 FROM ",
+            "outbox",
+            " WHERE ",
             "kind = 'webhook' AND status = 'pending' AND next_attempt_at <= ?1 \
-             AND (lease_until IS NULL OR lease_until < ?1) AND NOT ?2",
+             AND (lease_until IS NULL OR lease_until < ?1) AND NOT ?4",
             ")",
         ],
     ),
     (
         "outbox: any due row (the background jobs, every second)",
-        "components/notifications/src/outbox.rs",
+        "components/common/src/queue/mod.rs components/notifications/src/outbox.rs",
         &[
-            "SELECT EXISTS (SELECT 1 FROM outbox WHERE ",
+            "SELECT EXISTS (SELECT 1 FROM ",
+            "outbox",
+            " WHERE ",
             "status = 'pending' AND next_attempt_at <= ?1 \
-    AND (lease_until IS NULL OR lease_until < ?1) AND (?2 OR kind <> 'email')",
+    AND (lease_until IS NULL OR lease_until < ?1) AND (?4 OR kind <> 'email')",
             ")",
         ],
     ),

@@ -6,7 +6,7 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use common::db::{Db, blob, int, opt_text, text};
-use common::types::Error;
+use common::types::{Error, Principal};
 
 use crate::bindings::exports::receta::catalog::catalog::{Efirma, EfirmaSignature};
 
@@ -40,6 +40,17 @@ const DELETE: &str = "DELETE FROM medic_efirma WHERE medic_id = ?1 RETURNING med
 const DISABLED: &str = "e.firma is disabled on this service: no certification authority is \
     configured (efirma_ca).";
 const NO_EFIRMA: &str = "This medic has no e.firma registered.";
+
+/// The owner rule: only the medic itself or the API admin manages a medic's e.firma.
+pub fn authorize(caller: Principal, medic: i64) -> Result<(), Error> {
+    match caller {
+        Principal::Admin => Ok(()),
+        Principal::Medic(me) if me == medic => Ok(()),
+        Principal::Medic(_) => Err(Error::forbidden(
+            "Only the medic itself or the API admin may manage its e.firma.",
+        )),
+    }
+}
 
 /// Checks `certificate` (PEM, or base64 of the DER `.cer`, as the gateway received it) and
 /// registers it as the medic's; `invalid` on `certificate` with the reason. A PEM may carry, after
@@ -249,5 +260,20 @@ fn efirma(h: pkix::identity::Holder) -> Efirma {
         curp: h.curp,
         not_before: h.not_before,
         not_after: h.not_after,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_medic_itself_or_the_admin_manages_its_efirma() {
+        assert!(authorize(Principal::Admin, 7).is_ok());
+        assert!(authorize(Principal::Medic(7), 7).is_ok());
+        assert!(matches!(
+            authorize(Principal::Medic(8), 7),
+            Err(Error::Forbidden(_))
+        ));
     }
 }

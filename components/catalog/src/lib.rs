@@ -104,15 +104,22 @@ impl Guest for Catalog {
         profiles::update(caller, id, patch)
     }
 
-    fn set_efirma(medic: i64, certificate: Vec<u8>) -> Result<Efirma, Error> {
+    fn authorize_efirma(caller: Principal, medic: i64) -> Result<(), Error> {
+        efirma::authorize(caller, medic)
+    }
+
+    fn set_efirma(caller: Principal, medic: i64, certificate: Vec<u8>) -> Result<Efirma, Error> {
+        efirma::authorize(caller, medic)?;
         efirma::set(medic, &certificate)
     }
 
-    fn get_efirma(medic: i64) -> Result<Efirma, Error> {
+    fn get_efirma(caller: Principal, medic: i64) -> Result<Efirma, Error> {
+        efirma::authorize(caller, medic)?;
         efirma::get(medic)
     }
 
-    fn delete_efirma(medic: i64) -> Result<(), Error> {
+    fn delete_efirma(caller: Principal, medic: i64) -> Result<(), Error> {
+        efirma::authorize(caller, medic)?;
         efirma::delete(medic)
     }
 

@@ -17,6 +17,8 @@ pub mod html;
 pub mod kv;
 pub mod page;
 pub mod phone;
+#[cfg(feature = "spin")]
+pub mod queue;
 pub mod text;
 pub mod time;
 

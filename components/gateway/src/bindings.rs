@@ -11,6 +11,7 @@ wit_bindgen::generate!({
         "spin:sqlite/sqlite@3.0.0": spin_sdk::sqlite3,
         // The jobs' interfaces, generated once by `components/jobs` (with the same derives).
         "receta:notifications/notifications@0.1.0": jobs::bindings::notifications,
+        "receta:constancias/constancias@0.1.0": jobs::bindings::constancias,
         "receta:pharmacies/pharmacies@0.1.0": jobs::bindings::pharmacies,
         "receta:prescriptions/prescriptions@0.1.0": jobs::bindings::prescriptions,
     },

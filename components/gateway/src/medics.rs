@@ -210,44 +210,32 @@ fn patch_identity<T>(
     }
 }
 
-/// The medic itself or the API admin; another medic is 403 (its e.firma is its own).
-fn own(caller: Principal, id: i64) -> Result<(), Error> {
-    match caller {
-        Principal::Admin => Ok(()),
-        Principal::Medic(me) if me == id => Ok(()),
-        Principal::Medic(_) => Err(Error::forbidden(
-            "Only the medic itself or the API admin may manage its e.firma.",
-        )),
-    }
-}
-
 /// `PUT /api/v2/medics/<id>/efirma/` `{"certificate": "<PEM, or base64 of the DER .cer>"}` (the
 /// medic itself or the API admin) → 200 `{"efirma": {serial, issuer, rfc, curp, not_before,
 /// not_after}}`; 400 on `certificate` with the reason (docs/verification.md, "The prescriber's
 /// e.firma").
 pub fn put_efirma(req: &Request, caller: Principal, id: &str) -> Result<Response, Error> {
     let id = path_id(id)?;
-    own(caller, id)?;
+    // The owner rule first, before the body is read (the catalog checks it again on the write).
+    catalog::authorize_efirma(caller, id)?;
     let mut f = req.json_fields()?;
     let certificate = f.required_str("certificate", Some(64 * 1024));
     let certificate = f.finish_with(certificate)?;
-    let efirma = catalog::set_efirma(id, certificate.as_bytes())?;
+    let efirma = catalog::set_efirma(caller, id, certificate.as_bytes())?;
     Ok(Response::json(200, &json!({ "efirma": efirma })))
 }
 
 /// `GET /api/v2/medics/<id>/efirma/` → 200 `{"efirma": …}`; 404 `{message}` when none is registered.
 pub fn get_efirma(caller: Principal, id: &str) -> Result<Response, Error> {
     let id = path_id(id)?;
-    own(caller, id)?;
-    let efirma = catalog::get_efirma(id)?;
+    let efirma = catalog::get_efirma(caller, id)?;
     Ok(Response::json(200, &json!({ "efirma": efirma })))
 }
 
 /// `DELETE /api/v2/medics/<id>/efirma/` → 204: withdrawn; 404 `{message}` when none is registered.
 pub fn delete_efirma(caller: Principal, id: &str) -> Result<Response, Error> {
     let id = path_id(id)?;
-    own(caller, id)?;
-    catalog::delete_efirma(id)?;
+    catalog::delete_efirma(caller, id)?;
     Ok(Response::no_content())
 }
 

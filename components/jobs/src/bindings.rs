@@ -13,6 +13,7 @@ wit_bindgen::generate!({
     additional_derives: [serde::Serialize],
 });
 
+pub use receta::constancias::constancias;
 pub use receta::notifications::notifications;
 pub use receta::pharmacies::pharmacies;
 pub use receta::prescriptions::prescriptions;

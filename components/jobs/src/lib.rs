@@ -12,11 +12,11 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use common::types::Error;
+use common::types::{DeliveryRun, Error};
 
 pub mod bindings;
 
-use bindings::{notifications, pharmacies, prescriptions};
+use bindings::{constancias, notifications, pharmacies, prescriptions};
 
 /// Outbox rows per `deliver-due` call.
 pub const DELIVERY_BATCH: u32 = 50;
@@ -86,7 +86,7 @@ pub const JOBS: &[Job] = &[
         name: "constancias",
         batch: STAMP_BATCH,
         repeat: false,
-        run: |batch| notifications::stamp_due(batch).map(done),
+        run: |batch| constancias::stamp_due(batch).map(done),
     },
     Job {
         name: "deliveries",
@@ -179,7 +179,7 @@ fn written(rows: u32) -> Done {
     }
 }
 
-fn done(run: notifications::DeliveryRun) -> Done {
+fn done(run: DeliveryRun) -> Done {
     Done {
         attempted: run.attempted,
         delivered: run.delivered,

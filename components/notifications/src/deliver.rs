@@ -7,14 +7,14 @@ use serde_json::Value;
 use common::db::{Db, int};
 use common::types::Error;
 
-use crate::bindings::exports::receta::notifications::notifications::DeliveryRun;
 use crate::config::Config;
 use crate::email::{self, Email, StatusNote};
-use crate::outbox::{self, AttemptRecord, EMAIL, Leased, Outcome, WEBHOOK};
-use crate::schedule;
-use crate::send::{self, Answer, Failure};
-use crate::target::Target;
+use crate::outbox::{self, AttemptRecord, EMAIL, Leased, WEBHOOK};
 use crate::webhooks::{self, Signing};
+use common::queue::Outcome;
+use common::types::DeliveryRun;
+use outbound::send::{self, Answer, Failure};
+use outbound::target::Target;
 
 /// What the email needs from the prescription: its patient, its signed document (for the medic's and
 /// hospital's names as printed), the PDF stored at issue, and its seal (`prescription_seals`, the
@@ -62,12 +62,13 @@ pub fn run(limit: u32) -> Result<DeliveryRun, Error> {
             }
             Err(Stop::Dead(reason)) => Outcome::Dead { error: reason },
             Err(Stop::Internal(e)) => {
-                eprintln!("notifications: outbox row {}: {e:?}", row.id);
-                failed(&config, row.attempts, format!("internal error: {e:?}"))
+                eprintln!("notifications: outbox row {}: {e:?}", row.row.id);
+                let error = format!("internal error: {e:?}");
+                Outcome::failed(row.attempts, error, config.retry_scale)
             }
         };
         if let Err(e) = outbox::finish(&db, &row, None, &outcome) {
-            eprintln!("notifications: recording outbox row {}: {e:?}", row.id);
+            eprintln!("notifications: recording outbox row {}: {e:?}", row.row.id);
             trouble.get_or_insert(e);
         }
     }
@@ -82,8 +83,8 @@ pub fn run(limit: u32) -> Result<DeliveryRun, Error> {
         },
     )));
 
-    // Each row is recorded on its own: one failure to record must not leave the others leased (they
-    // would be sent again when their lease expires). The first failure is returned at the end.
+    // Each row is recorded on its own (`common::queue`'s commit policy). The first failure to record
+    // is returned at the end.
     for ((row, prepared), (answer, duration_ms)) in ready.iter().zip(answers) {
         summary.attempted += 1;
         let (record, outcome) = judge(&config, row, started_at, duration_ms, &answer);
@@ -99,7 +100,7 @@ pub fn run(limit: u32) -> Result<DeliveryRun, Error> {
         }
         .and_then(|()| outbox::finish(&db, row, Some(&record), &outcome));
         if let Err(e) = recorded {
-            eprintln!("notifications: recording outbox row {}: {e:?}", row.id);
+            eprintln!("notifications: recording outbox row {}: {e:?}", row.row.id);
             trouble.get_or_insert(e);
         }
     }
@@ -123,7 +124,8 @@ impl From<Error> for Stop {
     }
 }
 
-fn prepare(db: &Db, config: &Config, row: &Leased) -> Result<Prepared, Stop> {
+fn prepare(db: &Db, config: &Config, leased: &Leased) -> Result<Prepared, Stop> {
+    let row = &leased.row;
     let target_of = |url: &str| Target::parse(url).map_err(|e| Stop::Dead(format!("bad URL: {e}")));
     match row.kind.as_str() {
         EMAIL => {
@@ -133,7 +135,7 @@ fn prepare(db: &Db, config: &Config, row: &Leased) -> Result<Prepared, Stop> {
                 .ok_or_else(|| Stop::Internal(anyhow::anyhow!("no email relay").into()))?;
             let target = Target::parse(relay)
                 .map_err(|e| Stop::Internal(anyhow::anyhow!("email_relay_url: {e}").into()))?;
-            let body = email_body(db, config, row)?;
+            let body = email_body(db, config, leased)?;
             let mut headers = vec![
                 ("content-type".to_string(), b"application/json".to_vec()),
                 // The same on every attempt of this email: a relay that supports it drops retries.
@@ -194,7 +196,8 @@ fn prepare(db: &Db, config: &Config, row: &Leased) -> Result<Prepared, Stop> {
 }
 
 /// The relay's JSON for an email row.
-fn email_body(db: &Db, config: &Config, row: &Leased) -> Result<Vec<u8>, Stop> {
+fn email_body(db: &Db, config: &Config, leased: &Leased) -> Result<Vec<u8>, Stop> {
+    let row = &leased.row;
     let source = db
         .query_opt(EMAIL_SOURCE, &[int(row.prescription_id)], |r| {
             Ok((
@@ -270,10 +273,10 @@ fn judge(
     };
     let outcome = match &error {
         None => Outcome::Done,
-        Some(e) if row.kind == WEBHOOK && status_code == Some(410) => Outcome::Dead {
+        Some(e) if row.row.kind == WEBHOOK && status_code == Some(410) => Outcome::Dead {
             error: format!("{e} (410 Gone: the subscription is now disabled)"),
         },
-        Some(e) => failed(config, row.attempts, e.clone()),
+        Some(e) => Outcome::failed(row.attempts, e.clone(), config.retry_scale),
     };
     let record = AttemptRecord {
         started_at,
@@ -282,18 +285,4 @@ fn judge(
         error,
     };
     (record, outcome)
-}
-
-/// A failed attempt (the `attempts`-th of its row, an outbox row or a constancia): try again on
-/// schedule, or give up after the last attempt.
-pub fn failed(config: &Config, attempts: u32, error: String) -> Outcome {
-    match schedule::delay_after(attempts, config.retry_scale, schedule::unit_random()) {
-        Some(delay) => Outcome::Retry {
-            at: SystemTime::now() + delay,
-            error,
-        },
-        None => Outcome::Dead {
-            error: format!("{error} (gave up after {attempts} attempts)"),
-        },
-    }
 }

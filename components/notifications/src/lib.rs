@@ -4,31 +4,26 @@
 //! - `outbox`: queueing emails, leasing, recording attempts, the admin's view and replay
 //! - `resends`: the resend limits (per prescription, per caller's recipients)
 //! - `deliver`: one worker run (lease, build, send concurrently, record)
-//! - `stamps`: the NOM-151 constancias (lease digests, ask the TSA, check and store its replies)
-//! - `email`: the relay's JSON (pure); `signing`: Standard Webhooks (pure); `schedule`: retries (pure)
-//! - `send`: outbound POSTs with timeouts; `target`: URL parsing (pure); `config`: the variables
+//! - `email`: the relay's JSON (pure); `signing`: Standard Webhooks (pure); `config`: the variables
+//!
+//! The queue itself (lease, finish, retry or dead) is `common::queue`; outbound HTTP is `outbound`.
 
 mod config;
 mod deliver;
 mod email;
 mod outbox;
 mod resends;
-mod schedule;
-mod send;
 mod signing;
-mod stamps;
-mod target;
 mod webhooks;
 
 use common::db::lent;
-use common::types::{Error, PageRequest, Principal, RxEvent, WebhookDelivery};
+use common::types::{DeliveryRun, Error, PageRequest, Principal, RxEvent, WebhookDelivery};
 use spin_sdk::sqlite3::Connection;
 
 mod bindings;
 
 use bindings::exports::receta::notifications::notifications::{
-    Delivery, DeliveryFilter, DeliveryKind, DeliveryPage, DeliveryRun, Guest, NewWebhook, Webhook,
-    WebhookPage,
+    Delivery, DeliveryFilter, DeliveryKind, DeliveryPage, Guest, NewWebhook, Webhook, WebhookPage,
 };
 
 struct Notifications;
@@ -71,10 +66,6 @@ impl Guest for Notifications {
 
     fn deliver_due(limit: u32) -> Result<DeliveryRun, Error> {
         deliver::run(limit)
-    }
-
-    fn stamp_due(limit: u32) -> Result<DeliveryRun, Error> {
-        stamps::run(&config::Config::load(), limit)
     }
 
     fn list_deliveries(filter: DeliveryFilter, page: PageRequest) -> Result<DeliveryPage, Error> {

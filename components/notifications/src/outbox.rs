@@ -9,7 +9,8 @@ use std::time::SystemTime;
 
 use serde_json::{Value, json};
 
-use common::db::{Db, Param, Row, boolean, int, opt_int, opt_text, text};
+use common::db::{self, Db, Param, boolean, int, opt_int, opt_text, text};
+use common::queue::{self, Outcome, Queue};
 use common::time::iso8601;
 use common::types::{Error, PageRequest, Principal};
 
@@ -56,19 +57,24 @@ fn status_from(name: &str) -> anyhow::Result<DeliveryStatus> {
     }
 }
 
-/// `?1` now, `?2` whether email rows may be taken.
-const DUE: &str = "status = 'pending' AND next_attempt_at <= ?1 \
-    AND (lease_until IS NULL OR lease_until < ?1) AND (?2 OR kind <> 'email')";
+/// The outbox, a leased queue (`common::queue`) keyed by `id`.
+const QUEUE: Queue = Queue {
+    table: "outbox",
+    key: "id",
+};
 
-/// [`DUE`] for every webhook row, when no email relay is configured (`?2` false):
+/// `common::queue::DUE` with `?4`: whether email rows may be taken.
+const DUE: &str = "status = 'pending' AND next_attempt_at <= ?1 \
+    AND (lease_until IS NULL OR lease_until < ?1) AND (?4 OR kind <> 'email')";
+
+/// [`DUE`] for every webhook row, when no email relay is configured (`?4` false):
 /// found through `outbox_due_by_kind` (migration 0007). With [`DUE`]'s `kind <> 'email'` SQLite
 /// walks every pending email row, and without a relay those stay pending: the cron worker's check
 /// grew with the backlog (50,000 pending emails in `cargo xtask bench`).
 const DUE_WEBHOOKS: &str = "kind = 'webhook' AND status = 'pending' AND next_attempt_at <= ?1 \
-    AND (lease_until IS NULL OR lease_until < ?1) AND NOT ?2";
+    AND (lease_until IS NULL OR lease_until < ?1) AND NOT ?4";
 
-/// The due-rows condition: the webhooks alone (no relay), or every row. Both take the same
-/// parameters `?1`-`?2`.
+/// The due-rows condition: the webhooks alone (no relay), or every row. Both take `?1` and `?4`.
 fn due(emails: bool) -> &'static str {
     match emails {
         false => DUE_WEBHOOKS,
@@ -76,19 +82,8 @@ fn due(emails: bool) -> &'static str {
     }
 }
 
-fn any_due_sql(emails: bool) -> String {
-    format!("SELECT EXISTS (SELECT 1 FROM outbox WHERE {})", due(emails))
-}
-
-/// One statement, so two workers never lease the same row: `?3` lease end, `?4` limit.
-fn lease_sql(emails: bool) -> String {
-    format!(
-        "UPDATE outbox SET lease_until = ?3, attempts = attempts + 1, updated_at = ?1 \
-         WHERE id IN (SELECT id FROM outbox WHERE {} ORDER BY next_attempt_at, id LIMIT ?4) \
-         RETURNING id, kind, prescription_id, target, payload, attempts, lease_until",
-        due(emails)
-    )
-}
+/// What a lease returns of each row.
+const LEASED_COLUMNS: &str = "id, kind, prescription_id, target, payload";
 
 const INSERT_EMAIL: &str = "INSERT INTO outbox \
     (kind, prescription_id, target, payload, status, attempts, next_attempt_at, created_at, updated_at) \
@@ -106,18 +101,6 @@ const MARK_PENDING: &str =
 
 const INSERT_ATTEMPT: &str = "INSERT INTO outbox_attempts \
     (outbox_id, number, started_at, duration_ms, status_code, error) VALUES (?, ?, ?, ?, ?, ?)";
-
-/// `?1` now, `?2` id, `?3` the lease the worker holds: a worker that lost its lease changes nothing.
-const MARK_DONE: &str = "UPDATE outbox SET status = 'done', lease_until = NULL, updated_at = ?1, \
-    last_error = NULL WHERE id = ?2 AND lease_until = ?3 RETURNING id";
-
-/// `?4` when to try again, `?5` the error.
-const MARK_RETRY: &str = "UPDATE outbox SET lease_until = NULL, updated_at = ?1, \
-    next_attempt_at = ?4, last_error = ?5 WHERE id = ?2 AND lease_until = ?3 RETURNING id";
-
-/// `?4` the error.
-const MARK_DEAD: &str = "UPDATE outbox SET status = 'dead', lease_until = NULL, updated_at = ?1, \
-    last_error = ?4 WHERE id = ?2 AND lease_until = ?3 RETURNING id";
 
 /// Written by this component on purpose (see `wit/notifications.wit` and docs/architecture.md): the
 /// relay accepted the email.
@@ -160,27 +143,18 @@ const REPLAY: &str = "UPDATE outbox SET status = 'pending', attempts = 0, next_a
     lease_until = NULL, updated_at = ?1 \
     WHERE id = ?2 AND (lease_until IS NULL OR lease_until < ?1) RETURNING id";
 
-/// A leased row.
+/// A leased row's content.
 #[derive(Debug, Clone)]
-pub struct Leased {
+pub struct Row {
     pub id: i64,
     pub kind: String,
     pub prescription_id: i64,
     pub target: String,
     pub payload: Value,
-    /// Attempts started, this one included.
-    pub attempts: u32,
-    /// The lease this worker holds (the row's `lease_until`).
-    pub lease: String,
 }
 
-/// How an attempt ended, for the row.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Outcome {
-    Done,
-    Retry { at: SystemTime, error: String },
-    Dead { error: String },
-}
+/// A leased outbox row.
+pub type Leased = queue::Leased<Row>;
 
 /// What one attempt did, for `outbox_attempts`.
 #[derive(Debug, Clone)]
@@ -193,11 +167,7 @@ pub struct AttemptRecord {
 
 /// Whether any row is due (a read, so an idle worker never takes the write lock).
 pub fn any_due(db: &Db, now: SystemTime, emails: bool) -> Result<bool, Error> {
-    let due = db.scalar_i64(
-        &any_due_sql(emails),
-        &[text(&iso8601(now)), boolean(emails)],
-    )?;
-    Ok(due != 0)
+    QUEUE.any_due(db, due(emails), now, &[boolean(emails)])
 }
 
 /// Leases up to `limit` due rows until `until`.
@@ -208,45 +178,46 @@ pub fn lease(
     limit: u32,
     emails: bool,
 ) -> Result<Vec<Leased>, Error> {
-    let rows = db.query(
-        &lease_sql(emails),
-        &[
-            text(&iso8601(now)),
-            boolean(emails),
-            text(&iso8601(until)),
-            int(limit.into()),
-        ],
+    QUEUE.lease(
+        db,
+        due(emails),
+        LEASED_COLUMNS,
+        now,
+        until,
+        limit,
+        &[boolean(emails)],
         |r| {
-            Ok(Leased {
+            Ok(Row {
                 id: r.i64("id")?,
                 kind: r.string("kind")?,
                 prescription_id: r.i64("prescription_id")?,
                 target: r.string("target")?,
                 payload: serde_json::from_str(&r.string("payload")?).unwrap_or(Value::Null),
-                attempts: u32::try_from(r.i64("attempts")?).unwrap_or(u32::MAX),
-                lease: r.string("lease_until")?,
             })
         },
-    )?;
-    Ok(rows)
+    )
 }
 
-/// Records an attempt and what it means for the row, in one transaction; a delivered email also
-/// marks its prescription sent. Nothing but the attempt is written when the lease was lost.
+/// Ends the row (`common::queue`'s commit policy: its own transaction) with the attempt's record; a
+/// delivered email also marks its prescription sent. Only the attempt is written when the lease was
+/// lost.
 pub fn finish(
     db: &Db,
-    row: &Leased,
+    leased: &Leased,
     attempt: Option<&AttemptRecord>,
     outcome: &Outcome,
 ) -> Result<(), Error> {
-    let now = text(&common::time::now_iso8601());
-    db.transaction(|db| -> Result<(), Error> {
+    let row = &leased.row;
+    // The prescription's own email (not a message about a pharmacy's status) marks it sent.
+    let marks_sent =
+        *outcome == Outcome::Done && row.kind == EMAIL && row.payload.get("status").is_none();
+    QUEUE.finish(db, &int(row.id), &leased.lease, outcome, |db, held| {
         if let Some(a) = attempt {
             db.execute(
                 INSERT_ATTEMPT,
                 &[
                     int(row.id),
-                    int(row.attempts.into()),
+                    int(leased.attempts.into()),
                     text(&iso8601(a.started_at)),
                     int(a.duration_ms.into()),
                     a.status_code.map_or(Param::Null, |s| int(s.into())),
@@ -254,24 +225,15 @@ pub fn finish(
                 ],
             )?;
         }
-        let (sql, extra) = match outcome {
-            Outcome::Done => (MARK_DONE, vec![]),
-            Outcome::Retry { at, error } => (MARK_RETRY, vec![text(&iso8601(*at)), text(error)]),
-            Outcome::Dead { error } => (MARK_DEAD, vec![text(error)]),
-        };
-        let mut params = vec![now.clone(), int(row.id), text(&row.lease)];
-        params.extend(extra);
-        let held = db.query_opt(sql, &params, |r| r.i64("id"))?;
-        // The prescription's own email (not a message about a pharmacy's status) marks it sent.
-        let own = row.payload.get("status").is_none();
-        if held.is_some() && *outcome == Outcome::Done && row.kind == EMAIL && own {
+        if held && marks_sent {
             db.execute(
                 MARK_SENT,
                 &[int(row.prescription_id), text(SentState::SentEmail.code())],
             )?;
         }
-        Ok(())
-    })
+        Ok::<(), Error>(())
+    })?;
+    Ok(())
 }
 
 /// Queues a resend of a prescription's email by `sender`, within the resend limits (`resends`);
@@ -395,7 +357,7 @@ pub fn strings(payload: &Value, key: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn delivery(r: &Row) -> anyhow::Result<Delivery> {
+fn delivery(r: &db::Row) -> anyhow::Result<Delivery> {
     let payload: Value = serde_json::from_str(&r.string("payload")?).unwrap_or(Value::Null);
     let strings = |key: &str| strings(&payload, key);
     Ok(Delivery {
@@ -426,13 +388,12 @@ mod tests {
     fn both_due_conditions_take_the_same_parameters() {
         for emails in [false, true] {
             let sql = due(emails);
-            for p in ["?1", "?2"] {
+            for p in ["?1", "?4"] {
                 assert!(sql.contains(p), "{sql} lacks {p}");
             }
-            assert!(!sql.contains("?3"), "{sql}");
-            assert!(lease_sql(emails).contains(sql));
-            assert!(any_due_sql(emails).contains(sql));
+            assert!(!sql.contains("?2") && !sql.contains("?3"), "{sql}");
         }
+        assert!(DUE.starts_with(queue::DUE));
         assert!(due(false).starts_with("kind = 'webhook' AND status"));
     }
 }

@@ -12,9 +12,9 @@ use common::types::{Error, FieldError, PageRequest, RxEvent, WebhookDelivery};
 use crate::bindings::exports::receta::notifications::notifications::{
     ListedMedic, NewWebhook, Webhook, WebhookPage,
 };
-use crate::send::{self, Failure};
 use crate::signing;
-use crate::target::Target;
+use outbound::send::{self, Failure};
+use outbound::target::Target;
 
 /// The longest a registration waits for the URL's answer to the ping.
 pub const PING_TIMEOUT: Duration = Duration::from_secs(5);

@@ -2,7 +2,7 @@
 //! registered certificate, which the draft pins.
 
 use common::fields::Fields;
-use common::types::Error;
+use common::types::{Error, Principal};
 
 use crate::bindings::catalog;
 use crate::bindings::prescriptions::PrescriberCertificate;
@@ -10,7 +10,7 @@ use crate::bindings::prescriptions::PrescriberCertificate;
 /// A create's `"efirma": true`: the medic's registered certificate, which the draft pins; a field
 /// error on `efirma` when there is none, or it is no longer valid.
 pub fn certificate(f: &mut Fields, medic: i64) -> Result<Option<PrescriberCertificate>, Error> {
-    let registered = match catalog::get_efirma(medic) {
+    let registered = match catalog::get_efirma(Principal::Medic(medic), medic) {
         Ok(e) => e,
         Err(Error::NotFound(_)) => {
             f.error(

@@ -23,6 +23,14 @@ pub fn delay_after(attempt: u32, scale: f64, unit: f64) -> Option<Duration> {
     Some(Duration::from_secs_f64(base as f64 * scale * jitter))
 }
 
+/// `outbox_retry_scale` (the variable's text): a positive finite number, 1 otherwise.
+pub fn scale(variable: Option<&str>) -> f64 {
+    variable
+        .and_then(|s| s.trim().parse::<f64>().ok())
+        .filter(|x| x.is_finite() && *x > 0.0)
+        .unwrap_or(1.0)
+}
+
 /// A uniform random number in `[0, 1)`.
 pub fn unit_random() -> f64 {
     let mut bytes = [0u8; 8];
@@ -53,6 +61,10 @@ mod tests {
         assert!((329.9..=330.0).contains(&high), "{high}");
         let scaled = delay_after(1, 0.001, 0.5).unwrap();
         assert_eq!(scaled, Duration::from_millis(5));
+        assert_eq!(
+            (scale(None), scale(Some("-1")), scale(Some("0.01"))),
+            (1.0, 1.0, 0.01)
+        );
         for _ in 0..100 {
             let u = unit_random();
             assert!((0.0..1.0).contains(&u));

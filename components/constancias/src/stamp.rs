@@ -2,64 +2,42 @@
 //! leases due `stamp_queue` rows, asks the timestamp authority (`timestamp_url`, RFC 3161 over HTTP)
 //! for a timestamp of each digest, concurrently, checks every reply (`pkix::tsp::check_reply`:
 //! granted, imprint, the nonce sent, the TSA's signature, the chain to `timestamp_ca` when set), and
-//! stores an accepted one in `constancias` in the transaction that ends its queue row. A refused or
-//! missing reply is retried on the outbox's schedule and never stored.
+//! stores an accepted one in `constancias` in the transaction that ends its queue row
+//! (`common::queue`'s commit policy). A refused or missing reply is retried on the outbox's schedule
+//! and never stored.
 
 use std::time::SystemTime;
 
-use common::db::{Db, Param, blob, int, text};
-use common::time::iso8601;
-use common::types::Error;
+use common::db::{Db, blob, int, text};
+use common::queue::{self, DUE, Outcome, Queue};
+use common::types::{DeliveryRun, Error};
+use outbound::send::{self, Answer, Failure};
+use outbound::target::Target;
 
-use crate::bindings::exports::receta::notifications::notifications::DeliveryRun;
 use crate::config::{Config, Stamping};
-use crate::deliver::failed;
-use crate::outbox::Outcome;
-use crate::send::{self, Answer, Failure};
-use crate::target::Target;
 
-/// `?1` now.
-const DUE: &str = "status = 'pending' AND next_attempt_at <= ?1 \
-    AND (lease_until IS NULL OR lease_until < ?1)";
+/// The stamp queue (migration 0020), a leased queue keyed by the digest.
+const QUEUE: Queue = Queue {
+    table: "stamp_queue",
+    key: "digest",
+};
 
-fn any_due_sql() -> String {
-    format!("SELECT EXISTS (SELECT 1 FROM stamp_queue WHERE {DUE})")
-}
-
-/// One statement, so two workers never lease the same row: `?2` lease end, `?3` limit.
-fn lease_sql() -> String {
-    format!(
-        "UPDATE stamp_queue SET lease_until = ?2, attempts = attempts + 1, updated_at = ?1 \
-         WHERE digest IN (SELECT digest FROM stamp_queue WHERE {DUE} \
-         ORDER BY next_attempt_at, digest LIMIT ?3) \
-         RETURNING digest, subject, prescription_id, attempts, lease_until"
-    )
-}
-
-/// `?1` now, `?2` digest, `?3` the lease this worker holds: a worker that lost it changes nothing.
-const MARK_DONE: &str = "UPDATE stamp_queue SET status = 'done', lease_until = NULL, \
-    updated_at = ?1, last_error = NULL WHERE digest = ?2 AND lease_until = ?3 RETURNING digest";
-/// `?4` when to try again, `?5` the error.
-const MARK_RETRY: &str = "UPDATE stamp_queue SET lease_until = NULL, updated_at = ?1, \
-    next_attempt_at = ?4, last_error = ?5 WHERE digest = ?2 AND lease_until = ?3 RETURNING digest";
-/// `?4` the error.
-const MARK_DEAD: &str = "UPDATE stamp_queue SET status = 'dead', lease_until = NULL, \
-    updated_at = ?1, last_error = ?4 WHERE digest = ?2 AND lease_until = ?3 RETURNING digest";
+/// What a lease returns of each row.
+const LEASED_COLUMNS: &str = "digest, subject, prescription_id";
 
 /// Stored once: a second accepted reply for the same digest (a lost lease) is dropped.
 const STORE: &str = "INSERT INTO constancias \
     (digest, subject, prescription_id, reply, gen_time, tsa, serial, created_at) \
     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (digest) DO NOTHING";
 
-/// A leased queue row.
-struct Leased {
+/// A leased row's content.
+struct Row {
     digest: String,
     subject: String,
     prescription_id: i64,
-    /// Attempts started, this one included.
-    attempts: u32,
-    lease: String,
 }
+
+type Leased = queue::Leased<Row>;
 
 /// An accepted reply and what it says.
 type Accepted = (Vec<u8>, pkix::tsp::Stamp);
@@ -80,11 +58,25 @@ pub fn run(config: &Config, limit: u32) -> Result<DeliveryRun, Error> {
     }
     let db = Db::open()?;
     let now = SystemTime::now();
-    let due = db.scalar_i64(&any_due_sql(), &[text(&iso8601(now))])?;
-    if due == 0 {
+    if !QUEUE.any_due(&db, DUE, now, &[])? {
         return Ok(summary);
     }
-    let leased = lease(&db, now, now + config.lease(), limit)?;
+    let leased = QUEUE.lease(
+        &db,
+        DUE,
+        LEASED_COLUMNS,
+        now,
+        now + config.lease(),
+        limit,
+        &[],
+        |r| {
+            Ok(Row {
+                digest: r.string("digest")?,
+                subject: r.string("subject")?,
+                prescription_id: r.i64("prescription_id")?,
+            })
+        },
+    )?;
     let target = Target::parse(&stamping.url);
     let anchors = anchors(stamping);
     let requests: Vec<_> = leased.iter().map(|row| request(stamping, row)).collect();
@@ -99,7 +91,9 @@ pub fn run(config: &Config, limit: u32) -> Result<DeliveryRun, Error> {
         }
     })));
 
-    let mut ended = Vec::with_capacity(leased.len());
+    // Each row is recorded on its own (`common::queue`'s commit policy): a constancia is stored
+    // once whatever happens (`STORE`). The first failure to record is returned at the end.
+    let mut trouble = None;
     for ((row, prepared), answer) in leased.iter().zip(&requests).zip(answers) {
         summary.attempted += 1;
         let judged = match (&target, &anchors, prepared, answer) {
@@ -116,22 +110,20 @@ pub fn run(config: &Config, limit: u32) -> Result<DeliveryRun, Error> {
             }
             Err(error) => {
                 summary.failed += 1;
-                eprintln!("notifications: constancia of {}: {error}", row.digest);
-                (failed(config, row.attempts, error), None)
+                eprintln!("constancias: {}: {error}", row.row.digest);
+                let outcome = Outcome::failed(row.attempts, error, config.retry_scale);
+                (outcome, None)
             }
         };
-        ended.push((row, outcome, accepted));
-    }
-    // The whole batch in one commit (one write lock a second, not one per row): a failure leaves
-    // the rows leased, and they are stamped again once their lease ends (a constancia is stored
-    // once whatever happens: `STORE`).
-    db.transaction(|db| -> Result<(), Error> {
-        for (row, outcome, accepted) in &ended {
-            finish(db, row, outcome, accepted.as_ref())?;
+        if let Err(e) = finish(&db, row, &outcome, accepted.as_ref()) {
+            eprintln!("constancias: recording {}: {e:?}", row.row.digest);
+            trouble.get_or_insert(e);
         }
-        Ok(())
-    })?;
-    Ok(summary)
+    }
+    match trouble {
+        Some(e) => Err(e),
+        None => Ok(summary),
+    }
 }
 
 /// A request ready to go, and the nonce its reply must carry.
@@ -142,8 +134,8 @@ struct Prepared {
     nonce: [u8; 16],
 }
 
-fn request(stamping: &Stamping, row: &Leased) -> Result<Prepared, String> {
-    let digest = digest_bytes(&row.digest).ok_or("the queued digest is not 64 hex")?;
+fn request(stamping: &Stamping, leased: &Leased) -> Result<Prepared, String> {
+    let digest = digest_bytes(&leased.row.digest).ok_or("the queued digest is not 64 hex")?;
     let mut nonce = [0u8; 16];
     getrandom::fill(&mut nonce).map_err(|e| format!("no randomness: {e}"))?;
     let query = pkix::tsp::request(&digest, &nonce)?;
@@ -195,59 +187,39 @@ fn judge(
     Ok((answer.body, stamp))
 }
 
-fn lease(db: &Db, now: SystemTime, until: SystemTime, limit: u32) -> Result<Vec<Leased>, Error> {
-    let rows = db.query(
-        &lease_sql(),
-        &[
-            text(&iso8601(now)),
-            text(&iso8601(until)),
-            int(limit.into()),
-        ],
-        |r| {
-            Ok(Leased {
-                digest: r.string("digest")?,
-                subject: r.string("subject")?,
-                prescription_id: r.i64("prescription_id")?,
-                attempts: u32::try_from(r.i64("attempts")?).unwrap_or(u32::MAX),
-                lease: r.string("lease_until")?,
-            })
-        },
-    )?;
-    Ok(rows)
-}
-
-/// Ends or reschedules the row and, when `accepted`, stores the constancia (inside the batch's
-/// transaction); nothing at all when this worker lost its lease.
+/// Ends or reschedules the row and, when `accepted`, stores the constancia in the same transaction;
+/// nothing at all when this worker lost its lease.
 fn finish(
     db: &Db,
-    row: &Leased,
+    leased: &Leased,
     outcome: &Outcome,
     accepted: Option<&Accepted>,
 ) -> Result<(), Error> {
-    let now = common::time::now_iso8601();
-    let held = [text(&now), text(&row.digest), text(&row.lease)];
-    let (sql, extra) = match outcome {
-        Outcome::Done => (MARK_DONE, vec![]),
-        Outcome::Retry { at, error } => (MARK_RETRY, vec![text(&iso8601(*at)), text(error)]),
-        Outcome::Dead { error } => (MARK_DEAD, vec![text(error)]),
-    };
-    let params: Vec<Param> = held.iter().cloned().chain(extra).collect();
-    let still_ours = db.query_opt(sql, &params, |r| r.string("digest"))?;
-    if let (Some(_), Some((reply, stamp))) = (still_ours, accepted) {
-        db.execute(
-            STORE,
-            &[
-                text(&row.digest),
-                text(&row.subject),
-                int(row.prescription_id),
-                blob(reply),
-                text(&stamp.gen_time),
-                text(&stamp.tsa),
-                text(&stamp.serial),
-                text(&now),
-            ],
-        )?;
-    }
+    let row = &leased.row;
+    QUEUE.finish(
+        db,
+        &text(&row.digest),
+        &leased.lease,
+        outcome,
+        |db, held| {
+            if let (true, Some((reply, stamp))) = (held, accepted) {
+                db.execute(
+                    STORE,
+                    &[
+                        text(&row.digest),
+                        text(&row.subject),
+                        int(row.prescription_id),
+                        blob(reply),
+                        text(&stamp.gen_time),
+                        text(&stamp.tsa),
+                        text(&stamp.serial),
+                        text(&common::time::now_iso8601()),
+                    ],
+                )?;
+            }
+            Ok::<(), Error>(())
+        },
+    )?;
     Ok(())
 }
 
@@ -286,14 +258,5 @@ mod tests {
         assert_eq!((bytes[0], bytes[1], bytes[31]), (0x00, 0xff, 0xff));
         assert!(digest_bytes("abc").is_none());
         assert!(digest_bytes(&"zz".repeat(32)).is_none());
-    }
-
-    #[test]
-    fn the_lease_takes_the_due_rows_parameters() {
-        let sql = lease_sql();
-        for p in ["?1", "?2", "?3"] {
-            assert!(sql.contains(p), "{p} in {sql}");
-        }
-        assert!(!sql.contains("?4"), "{sql}");
     }
 }

@@ -5,10 +5,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::fixtures::{Listener, Practice, create_patient, db, patient_body, relay_config};
 use crate::helpers::{ADMIN_TOKEN, TestApp, field_errors, spawn_app, spawn_app_with};
-use crate::notifications::relay_config;
-use crate::outbound::{Listener, Practice, db};
-use crate::patients::{create_patient, patient_body};
 
 const WAIT: Duration = Duration::from_secs(30);
 const RLO: char = '\u{202E}';

@@ -5,10 +5,10 @@
 
 use serde_json::{Value, json};
 
-use crate::claims::{claimed, release};
+use crate::fixtures::{
+    Practice, burn, cancel, claimed, db, med_ids, prescribe, register, reject, release, signature,
+};
 use crate::helpers::{ADMIN_TOKEN, AppConfig, TestApp, spawn_app, start};
-use crate::outbound::{Practice, db};
-use crate::pharmacies::{burn, cancel, med_ids, prescribe, register, reject, signature};
 
 /// The landing JSON's `access_log`, as the issuing medic reads it (a read that is itself logged).
 fn access_log(app: &TestApp, p: &Practice, sig: &str) -> Vec<Value> {
@@ -246,7 +246,7 @@ fn calls(app: &TestApp) -> i64 {
     count(app, "SELECT COUNT(*) FROM pharmacy_calls")
 }
 
-/// Nobody reads the logs: the outbox worker (every 5 s) still writes the lookups' and the medic's
+/// Nobody reads the logs: the outbox worker (every second) still writes the lookups' and the medic's
 /// reads' queued rows into the tables, so an operator's own queries see them within seconds.
 #[test]
 fn the_outbox_worker_writes_the_queued_lookups_and_reads_into_the_logs() {

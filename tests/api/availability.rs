@@ -5,10 +5,10 @@
 
 use serde_json::{Value, json};
 
+use crate::fixtures::{Practice, db};
 use crate::helpers::{
     ADMIN_TOKEN, AppConfig, assert_message, field_errors, spawn_app, spawn_app_with,
 };
-use crate::outbound::{Practice, db};
 
 #[test]
 fn a_create_that_would_print_thousands_of_pages_is_400_and_stores_nothing() {
@@ -210,7 +210,7 @@ fn slow_clients_trickling_bodies_never_stall_the_service() {
 
 #[test]
 fn a_slow_webhook_receiver_never_slows_creates_or_reads() {
-    use crate::outbound::{Listener, Reply};
+    use crate::fixtures::{Listener, Reply};
     // Pings answer at once; every delivery takes 9 s (under the 10 s delivery limit).
     let receiver = Listener::start(|_, r| {
         if r.is_ping() {

@@ -4,9 +4,9 @@
 
 use serde_json::{Value, json};
 
+use crate::fixtures::ADMIN;
+use crate::fixtures::{campaign_body, create_campaign};
 use crate::helpers::{ADMIN_TOKEN, TestApp, spawn_app};
-
-const ADMIN: Option<&str> = Some(ADMIN_TOKEN);
 
 /// The fields of every campaign response: openapi/receta.json plus `is_default`, `is_active`, `created_at`.
 const CAMPAIGN_KEYS: [&str; 12] = [
@@ -33,30 +33,6 @@ fn keys(v: &Value) -> Vec<String> {
         .collect();
     k.sort();
     k
-}
-
-/// A complete campaign body: every field of openapi/receta.json without `id`.
-pub fn campaign_body(short_name: &str) -> Value {
-    json!({
-        "short_name": short_name,
-        "display_name": format!("Farmacias {short_name}"),
-        "display_phone": "55 5000 1234",
-        "display_contact": "Lunes a domingo, 8:00 a 22:00",
-        "cta_link": format!("https://{short_name}.example.mx/surtir"),
-        "callback_redirect": format!("https://{short_name}.example.mx/callback"),
-        "main_site_redirect": "landing_view",
-        "branches": [
-            {"Determinante": 1012, "name": "Centro", "Formato": "Farmacia", "Estado": "Ciudad de México", "address": "Madero 10, Centro, 06000 CDMX"},
-            {"Determinante": 2024, "name": "Polanco", "Formato": "Express", "Estado": "Ciudad de México", "address": "Masaryk 200, Polanco, 11560 CDMX"},
-        ],
-    })
-}
-
-/// Creates a campaign as the API admin and returns the response body (asserting 201).
-pub fn create_campaign(app: &TestApp, body: &Value) -> Value {
-    let resp = app.post("/api/v2/campaigns/", ADMIN, body);
-    assert_eq!(resp.status, 201, "creating a campaign: {}", resp.text());
-    resp.json()
 }
 
 fn path(campaign: &Value) -> String {

@@ -4,64 +4,14 @@
 
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::helpers::{AppConfig, TestApp, TestResponse, assert_message, spawn_app, spawn_app_with};
-use crate::mexican_rules::later;
-use crate::outbound::{Practice, db};
-use crate::pharmacies::{
-    TestPharmacy, burn, each_at_once, med_ids, prescribe, register, signature,
+use crate::fixtures::claim;
+use crate::fixtures::{
+    Practice, burn, burn_with, claimed, db, each_at_once, later, med_ids, prescribe, register,
+    release, signature,
 };
-
-pub fn claim(app: &TestApp, ph: &TestPharmacy, sig: &str) -> TestResponse {
-    app.post(
-        &format!("/api/v2/pharmacy/rx/{sig}/claim/"),
-        Some(&ph.token),
-        &json!({}),
-    )
-}
-
-/// A claim that must succeed: its `claim` object.
-pub fn claimed(app: &TestApp, ph: &TestPharmacy, sig: &str) -> Value {
-    let resp = claim(app, ph, sig);
-    assert_eq!(resp.status, 200, "{}", resp.text());
-    let body = resp.json();
-    assert_eq!(body["prescription"]["signature"], sig);
-    body["claim"].clone()
-}
-
-pub fn release(app: &TestApp, ph: &TestPharmacy, sig: &str, body: &Value) -> TestResponse {
-    app.post(
-        &format!("/api/v2/pharmacy/rx/{sig}/release/"),
-        Some(&ph.token),
-        body,
-    )
-}
-
-/// A burn of one unit of the first medication, with `secret` as `X-Claim-Secret` when given.
-pub fn burn_with(
-    app: &TestApp,
-    ph: &TestPharmacy,
-    rx: &Value,
-    secret: Option<&str>,
-) -> TestResponse {
-    let (first, _) = med_ids(rx);
-    let auth = format!("Token {}", ph.token);
-    let mut headers = vec![
-        ("Authorization", auth.as_str()),
-        ("Content-Type", "application/json"),
-    ];
-    if let Some(secret) = secret {
-        headers.push(("X-Claim-Secret", secret));
-    }
-    let body = json!({"sales_code": "CLAIM-1", "medications": [{"id": first, "bought_qty": 1}]});
-    app.request_with_headers(
-        "POST",
-        &format!("/api/v1/prescriptions/burn/{}", signature(rx)),
-        &headers,
-        Some(&serde_json::to_vec(&body).unwrap()),
-    )
-}
+use crate::helpers::{AppConfig, TestApp, assert_message, spawn_app, spawn_app_with};
 
 fn claims_rows(app: &TestApp) -> i64 {
     db(app)

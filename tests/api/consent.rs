@@ -6,10 +6,8 @@
 
 use serde_json::{Value, json};
 
-use crate::counter::{ANA, BETO, prescribed_for};
+use crate::fixtures::{ANA, BETO, Practice, prescribe, prescribed_for};
 use crate::helpers::{TestApp, TestResponse, assert_message, field_errors, spawn_app};
-use crate::outbound::Practice;
-use crate::pharmacies::prescribe;
 
 fn as_json(app: &TestApp, method: &str, path: &str, body: Option<&Value>) -> TestResponse {
     let bytes = body.map(|b| serde_json::to_vec(b).unwrap());
@@ -118,7 +116,7 @@ fn a_history_needs_a_standing_consent_and_every_read_is_logged() {
     );
     assert_eq!(fhir.status, 200, "{}", fhir.text());
     assert_eq!(fhir.header("content-type"), Some("application/fhir+json"));
-    crate::fhir::validate(&fhir.body).unwrap_or_else(|e| panic!("{e}\n{}", fhir.text()));
+    crate::fixtures::validate(&fhir.body).unwrap_or_else(|e| panic!("{e}\n{}", fhir.text()));
     assert!(fhir.text().contains(&from_a) && !fhir.text().contains(&from_b));
 
     // Listed on any of the person's pages; withdrawn there, and the history closes again.

@@ -9,9 +9,8 @@ use receta_test_tsa::{Mode, Server, TSA_NAME};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
+use crate::fixtures::{Practice, burn, db, eventually, med_ids, prescribe, register, signature};
 use crate::helpers::{ADMIN_TOKEN, AppConfig, TestApp, spawn_app, spawn_app_with, start};
-use crate::outbound::{Practice, db, eventually};
-use crate::pharmacies::{burn, med_ids, prescribe, register, signature};
 use receta_test_host::free_port;
 
 const WAIT: Duration = Duration::from_secs(60);

@@ -8,9 +8,8 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use crate::handover::python;
+use crate::fixtures::{create_patient, patient_body, python};
 use crate::helpers::{TestApp, TestMedic, TestResponse, field_errors, spawn_app};
-use crate::patients::{create_patient, patient_body};
 
 /// Phones as integrators send them, each with what `phonenumbers` makes of it (`None`: it does
 /// not parse): Mexican numbers in every usual spelling, other countries, and things that are not

@@ -8,16 +8,11 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use crate::handover::python;
+use crate::fixtures::{
+    ANA, BETO, Practice, TestPharmacy, create_patient, later, patient_body, prescribed_for, python,
+    register, reject,
+};
 use crate::helpers::{TestApp, TestMedic, TestResponse, assert_message, field_errors, spawn_app};
-use crate::mexican_rules::later;
-use crate::outbound::Practice;
-use crate::patients::{create_patient, patient_body};
-use crate::pharmacies::{TestPharmacy, prescribe, register, reject, signature};
-
-/// Valid CURPs (`stdnum.mx.curp.is_valid`): stdnum's own example, and another person.
-pub(crate) const ANA: &str = "BOXW310820HNERXN09";
-pub(crate) const BETO: &str = "SABC560626MDFLRN01";
 
 /// The values the CURP check is compared on, each with what `stdnum.mx.curp.is_valid` says: valid
 /// CURPs drawn by Python (a fixed seed) and each one mutated (check digit, a letter, the date, the
@@ -80,14 +75,6 @@ fn curp_valid_agrees_with_python_stdnum() {
         );
         assert_eq!(read.json()["curp_valid"], json!(valid), "{value:?}");
     }
-}
-
-/// A patient of `medic` with `curp`, and a prescription of two medications for them.
-pub(crate) fn prescribed_for(app: &TestApp, practice: &mut Practice, curp: &str) -> String {
-    let mut body = patient_body("Ana Bonilla");
-    body["curp"] = json!(curp);
-    practice.patient = create_patient(app, &practice.medic, &body);
-    signature(&prescribe(app, practice))
 }
 
 /// `POST /rx/<signature>/counter-code`, asking for JSON.

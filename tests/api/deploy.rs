@@ -10,7 +10,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::handover::python;
+use crate::fixtures::python;
 use crate::helpers::repo_root;
 
 /// Kubernetes' schemas of this version (`kubernetes-validate`'s newest full set).

@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use crate::fiel::Fiel;
+use crate::fixtures::Fiel;
 use crate::helpers::{
     ADMIN_TOKEN, AppConfig, TestApp, field_errors, medic_body, spawn_app, spawn_app_with,
 };

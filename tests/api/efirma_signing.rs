@@ -11,10 +11,9 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::fiel::{Fiel, Holder, openssl_verifies};
+use crate::fixtures::{Fiel, Holder, openssl_verifies};
+use crate::fixtures::{Listener, Practice, burn, eventually, lookup, register};
 use crate::helpers::{ADMIN_TOKEN, AppConfig, TestApp, TestResponse, field_errors, spawn_app_with};
-use crate::outbound::{Listener, Practice, eventually};
-use crate::pharmacies::{burn, lookup, register};
 
 const WAIT: Duration = Duration::from_secs(30);
 const RFC: &str = "HEGT7610034S2";

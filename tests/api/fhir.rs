@@ -3,45 +3,10 @@
 //! by a third-party library, PyPI `fhir.resources` (its R4B models, pydantic), not by the
 //! project's own schema; and the validator shown to fail on a broken copy.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
-
 use serde_json::{Value, json};
 
-use crate::handover::python;
+use crate::fixtures::{Practice, TestPharmacy, later, register, signature, validate};
 use crate::helpers::{TestApp, spawn_app};
-use crate::mexican_rules::later;
-use crate::outbound::Practice;
-use crate::pharmacies::{TestPharmacy, register, signature};
-
-/// `fhir.resources`' verdict on a bundle: `Ok(entries)` or the validation error.
-pub(crate) fn validate(bundle: &[u8]) -> Result<usize, String> {
-    let script = r#"
-import sys
-from fhir.resources.R4B.bundle import Bundle
-try:
-    b = Bundle.model_validate_json(sys.stdin.buffer.read())
-except Exception as e:
-    print(e)
-    sys.exit(1)
-print(len(b.entry or []))
-"#;
-    let mut child = Command::new(python())
-        .args(["-c", script])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("python with fhir.resources (cargo xtask test installs it)");
-    child.stdin.take().unwrap().write_all(bundle).unwrap();
-    let out = child.wait_with_output().unwrap();
-    let said = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    if out.status.success() {
-        Ok(said.parse().unwrap())
-    } else {
-        Err(format!("{said}{}", String::from_utf8_lossy(&out.stderr)))
-    }
-}
 
 /// The medic's bundle of `sig`, validated; parsed.
 fn bundle(app: &TestApp, p: &Practice, sig: &str) -> Value {

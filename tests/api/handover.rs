@@ -4,30 +4,17 @@
 //! string 400, an expired lot 409, a substitute the prescriber did not allow 409); and where it
 //! shows: the dispense list, the sealed receipt (version 2), the antibiotic register (JSON, CSV).
 
-use std::path::PathBuf;
 use std::process::Command;
 
 use serde_json::{Value, json};
 
+use crate::fixtures::{Listener, Practice, TestPharmacy, python, register, signature};
 use crate::helpers::{ADMIN_TOKEN, TestApp, TestResponse, field_errors, spawn_app};
-use crate::outbound::{Listener, Practice};
-use crate::pharmacies::{TestPharmacy, register, signature};
 
 /// The seed catalog's amoxicillin (an antibiotic: it goes into the register).
 const AMOXICILINA: &str = "2000000000107";
 /// A real GTIN (EAN-13 with its check digit), as a GTIN-14.
 const GTIN: &str = "07501055300075";
-
-/// The Python with `biip` and `fhir.resources` that `cargo xtask test` installs (`RECETA_PYTHON`,
-/// else the virtualenv under the target directory).
-pub(crate) fn python() -> PathBuf {
-    if let Some(p) = std::env::var_os("RECETA_PYTHON") {
-        return PathBuf::from(p);
-    }
-    let exe = std::env::current_exe().unwrap();
-    let target = exe.ancestors().nth(3).unwrap().to_path_buf();
-    target.join("receta-py/bin/python")
-}
 
 /// What `biip` reads in a GS1 element string: `{gtin, expiry, lot, serial}`.
 fn biip(element_string: &str) -> Value {

@@ -5,8 +5,8 @@
 
 use serde_json::{Value, json};
 
+use crate::fixtures::{Practice, db};
 use crate::helpers::{ADMIN_TOKEN, TestApp, assert_message, field_errors, medic_body, spawn_app};
-use crate::outbound::{Practice, db};
 
 const MEDIC_KEYS: [&str; 16] = [
     "alma_mater",

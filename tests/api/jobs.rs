@@ -6,9 +6,8 @@ use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 
-use crate::helpers::{ADMIN_TOKEN, AppConfig, JOBS_TOKEN, TestApp, spawn_app_with};
-use crate::outbound::{Listener, Practice};
-use crate::pharmacies::{prescribe, register};
+use crate::fixtures::{Listener, Practice, cron_less, prescribe, register};
+use crate::helpers::{ADMIN_TOKEN, JOBS_TOKEN, TestApp, spawn_app_with};
 use receta_test_tsa::Server;
 
 const DOOR: &str = "/api/v2/jobs/run/";
@@ -20,10 +19,6 @@ const JOBS: [&str; 5] = [
     "constancias",
     "deliveries",
 ];
-
-pub fn cron_less(variables: &[(&str, &str)]) -> AppConfig {
-    AppConfig::self_migrating().and_variables(variables)
-}
 
 fn run(app: &TestApp, token: &str) -> Value {
     let answer = app.post(DOOR, Some(token), &json!({}));

@@ -9,74 +9,13 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::campaigns::{campaign_body, create_campaign};
-use crate::helpers::{ADMIN_TOKEN, TestApp, TestMedic, TestResponse, spawn_app};
-use crate::patients::{create_patient, patient_body};
+use crate::fixtures::{DIAGNOSIS, PATIENT_BIRTH, PATIENT_EMAIL, PATIENT_NAME, PATIENT_PHONE};
+use crate::fixtures::{Issued, MEDIC_NAME, campaign_body, create_campaign, issue, medications};
+use crate::helpers::{ADMIN_TOKEN, TestApp, TestResponse, spawn_app};
 
 const ADMIN: Option<&str> = Some(ADMIN_TOKEN);
 
-/// A seed-catalog drug (migration 0004).
-const SEED_UPC: &str = "2000000000107";
 const SEED_NAME: &str = "Amoxicilina 500 mg, 12 cápsulas";
-
-/// What the patient must never find on the landing: diagnosis, last names, contact data, birth date.
-pub const DIAGNOSIS: &str = "Faringoamigdalitis estreptocócica";
-pub const PATIENT_NAME: &str = "Mariana Olvera Zamudio";
-pub const PATIENT_EMAIL: &str = "mariana.olvera@correo.example.mx";
-pub const PATIENT_PHONE: &str = "5587654321";
-pub const PATIENT_BIRTH: &str = "1991-03-09";
-pub const MEDIC_NAME: &str = "Dr. José Núñez";
-
-/// A prescription issued through the API.
-pub struct Issued {
-    pub medic: TestMedic,
-    /// The create response.
-    pub rx: Value,
-}
-
-impl Issued {
-    pub fn signature(&self) -> &str {
-        self.rx["signature"].as_str().unwrap()
-    }
-}
-
-/// Two medications: one from the seed drug catalog (3 boxes), one free text.
-pub fn medications() -> Value {
-    json!([
-        {"presentation": "Amoxicilina cápsulas 500 mg", "instructions": "1 cápsula cada 8 horas durante 7 días", "qty": 3, "drug_upc": SEED_UPC},
-        {"presentation": "Paracetamol 500 mg tabletas", "instructions": "1 tableta cada 8 horas si hay fiebre o dolor", "category": "unstructured_drug"},
-    ])
-}
-
-/// A verified medic (`MEDIC_NAME`) with a hospital issues a prescription with `medications` to a
-/// patient with every personal field set.
-pub fn issue(app: &TestApp, email: &str, medications: Value) -> Issued {
-    let (medic, hospital) = app.medic_admin_of_new_hospital(email, "Clínica Roma Norte");
-    let mut body = patient_body(PATIENT_NAME);
-    body["email"] = json!(PATIENT_EMAIL);
-    body["phone"] = json!(PATIENT_PHONE);
-    body["date_of_birth"] = json!(PATIENT_BIRTH);
-    body["curp"] = json!("OEZM910309MDFLMR05");
-    let patient = create_patient(app, &medic, &body);
-    let resp = app.post(
-        "/api/v2/rx-endpoint/",
-        medic.token(),
-        &json!({
-            "hospital": hospital,
-            "patient": {"uid": patient["uid"]},
-            "diagnosis": DIAGNOSIS,
-            "show_diagnosis": true,
-            "extras": "Reposo relativo",
-            "send_rx": false,
-            "medications": medications,
-        }),
-    );
-    assert_eq!(resp.status, 200, "issuing: {}", resp.text());
-    Issued {
-        medic,
-        rx: resp.json(),
-    }
-}
 
 /// The PDF through the authenticated API (`{pdf}` in base64).
 fn api_pdf(app: &TestApp, issued: &Issued) -> Vec<u8> {

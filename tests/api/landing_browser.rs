@@ -17,9 +17,8 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::{Value, json};
 use tungstenite::{Message, WebSocket};
 
-use crate::campaigns::create_campaign;
+use crate::fixtures::{MEDIC_NAME, create_campaign, issue, medications};
 use crate::helpers::{ADMIN_TOKEN, repo_root, spawn_app_at_own_base_url};
-use crate::landing::{MEDIC_NAME, issue, medications};
 
 /// A phone's viewport (CSS pixels) and pixel ratio.
 const PHONE: (u32, u32, u32) = (390, 844, 2);

@@ -2,6 +2,7 @@
 //! (see `helpers::spawn_app`) and talks to it over HTTP on an ephemeral port.
 
 mod contract;
+mod fixtures;
 mod helpers;
 mod paths;
 mod scheduler;
@@ -20,7 +21,6 @@ mod deploy;
 mod efirma;
 mod efirma_signing;
 mod fhir;
-mod fiel;
 mod handover;
 mod hospitals;
 mod integrator;
@@ -34,7 +34,6 @@ mod mexican_rules;
 mod migrations;
 mod nodes;
 mod notifications;
-mod outbound;
 mod patients;
 mod pharmacies;
 mod pharmacy_status;

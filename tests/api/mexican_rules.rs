@@ -12,11 +12,10 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use crate::helpers::{
-    ADMIN_TOKEN, AppConfig, TestApp, TestResponse, field_errors, spawn_app, start,
+use crate::fixtures::{
+    Practice, burn, db, each_at_once, later, listed, lookup, register, signature,
 };
-use crate::outbound::{Practice, db};
-use crate::pharmacies::{burn, each_at_once, listed, lookup, register, signature};
+use crate::helpers::{ADMIN_TOKEN, TestApp, TestResponse, field_errors, spawn_app};
 
 const DAY: i64 = 86_400;
 /// The seed catalog's products used here (migrations/0004 and 0012).
@@ -57,15 +56,6 @@ fn count(app: &TestApp, table: &str) -> i64 {
     db(app)
         .query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |r| r.get(0))
         .unwrap()
-}
-
-/// The host restarted on the same state with its wall clock `secs` later.
-pub(crate) fn later(app: TestApp, secs: i64) -> TestApp {
-    let state = app.crash();
-    start(
-        AppConfig::default().with_env("RECETA_CLOCK_OFFSET_SECONDS", &secs.to_string()),
-        state,
-    )
 }
 
 /// Today in Mexico City (UTC-6), `YYYY-MM-DD`, from the database's clock (as the service sees it).

@@ -7,9 +7,10 @@ use std::time::Duration;
 
 use serde_json::json;
 
+use crate::fixtures::{
+    cron_less, db, each_file_once, eventually, ledger, reference_schema, schema_of,
+};
 use crate::helpers::{ADMIN_TOKEN, JOBS_TOKEN, repo_root, spawn_app, spawn_app_with, start};
-use crate::jobs::cron_less;
-use crate::outbound::{db, eventually};
 
 #[test]
 fn every_migration_runs_twice_without_error_or_change() {
@@ -49,91 +50,6 @@ fn every_migration_runs_twice_without_error_or_change() {
         .query_row("SELECT count(*) FROM drugs", [], |r| r.get(0))
         .unwrap();
     assert_eq!(again, drugs, "the second run added seed rows");
-}
-
-/// The migrations as `spin up --sqlite @file` runs them (SQLite's own whole-file run): the
-/// schema a fresh start must give.
-pub fn reference_schema() -> Vec<Object> {
-    let reference = rusqlite::Connection::open_in_memory().unwrap();
-    for (_, sql) in migration_files() {
-        reference.execute_batch(&sql).unwrap();
-    }
-    schema_of(&reference)
-}
-
-/// The `.sql` files of `migrations/`, in order: name and text.
-pub fn migration_files() -> Vec<(String, String)> {
-    let mut files: Vec<_> = std::fs::read_dir(repo_root().join("migrations"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "sql"))
-        .collect();
-    files.sort();
-    files
-        .into_iter()
-        .map(|p| {
-            let name = p.file_name().unwrap().to_string_lossy().into_owned();
-            (name, std::fs::read_to_string(p).unwrap())
-        })
-        .collect()
-}
-
-/// A schema object: kind, name, table, columns.
-pub type Object = (String, String, String, Vec<String>);
-
-/// Every table, index and trigger of a database but the ledger, by its structure: kind, name,
-/// table, and the columns (name, type, not null, default, key) of a table or an index. Not the
-/// SQL text: a libSQL server stores the statement as it re-renders it.
-pub fn schema_of(db: &rusqlite::Connection) -> Vec<Object> {
-    let objects: Vec<(String, String, String)> = db
-        .prepare(
-            "SELECT type, name, tbl_name FROM sqlite_schema WHERE sql IS NOT NULL \
-             AND name NOT LIKE '_receta_migrations%' AND name NOT LIKE 'sqlite_%' ORDER BY name",
-        )
-        .unwrap()
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
-    objects
-        .into_iter()
-        .map(|(kind, name, table)| {
-            let columns = match kind.as_str() {
-                "table" => {
-                    "SELECT name || ' ' || type || ' ' || \"notnull\" || ' ' || \
-                            ifnull(dflt_value, '') || ' ' || pk FROM pragma_table_info(?1)"
-                }
-                "index" => "SELECT ifnull(name, '(expression)') FROM pragma_index_info(?1)",
-                _ => "SELECT ?1 WHERE 0",
-            };
-            let columns = db
-                .prepare(columns)
-                .unwrap()
-                .query_map([&name], |r| r.get(0))
-                .unwrap()
-                .collect::<Result<_, _>>()
-                .unwrap();
-            (kind, name, table, columns)
-        })
-        .collect()
-}
-
-/// The ledger a current database holds: every file of `migrations/`, recorded once.
-pub fn each_file_once() -> Vec<(String, i64)> {
-    migration_files()
-        .into_iter()
-        .map(|(name, _)| (name, 1))
-        .collect()
-}
-
-/// The ledger: each migration's name and how many times it was recorded.
-pub fn ledger(db: &rusqlite::Connection) -> Vec<(String, i64)> {
-    db.prepare("SELECT name, count(*) FROM _receta_migrations GROUP BY name ORDER BY name")
-        .unwrap()
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap()
 }
 
 #[test]

@@ -11,37 +11,15 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::claims::{burn_with, claimed};
-use crate::helpers::{ADMIN_TOKEN, AppConfig, TestApp, start};
-use crate::notifications::relay_config;
-use crate::outbound::{Listener, Practice, Reply, eventually};
-use crate::pharmacies::{burn, med_ids, prescribe, register, signature};
+use crate::fixtures::{
+    Listener, Practice, Reply, burn, burn_with, claimed, eventually, med_ids, node, prescribe,
+    register, relay_config, signature, two_nodes,
+};
+use crate::helpers::{ADMIN_TOKEN, AppConfig, TestApp};
 use crate::sqld::Sqld;
 use receta_test_host::free_port;
 
 const WAIT: Duration = Duration::from_secs(30);
-
-/// A node of the app on `db`, with its own state dir (nothing but logs and caches in it).
-pub fn node(db: &Sqld, config: AppConfig) -> TestApp {
-    let state_dir = tempfile::tempdir().expect("state dir");
-    let runtime_config = db.runtime_config(&state_dir.path().join("runtime-config.toml"));
-    start(
-        AppConfig {
-            runtime_config: Some(runtime_config),
-            ..config
-        },
-        state_dir,
-    )
-}
-
-/// Two nodes started at the same moment (their migrations race), on `a` and `b`.
-pub fn two_nodes(a: &Sqld, b: &Sqld, config: impl Fn() -> AppConfig + Sync) -> (TestApp, TestApp) {
-    std::thread::scope(|s| {
-        let first = s.spawn(|| node(a, config()));
-        let second = s.spawn(|| node(b, config()));
-        (first.join().unwrap(), second.join().unwrap())
-    })
-}
 
 /// A fresh server and two nodes on it (the nodes are dropped first, then the server, then its
 /// directory). In a cron-less pass the two start at the same moment: the app migrates itself, each
@@ -89,13 +67,13 @@ fn two_nodes_migrating_one_fresh_database_at_the_same_moment_apply_each_file_onc
     )
     .unwrap();
     assert_eq!(
-        crate::migrations::ledger(&file),
-        crate::migrations::each_file_once(),
+        crate::fixtures::ledger(&file),
+        crate::fixtures::each_file_once(),
         "every file once"
     );
     assert_eq!(
-        crate::migrations::schema_of(&file),
-        crate::migrations::reference_schema(),
+        crate::fixtures::schema_of(&file),
+        crate::fixtures::reference_schema(),
         "the schema of a single start"
     );
     // Both serve, and each sees what the other wrote.

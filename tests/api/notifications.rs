@@ -8,26 +8,14 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::{Value, json};
 
+use crate::fixtures::{
+    FROM, Listener, Practice, RELAY_TOKEN, Reply, db, eventually, eventually_in, relay_config,
+};
 use crate::helpers::{ADMIN_TOKEN, AppConfig, TestApp, spawn_app_with, start};
-use crate::outbound::{Listener, Practice, Reply, db, eventually, eventually_in};
 use receta_test_host::free_port;
 
 /// How long a test waits for something that should take milliseconds (a loaded CI machine included).
 const WAIT: Duration = Duration::from_secs(30);
-const RELAY_TOKEN: &str = "relay-token-0123456789";
-const FROM: &str = "Receta Pruebas <recetas@example.mx>";
-
-/// The app with `relay_url` as its email relay and a retry schedule shortened a thousandfold
-/// (5 ms, 300 ms, 1.8 s, …).
-pub fn relay_config(relay_url: &str) -> AppConfig {
-    AppConfig::with_variables(&[
-        ("email_relay_url", relay_url),
-        ("email_relay_token", RELAY_TOKEN),
-        ("email_from", FROM),
-        ("outbox_retry_scale", "0.001"),
-        ("delivery_timeout_ms", "2000"),
-    ])
-}
 
 fn detail(app: &TestApp, p: &Practice, signature: &str) -> Value {
     let resp = app.get(
@@ -179,7 +167,7 @@ fn sent_stays_null_until_the_relay_answers_2xx() {
         d["status"]["sent_status"],
         json!(["pending", "pending send"])
     );
-    // The cron trigger (every 5 s) retries: 202 on the third attempt.
+    // The cron trigger (every second) retries: 202 on the third attempt.
     let d = sent_when_done(&app, &p, signature);
     assert_eq!(d["status"]["sent_status"][0], "sent_email");
     let events = relay.events();

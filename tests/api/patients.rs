@@ -2,19 +2,8 @@
 
 use serde_json::{Value, json};
 
-use crate::helpers::{ADMIN_TOKEN, TestApp, TestMedic, spawn_app};
-
-/// Creates a patient for `medic` and returns the response body (asserting 201).
-pub fn create_patient(app: &TestApp, medic: &TestMedic, body: &Value) -> Value {
-    let resp = app.post("/api/v2/patient/", medic.token(), body);
-    assert_eq!(resp.status, 201, "creating patient: {}", resp.text());
-    resp.json()
-}
-
-/// The two required fields.
-pub fn patient_body(name: &str) -> Value {
-    json!({"name": name, "date_of_birth": "1990-06-15"})
-}
+use crate::fixtures::{create_patient, patient_body};
+use crate::helpers::{ADMIN_TOKEN, spawn_app};
 
 fn is_uid(s: &str) -> bool {
     s.len() == 32

@@ -9,13 +9,12 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::fixtures::{
+    Listener, Practice, TestPharmacy, burn, lookup, med_ids, prescribe, register, reject,
+    relay_config, signature,
+};
 use crate::helpers::{
     ADMIN_TOKEN, TestApp, TestResponse, assert_message, field_errors, spawn_app, spawn_app_with,
-};
-use crate::notifications::relay_config;
-use crate::outbound::{Listener, Practice};
-use crate::pharmacies::{
-    TestPharmacy, burn, lookup, med_ids, prescribe, register, reject, signature,
 };
 
 const WAIT: Duration = Duration::from_secs(30);

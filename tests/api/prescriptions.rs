@@ -11,10 +11,10 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
+use crate::fixtures::{create_patient, patient_body};
 use crate::helpers::{
     ADMIN_TOKEN, AppConfig, FormPart, TestApp, TestMedic, medic_body, spawn_app, spawn_app_with,
 };
-use crate::patients::{create_patient, patient_body};
 use receta_test_host::concurrently;
 
 /// A seed-catalog drug (migration 0004): Amoxicilina 500 mg, 12 cápsulas.

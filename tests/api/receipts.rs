@@ -9,11 +9,11 @@ use std::process::Command;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::claims::{burn_with, claimed};
+use crate::fixtures::{
+    Practice, TestPharmacy, burn, burn_with, claimed, keys, med_ids, prescribe, register,
+    signature, verifies_message,
+};
 use crate::helpers::{ADMIN_TOKEN, TestApp, assert_message, spawn_app};
-use crate::outbound::Practice;
-use crate::pharmacies::{TestPharmacy, burn, med_ids, prescribe, register, signature};
-use crate::verification::{keys, verifies_message};
 
 fn receipt_path(digest: &str) -> String {
     format!("/api/v2/pharmacy/receipts/{digest}/")

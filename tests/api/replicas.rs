@@ -8,10 +8,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
+use crate::fixtures::{
+    Listener, Practice, burn, eventually, issue_with_dispense_hook, lookup, med_ids, prescribe,
+    register, signature,
+};
 use crate::helpers::{ADMIN_TOKEN, AppConfig, TestApp, start};
-use crate::outbound::{Listener, Practice, eventually};
-use crate::pharmacies::{burn, lookup, med_ids, prescribe, register, signature};
-use crate::scale_out::issue_with_dispense_hook;
 use crate::sqld::Sqld;
 
 /// The replicas' sync interval in these tests; another node's write must show within it (plus a
@@ -186,7 +187,7 @@ fn a_replica_node_reuses_its_sessions_on_the_primary_through_many_writes() {
     let app = replica_node(&primary, AppConfig::default());
     let medic = app.create_medic("muchas@example.mx");
     for i in 0..300 {
-        let body = crate::patients::patient_body(&format!("Paciente {i}"));
+        let body = crate::fixtures::patient_body(&format!("Paciente {i}"));
         let resp = app.post("/api/v2/patient/", medic.token(), &body);
         assert_eq!(resp.status, 201, "patient {i}: {}", resp.text());
     }

@@ -10,9 +10,8 @@ use std::sync::{Arc, Barrier};
 
 use serde_json::{Value, json};
 
+use crate::fixtures::{Practice, TestPharmacy, burn, lookup, med_ids, register};
 use crate::helpers::{ADMIN_TOKEN, AppConfig, TestApp, spawn_app_with};
-use crate::outbound::Practice;
-use crate::pharmacies::{TestPharmacy, burn, lookup, med_ids, register};
 
 /// Threads sending at once.
 const THREADS: usize = 8;
@@ -149,7 +148,7 @@ fn reused_instances_keep_no_request_s_data_for_the_next() {
                         0 => issued.push((0, medic_round(&app, &a, &first_b))),
                         1 => issued.push((1, medic_round(&app, &b, &first_a))),
                         2 => {
-                            let rx = crate::pharmacies::prescribe(&app, &a);
+                            let rx = crate::fixtures::prescribe(&app, &a);
                             race_round(&app, &rx, &pharmacies);
                             issued.push((0, rx["signature"].as_str().unwrap().to_string()));
                         }

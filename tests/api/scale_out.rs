@@ -6,12 +6,14 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::helpers::{ADMIN_TOKEN, AppConfig, TestApp};
-use crate::nodes::{node, two_nodes};
-use crate::outbound::{Listener, Practice, eventually};
-use crate::pharmacies::{burn, lookup, med_ids, prescribe, register, signature};
+use crate::fixtures::migration_names;
+use crate::fixtures::{
+    Listener, burn, eventually, issue_with_dispense_hook, lookup, med_ids, node, register,
+    signature, two_nodes,
+};
+use crate::helpers::{ADMIN_TOKEN, AppConfig};
 use crate::sqld::Sqld;
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -32,36 +34,6 @@ fn migrations_applied(db: &Sqld) -> BTreeMap<String, i64> {
         .collect()
 }
 
-fn migration_files() -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(crate::helpers::repo_root().join("migrations"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".sql"))
-        .collect();
-    names.sort();
-    names
-}
-
-/// A new practice on `node`, a webhook to `receiver` for its dispenses, and a prescription issued
-/// there: the practice and the create's answer.
-pub fn issue_with_dispense_hook(
-    node: &TestApp,
-    receiver: &Listener,
-    email: &str,
-    hospital: &str,
-) -> (Practice, Value) {
-    let practice = Practice::new(node, email, hospital);
-    let hook = json!({"url": receiver.url("/hook"), "hospitals": [practice.hospital],
-                      "events": ["prescription.dispensed"]});
-    assert_eq!(
-        node.post("/api/v2/webhooks/", Some(ADMIN_TOKEN), &hook)
-            .status,
-        201
-    );
-    let rx = prescribe(node, &practice);
-    (practice, rx)
-}
-
 fn cluster(dir: &Path) -> (Sqld, Sqld) {
     let primary = Sqld::primary(&dir.join("primary"));
     let replica = Sqld::replica(&dir.join("replica"), &primary);
@@ -79,7 +51,7 @@ fn a_prescription_issued_on_one_node_is_read_dispensed_and_delivered_through_ano
     let applied = migrations_applied(&primary);
     assert_eq!(
         applied.keys().cloned().collect::<Vec<_>>(),
-        migration_files()
+        migration_names()
     );
     assert!(applied.values().all(|&n| n == 1), "{applied:?}");
     // Each migration is applied by one node or the other (under the write lock, one at a time,
@@ -94,7 +66,7 @@ fn a_prescription_issued_on_one_node_is_read_dispensed_and_delivered_through_ano
     logged.sort();
     assert_eq!(
         logged,
-        migration_files(),
+        migration_names(),
         "every migration logged as applied exactly once:\n{logs}"
     );
 

@@ -14,8 +14,8 @@ use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
+use crate::fixtures::{Practice, db, keys, verifies_message};
 use crate::helpers::{ADMIN_TOKEN, AppConfig, TestApp, assert_message, spawn_app, start};
-use crate::outbound::{Practice, db};
 
 /// A key seed, as the `signing_key` variable takes it (base64 of 32 bytes).
 fn seed(byte: u8) -> String {
@@ -28,45 +28,9 @@ fn public_of(byte: u8) -> String {
     URL_SAFE_NO_PAD.encode(*kp.pk)
 }
 
-pub fn keys(app: &TestApp) -> Value {
-    let resp = app.get("/.well-known/receta-keys.json", None);
-    assert_eq!(resp.status, 200, "{}", resp.text());
-    assert!(
-        resp.header("cache-control")
-            .is_some_and(|c| c.contains("public") && c.contains("max-age")),
-        "cacheable"
-    );
-    resp.json()
-}
-
 /// Checks `seal` (`kid`, base64url `sig`) of `signature` against the published `keys`.
 pub fn verifies(keys: &Value, signature: &str, kid: &str, sig: &str) -> bool {
     verifies_message(keys, &format!("receta:rx:v1:{signature}"), kid, sig)
-}
-
-/// Checks `sig` (base64url) of the ASCII `message` by the key `kid` of the published `keys`.
-pub fn verifies_message(keys: &Value, message: &str, kid: &str, sig: &str) -> bool {
-    let Some(key) = keys["keys"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|k| k["kid"] == kid)
-    else {
-        return false;
-    };
-    assert_eq!(
-        (key["kty"].as_str(), key["crv"].as_str()),
-        (Some("OKP"), Some("Ed25519"))
-    );
-    let x = URL_SAFE_NO_PAD.decode(key["x"].as_str().unwrap()).unwrap();
-    let pk = ed25519_compact::PublicKey::from_slice(&x).unwrap();
-    let Ok(sig) = URL_SAFE_NO_PAD.decode(sig) else {
-        return false;
-    };
-    let Ok(sig) = ed25519_compact::Signature::from_slice(&sig) else {
-        return false;
-    };
-    pk.verify(message.as_bytes(), &sig).is_ok()
 }
 
 /// The text of the QR code on page 1 of the prescription's stored PDF.
@@ -477,7 +441,7 @@ fn receta_verify_checks_a_qr_text_offline() {
 }
 
 /// The verify's counters are kept in the key-value store (`sqlite_key_value.db` in the state
-/// directory, as Spin keeps it), not in the database; the outbox worker (cron, every 5 s) deletes
+/// directory, as Spin keeps it), not in the database; the outbox worker (cron, every second) deletes
 /// those of minutes that no longer count.
 #[test]
 fn the_verify_counters_live_in_the_key_value_store_and_old_ones_are_forgotten() {
@@ -506,7 +470,7 @@ fn the_verify_counters_live_in_the_key_value_store_and_old_ones_are_forgotten() 
     assert!(now[0].0.ends_with("/127.0.0.1"), "{now:?}");
 
     // Three minutes later (the host's test clock), the next firing of the worker forgets them.
-    let app = crate::mexican_rules::later(app, 180);
+    let app = crate::fixtures::later(app, 180);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     while !counters(&app).is_empty() {
         assert!(

@@ -5,9 +5,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::fixtures::{Listener, Practice, Received, Reply, db, eventually, relay_config};
 use crate::helpers::{ADMIN_TOKEN, TestApp, spawn_app, spawn_app_with};
-use crate::notifications::relay_config;
-use crate::outbound::{Listener, Practice, Received, Reply, db, eventually};
 use receta_test_host::free_port;
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -266,7 +265,7 @@ fn a_failing_receiver_gets_the_same_webhook_id_until_it_succeeds() {
     );
     let rx = p.prescribe(&app);
     let signature = rx["signature"].as_str().unwrap();
-    // Attempt 1 right after the create; 2 and 3 from the cron trigger (every 5 s).
+    // Attempt 1 right after the create; 2 and 3 from the cron trigger (every second).
     let events = receiver.wait_for_events(3, Duration::from_secs(60));
     let secret = sub["secret"].as_str().unwrap();
     let ids: Vec<&str> = events

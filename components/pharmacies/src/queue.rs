@@ -20,15 +20,12 @@
 
 use anyhow::{Context, Result, anyhow};
 use serde::{Deserialize, Serialize};
-use spin_sdk::wit::wasi::keyvalue::batch;
 
 use common::db::{Db, text};
 use common::types::Error;
 
 /// The queue's keys: `calls/<ISO 8601 time>/<16 hex digits>`, so key order is time order.
 const PREFIX: &str = "calls/";
-/// Rows per drain transaction.
-const BATCH: usize = 500;
 /// How long a claim outlives its key (longer than any drain that read the key before it was
 /// deleted can take).
 const CLAIM_KEPT_SECS: i64 = 600;
@@ -126,32 +123,22 @@ pub fn push(row: &Queued) -> Result<()> {
         .map_err(|e| anyhow!("queueing the call under {key:?}: {e:?}"))
 }
 
-/// Writes every queued row into the logs, a transaction of three statements per `BATCH`; how many
+/// Writes every queued row into the logs, a transaction of three statements per `common::kv::BATCH` keys; how many
 /// it wrote (rows another drain wrote first are not counted).
 pub fn drain(db: &Db) -> Result<u32, Error> {
-    let bucket = common::kv::open()?;
-    let keys = common::kv::keys(&bucket, PREFIX)?;
-    if keys.is_empty() {
+    let drained = common::kv::drain(PREFIX, |found| db.transaction(|db| write(db, found)))?;
+    if drained.listed == 0 {
         return Ok(0);
-    }
-    let mut written = 0;
-    for keys in keys.chunks(BATCH) {
-        // A key another drain wrote and deleted meanwhile is `none`.
-        let found = batch::get_many(&bucket, keys)
-            .map_err(|e| anyhow!("reading {} queued calls: {e:?}", keys.len()))?;
-        written += db.transaction(|db| write(db, &found))?;
-        batch::delete_many(&bucket, keys)
-            .map_err(|e| anyhow!("deleting {} drained calls: {e:?}", keys.len()))?;
     }
     // Every listed key is written and deleted: claims older than any drain still running go.
     let oldest = common::time::shift(&common::time::now_iso8601(), -CLAIM_KEPT_SECS)
         .context("the claims' cut-off")?;
     db.execute(FORGET_CLAIMS, &[text(&oldest)])?;
-    Ok(written)
+    Ok(drained.written)
 }
 
 /// Claims `found`'s rows and writes those this drain claimed first; how many.
-fn write(db: &Db, found: &[(String, Option<Vec<u8>>)]) -> Result<u32, Error> {
+fn write(db: &Db, found: &[common::kv::Found]) -> Result<u32, Error> {
     let keys: Vec<&str> = found
         .iter()
         .filter(|(_, v)| v.is_some())

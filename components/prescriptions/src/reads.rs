@@ -16,15 +16,12 @@
 
 use anyhow::{Context, Result, anyhow};
 use serde_json::json;
-use spin_sdk::wit::wasi::keyvalue::batch;
 
 use common::db::{Db, text};
 use common::types::{Error, Principal};
 
 /// The queue's keys: `reads/<minute's start>/<actor>/<signature>`.
 const PREFIX: &str = "reads/";
-/// Entries per drain statement.
-const BATCH: usize = 500;
 
 /// `?1` signature, `?2` actor, `?3` the minute's start: whether this actor's read is already
 /// logged this minute (a plain read: most repeated reads stop here).
@@ -124,15 +121,9 @@ pub fn queue(signature: &str, read: &Read) -> Result<(), Error> {
 
 /// Writes every queued entry into the access log; how many were queued.
 pub fn drain(db: &Db) -> Result<u32, Error> {
-    let bucket = common::kv::open()?;
-    let keys = common::kv::keys(&bucket, PREFIX)?;
-    let mut drained = 0;
-    for keys in keys.chunks(BATCH) {
-        // A key another drain wrote and deleted meanwhile is `none`.
-        let found = batch::get_many(&bucket, keys)
-            .map_err(|e| anyhow!("reading {} queued reads: {e:?}", keys.len()))?;
+    let drained = common::kv::drain(PREFIX, |found| -> Result<u32, Error> {
         let mut entries = Vec::with_capacity(found.len());
-        for (key, at) in &found {
+        for (key, at) in found {
             let Some(at) = at.as_deref() else { continue };
             match entry(key, at) {
                 Some(read) => entries.push(read),
@@ -143,11 +134,9 @@ pub fn drain(db: &Db) -> Result<u32, Error> {
             let json = serde_json::to_string(&entries).context("encoding the reads")?;
             db.execute(WRITE, &[text(&json)])?;
         }
-        batch::delete_many(&bucket, keys)
-            .map_err(|e| anyhow!("deleting {} drained reads: {e:?}", keys.len()))?;
-        drained += entries.len() as u32;
-    }
-    Ok(drained)
+        Ok(entries.len() as u32)
+    })?;
+    Ok(drained.written)
 }
 
 #[cfg(test)]

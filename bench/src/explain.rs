@@ -12,30 +12,22 @@ use crate::args::Flags;
 /// in one of them).
 const STATEMENTS: &[(&str, &str, &[&str])] = &[
     (
-        "auth: medic by token",
+        "auth: the medic or pharmacy by token",
         "components/auth/src/lib.rs",
-        &["SELECT id FROM medics WHERE token_hash = ? AND is_active = 1"],
+        &["SELECT 'medic' AS role, id FROM medics \
+           WHERE token_hash = ?1 AND is_active = 1 \
+           UNION ALL SELECT 'pharmacy' AS role, id FROM pharmacies \
+           WHERE token_hash = ?1 AND is_active = 1 ORDER BY role LIMIT 1"],
     ),
     (
-        "auth: pharmacy by token (after a medic miss)",
-        "components/auth/src/lib.rs",
-        &["SELECT id FROM pharmacies WHERE token_hash = ? AND is_active = 1"],
-    ),
-    (
-        "pharmacy calls: the 404 beyond the limit in the last minute (every pharmacy call)",
+        "pharmacy calls: the pharmacy and its 404 beyond the limit in the last minute (every pharmacy call)",
         "components/pharmacies/src/calls.rs",
-        &["SELECT created_at FROM pharmacy_calls \
+        &[
+            "SELECT id, name, legal_name, license, address, zip_code, state, contact, \
+           is_active, created_at, updated_at, (SELECT created_at FROM pharmacy_calls \
            WHERE pharmacy_id = ?1 AND status = 404 AND created_at > ?2 \
-           ORDER BY created_at DESC LIMIT 1 OFFSET ?3"],
-    ),
-    (
-        "dispense: the state raised from (the prescription's medications sold out?)",
-        "components/prescriptions/src/dispense.rs",
-        &["UPDATE prescriptions SET \
-           bought = NOT EXISTS (SELECT 1 FROM medications WHERE prescription_id = ?1 AND bought_qty < qty * ?4), \
-           rx_status = CASE WHEN EXISTS (SELECT 1 FROM medications WHERE prescription_id = ?1 AND bought_qty < qty * ?4) \
-           THEN ?2 ELSE ?3 END \
-           WHERE id = ?1"],
+           ORDER BY created_at DESC LIMIT 1 OFFSET ?3) AS over_since FROM pharmacies WHERE id = ?1",
+        ],
     ),
     (
         "rx list/search: count",

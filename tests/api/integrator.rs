@@ -5,8 +5,10 @@
 
 use serde_json::{Value, json};
 
-use crate::fixtures::{Practice, db};
-use crate::helpers::{ADMIN_TOKEN, TestApp, assert_message, field_errors, medic_body, spawn_app};
+use crate::fixtures::{Practice, cron_less, db};
+use crate::helpers::{
+    ADMIN_TOKEN, TestApp, assert_message, field_errors, medic_body, spawn_app, spawn_app_with,
+};
 
 const MEDIC_KEYS: [&str; 16] = [
     "alma_mater",
@@ -384,4 +386,57 @@ fn a_retried_create_with_the_same_key_is_issued_once() {
         )
         .unwrap();
     assert_eq!(uids, 1);
+}
+
+#[test]
+fn a_key_older_than_a_day_is_a_new_request_and_the_jobs_forget_it() {
+    if crate::helpers::on_libsql() {
+        return; // It ages a row in the database file: a local database only.
+    }
+    let app = spawn_app_with(cron_less(&[]));
+    let p = Practice::new(&app, "idem-old@example.mx", "Clínica Olvidadiza");
+    let token = p.medic.token.clone();
+    let body = json!({"hospital": p.hospital, "patient": {"uid": p.patient["uid"]},
+                      "medications": [{"presentation": "Paracetamol 500 mg", "instructions": "1 c/8 h"}]});
+    let first = post_once(&app, "/api/v2/rx-endpoint/", &token, "old-0001", &body);
+    assert_eq!(first.status, 200, "{}", first.text());
+    // Makes the `old-` keys `hours` old.
+    let age = |hours: &str| {
+        let conn = rusqlite::Connection::open(app.database_file()).unwrap();
+        conn.execute(
+            "UPDATE idempotency_keys SET created_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?1) \
+             WHERE key LIKE 'old-%'",
+            [hours],
+        )
+        .unwrap();
+    };
+    // 23 hours old: still the first answer.
+    age("-23 hours");
+    let again = post_once(&app, "/api/v2/rx-endpoint/", &token, "old-0001", &body);
+    assert_eq!(again.body, first.body);
+    assert_eq!(again.header("idempotent-replayed"), Some("true"));
+    // 25 hours old: a new request, issued anew, even before the jobs run.
+    age("-25 hours");
+    let later = post_once(&app, "/api/v2/rx-endpoint/", &token, "old-0001", &body);
+    assert_eq!(later.status, 200, "{}", later.text());
+    assert_eq!(later.header("idempotent-replayed"), None);
+    assert_ne!(later.json()["signature"], first.json()["signature"]);
+    assert_eq!(
+        app.get("/api/v2/rx-endpoint/", Some(&token)).json()["count"],
+        2
+    );
+    // The jobs delete keys older than a day, and only those.
+    age("-25 hours");
+    post_once(&app, "/api/v2/rx-endpoint/", &token, "new-0001", &body);
+    let done = app.post("/api/v2/jobs/run/", Some(ADMIN_TOKEN), &json!({}));
+    assert_eq!(done.status, 200, "{}", done.text());
+    let keys: Vec<String> = {
+        let conn = db(&app);
+        let mut stmt = conn.prepare("SELECT key FROM idempotency_keys").unwrap();
+        stmt.query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    assert_eq!(keys, ["new-0001"]);
 }

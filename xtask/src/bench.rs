@@ -91,7 +91,7 @@ pub fn bench() -> Result {
     if let Err(e) = &on_spin {
         notes.push(format!("The Spin stage did not complete: {e}"));
     }
-    let libsql = libsql::rows(&settings, &dir, &local, &mut rows, &mut notes);
+    let libsql = libsql::rows(&settings, &dir, &local, &baselines, &mut rows, &mut notes);
     if let Err(e) = &libsql {
         notes.push(format!("The libSQL stage did not complete: {e}"));
     }
@@ -166,8 +166,9 @@ pub fn spin_only() -> Result {
     Ok(())
 }
 
-/// `cargo xtask bench libsql`: the libSQL stage alone (remote and embedded-replica rows with their
-/// round trips; no local rows to compare with), printed, in `$CARGO_TARGET_DIR/bench/libsql-only`.
+/// `cargo xtask bench libsql`: the peer's rows, then the libSQL stage alone (real Spin, remote and
+/// embedded-replica rows with their round trips; no local rows to compare with), printed, in
+/// `$CARGO_TARGET_DIR/bench/libsql-only`.
 pub fn libsql_only() -> Result {
     let settings = Settings::from_env()?;
     ensure_wrk()?;
@@ -175,7 +176,21 @@ pub fn libsql_only() -> Result {
     crate::project::build()?;
     run(cargo().args(["build", "--release", "-p", "receta-bench"]))?;
     let (mut rows, mut notes) = (Vec::new(), Vec::new());
-    libsql::rows(&settings, &dir, &Default::default(), &mut rows, &mut notes)?;
+    let peer = peer::rows(&settings, &dir, &mut rows, &mut notes)?;
+    let baselines = scenarios::Baselines {
+        hello: &[],
+        sqlite_tps: 0.0,
+        peer: &peer.rates,
+        peer_rss_mib: peer.rss_mib,
+    };
+    libsql::rows(
+        &settings,
+        &dir,
+        &Default::default(),
+        &baselines,
+        &mut rows,
+        &mut notes,
+    )?;
     println!("{}\n{}", report::markdown(&rows), notes.join("\n\n"));
     Ok(())
 }

@@ -1,4 +1,5 @@
-//! Hospitals: create, list, get, PATCH, their two images, and the hospital a medic prescribes from.
+//! Hospitals: create, list, get, PATCH, their two images, and the hospital a medic prescribes from
+//! (with the medic, `prescriber`).
 
 use common::codes::PageSize;
 use common::db::{Db, Param, Row, blob, boolean, int, text};
@@ -7,7 +8,7 @@ use sha2::{Digest, Sha256};
 
 use crate::access;
 use crate::bindings::exports::receta::catalog::catalog::{
-    Hospital, HospitalPage, HospitalPatch, Image, ImageKind, ImageUpdate, NewHospital,
+    Hospital, HospitalPage, HospitalPatch, Image, ImageKind, ImageUpdate, NewHospital, Prescriber,
 };
 
 const INSERT_HOSPITAL: &str = "INSERT INTO hospitals \
@@ -37,8 +38,9 @@ const INSERT_CREATOR_MEMBERSHIP: &str = "INSERT INTO memberships \
         WHERE medic_id = ?1 AND is_active = 1 AND is_deleted = 0), 0, ?4)";
 
 /// The medic's active hospital (a live membership marked active).
-const ACTIVE_HOSPITAL_OF: &str =
-    "SELECT hospital_id FROM memberships WHERE medic_id = ? AND is_active = 1 AND is_deleted = 0";
+/// `?1` medic: its active hospital (the one `locations/update` chose).
+const ACTIVE_HOSPITAL_OF: &str = "SELECT hospital_id FROM memberships \
+    WHERE medic_id = ?1 AND is_active = 1 AND is_deleted = 0";
 
 /// The columns of a hospital as the caller `?1` (a medic id, or NULL for the API admin) sees it.
 /// `*_sha` is NULL without an image, else the version of its URL.
@@ -264,24 +266,46 @@ pub fn image(id: i64, kind: ImageKind) -> Option<Vec<u8>> {
     .flatten()
 }
 
-pub fn prescribing(medic: i64, hospital: Option<i64>) -> Result<Hospital, Error> {
+/// `?1` medic, `?2` the hospital asked for (NULL: the medic's active one). One row while the
+/// medic exists: its profile (`medic_…`), `asked` (`?2`, else the active hospital, NULL when it has
+/// none) and that hospital's columns when the medic holds a live membership there (NULL
+/// otherwise). One statement for a create's two reads: on a libSQL server each is a round trip.
+fn select_prescriber() -> String {
+    format!(
+        "SELECT {}, r.asked, {HOSPITAL_COLUMNS} FROM medics md \
+         CROSS JOIN (SELECT COALESCE(?2, ({ACTIVE_HOSPITAL_OF})) AS asked) r \
+         LEFT JOIN hospitals h ON h.id = r.asked AND {VISIBLE_TO_CALLER} WHERE md.id = ?1",
+        crate::medics::PROFILE_COLUMNS
+    )
+}
+
+/// The medic and the hospital it prescribes from (`catalog.get-prescriber`), or `None` for an unknown
+/// medic.
+pub fn prescriber(medic: i64, hospital: Option<i64>) -> Result<Option<Prescriber>, Error> {
     let db = Db::open()?;
-    let id = match hospital {
-        Some(id) => id,
-        None => db
-            .query_opt(ACTIVE_HOSPITAL_OF, &[int(medic)], |r| r.i64("hospital_id"))?
-            .ok_or_else(|| {
-                Error::field(
-                    "hospital",
-                    "The medic has no active hospital: send `hospital`.",
-                )
-            })?,
-    };
-    // Visible to a medic means a live membership there.
-    let found = find(&db, &Principal::Medic(medic), id)?
-        .ok_or_else(|| Error::field("hospital", "The medic has no membership on this hospital."))?;
-    if !found.is_active {
-        return Err(Error::field("hospital", "This hospital is not active."));
-    }
+    let asked = hospital.map_or(Param::Null, int);
+    let found = db.query_opt(&select_prescriber(), &[int(medic), asked], |r| {
+        let profile = crate::medics::prefixed_profile(r)?;
+        let hospital = match (r.opt_i64("asked")?, r.opt_i64("id")?) {
+            (None, _) => Err(Error::field(
+                "hospital",
+                "The medic has no active hospital: send `hospital`.",
+            )),
+            (Some(_), None) => Err(Error::field(
+                "hospital",
+                "The medic has no membership on this hospital.",
+            )),
+            (Some(_), Some(_)) => match from_row(r)? {
+                found if !found.is_active => {
+                    Err(Error::field("hospital", "This hospital is not active."))
+                }
+                found => Ok(found),
+            },
+        };
+        Ok(Prescriber {
+            medic: profile,
+            hospital,
+        })
+    })?;
     Ok(found)
 }

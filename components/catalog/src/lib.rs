@@ -22,7 +22,7 @@ use bindings::exports::receta::catalog::campaigns::{
 use bindings::exports::receta::catalog::catalog::{
     Efirma, EfirmaSignature, Guest, Hospital, HospitalPage, HospitalPatch, ImageKind,
     LocationEntry, Medic, MedicPatch, MedicProfile, MedicSummaryPage, MedicView, MedicViewPage,
-    Membership, MembershipPage, MembershipPatch, NewHospital, NewMedic, NewMembership,
+    Membership, MembershipPage, MembershipPatch, NewHospital, NewMedic, NewMembership, Prescriber,
 };
 
 struct Catalog;
@@ -60,12 +60,12 @@ impl Guest for Catalog {
         hospitals::update(caller, id, patch)
     }
 
-    fn prescribing_hospital(
+    fn get_prescriber(
         db: &Connection,
         medic_id: i64,
         hospital_id: Option<i64>,
-    ) -> Result<Hospital, Error> {
-        lent(db, || hospitals::prescribing(medic_id, hospital_id))
+    ) -> Result<Option<Prescriber>, Error> {
+        lent(db, || hospitals::prescriber(medic_id, hospital_id))
     }
 
     fn authorize_manager(caller: Principal) -> Result<(), Error> {

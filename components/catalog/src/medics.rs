@@ -163,6 +163,29 @@ pub fn search(
     Ok(MedicSummaryPage { count, results })
 }
 
+/// A medic's profile columns, each named `medic_…` (`md` the medic), read by [`prefixed_profile`].
+pub const PROFILE_COLUMNS: &str = "md.id AS medic_id, md.name AS medic_name, \
+    md.email AS medic_email, md.cedula_prof AS medic_cedula_prof, \
+    md.specialty AS medic_specialty, md.specialty_no AS medic_specialty_no, \
+    md.alma_mater AS medic_alma_mater, md.female AS medic_female, \
+    md.specialty_verified AS medic_specialty_verified, md.is_active AS medic_is_active";
+
+/// The profile of a row read with [`PROFILE_COLUMNS`].
+pub fn prefixed_profile(r: &Row) -> anyhow::Result<MedicProfile> {
+    Ok(MedicProfile {
+        id: r.i64("medic_id")?,
+        name: r.string("medic_name")?,
+        email: r.string("medic_email")?,
+        cedula_prof: r.string("medic_cedula_prof")?,
+        specialty: r.string("medic_specialty")?,
+        specialty_no: r.string("medic_specialty_no")?,
+        alma_mater: r.string("medic_alma_mater")?,
+        female: r.bool("medic_female")?,
+        specialty_verified: r.bool("medic_specialty_verified")?,
+        is_active: r.bool("medic_is_active")?,
+    })
+}
+
 fn profile(r: &Row) -> anyhow::Result<MedicProfile> {
     Ok(MedicProfile {
         id: r.i64("id")?,

@@ -32,8 +32,8 @@ use crate::bindings::notifications;
 use crate::bindings::patients;
 use crate::bindings::pharmacies::{self, Call, CallAction, Pharmacy};
 use crate::bindings::prescriptions::{
-    self, DispenseRequest, DispensedItem, Medication, PharmacyRef, Prescription, ReceiptSeal, Sale,
-    StateChange, StatusChange,
+    self, DispenseRequest, DispensedItem, Medication, PharmacyRef, PharmacyView, Prescription,
+    ReceiptSeal, Sale, StateChange, StatusChange,
 };
 use crate::http::{self, Request, Response};
 use crate::input::body::object_items;
@@ -62,8 +62,8 @@ const DEFAULT_CLAIM_MINUTES: u32 = 10;
 pub fn lookup(pharmacy: PharmacyId, signature: &str) -> Result<Response, Error> {
     let pharmacy = pharmacy.get();
     logged(pharmacy, signature, Kind::Lookup, |_| {
-        let rx = for_pharmacy(signature)?;
-        Ok(Response::json(200, &pharmacy_shape(&rx, pharmacy)?))
+        let view = for_pharmacy(signature)?;
+        Ok(Response::json(200, &pharmacy_shape(&view, pharmacy)))
     })
 }
 
@@ -73,7 +73,7 @@ pub fn lookup(pharmacy: PharmacyId, signature: &str) -> Result<Response, Error> 
 pub fn fhir(pharmacy: PharmacyId, signature: &str) -> Result<Response, Error> {
     let pharmacy = pharmacy.get();
     logged(pharmacy, signature, Kind::Lookup, |_| {
-        let mut rx = for_pharmacy(signature)?;
+        let mut rx = for_pharmacy(signature)?.prescription;
         // Of the pharmacies' statuses, only its own (as its JSON lookup).
         rx.status_updates.retain(|u| u.pharmacy.id == pharmacy);
         crate::views::fhir_json::respond(&rx, crate::views::fhir_json::Audience::Pharmacy)
@@ -97,7 +97,7 @@ pub fn burn(req: &Request, pharmacy: PharmacyId, signature: &str) -> Result<Resp
 
 /// A burn, once admitted (and, with an `Idempotency-Key`, once per key).
 fn dispense(req: &Request, signature: &str, pharmacy: &Pharmacy) -> Result<Response, Error> {
-    let rx = for_pharmacy(signature)?;
+    let rx = for_pharmacy(signature)?.prescription;
     let mut f = req.json_fields()?;
     let sales_code = f.required_str("sales_code", SALES_CODE);
     let items = sold_items(&mut f);
@@ -114,7 +114,7 @@ fn dispense(req: &Request, signature: &str, pharmacy: &Pharmacy) -> Result<Respo
     };
     let sold = prescriptions::dispense(db.connection(), &request)?;
     let body = Burned {
-        rx: pharmacy_shape(&sold.prescription, pharmacy.id)?,
+        rx: pharmacy_shape(&sold.prescription, pharmacy.id),
         receipt: &sold.receipt,
     };
     Ok(Response::json(200, &body))
@@ -161,10 +161,10 @@ pub fn claim(pharmacy: PharmacyId, signature: &str) -> Result<Response, Error> {
             signature,
             claim_minutes(),
         )?;
-        let rx = for_pharmacy(signature)?;
+        let view = for_pharmacy(signature)?;
         let body = json!({
             "claim": {"id": grant.id, "secret": grant.secret, "expires_at": grant.expires_at},
-            "prescription": pharmacy_shape(&rx, pharmacy.id)?,
+            "prescription": pharmacy_shape(&view, pharmacy.id),
         });
         Ok(Response::json(200, &body))
     })
@@ -187,10 +187,10 @@ pub fn release(req: &Request, pharmacy: PharmacyId, signature: &str) -> Result<R
         };
         let db = Db::open()?;
         prescriptions::release(db.connection(), &pharmacy_ref(pharmacy), signature, &secret)?;
-        let rx = for_pharmacy(signature)?;
+        let view = for_pharmacy(signature)?;
         let body = json!({
             "message": "The claim was released: the prescription is available again.",
-            "prescription": pharmacy_shape(&rx, pharmacy.id)?,
+            "prescription": pharmacy_shape(&view, pharmacy.id),
         });
         Ok(Response::json(200, &body))
     })
@@ -210,7 +210,7 @@ fn claim_minutes() -> u32 {
 pub fn reject(req: &Request, pharmacy: PharmacyId, signature: &str) -> Result<Response, Error> {
     let pharmacy = pharmacy.get();
     logged(pharmacy, signature, Kind::Reject, |pharmacy| {
-        let rx = for_pharmacy(signature)?;
+        let rx = for_pharmacy(signature)?.prescription;
         let mut f = req.json_fields()?;
         if f.optional_bool("rejected") == Some(false) {
             f.error("rejected", "Must be true: a rejection cannot be undone.");
@@ -237,7 +237,7 @@ pub fn reject(req: &Request, pharmacy: PharmacyId, signature: &str) -> Result<Re
 pub fn status(req: &Request, pharmacy: PharmacyId, signature: &str) -> Result<Response, Error> {
     let pharmacy = pharmacy.get();
     logged(pharmacy, signature, Kind::Status, |pharmacy| {
-        let rx = for_pharmacy(signature)?;
+        let rx = for_pharmacy(signature)?.prescription;
         let mut f = req.json_fields()?;
         let status = if f.has("status") {
             f.coded("status", PharmacyStatus::ALL, false)
@@ -302,9 +302,9 @@ pub fn patients_lookup(req: &Request, pharmacy: PharmacyId) -> Result<Response, 
     let signatures = prescriptions::dispensable_for(db.connection(), pharmacy, &records)?;
     let mut results = Vec::with_capacity(signatures.len());
     for signature in &signatures {
-        let rx = for_pharmacy(signature)?;
+        let view = for_pharmacy(signature)?;
         results.push(
-            serde_json::to_value(pharmacy_shape(&rx, pharmacy)?).map_err(anyhow::Error::from)?,
+            serde_json::to_value(pharmacy_shape(&view, pharmacy)).map_err(anyhow::Error::from)?,
         );
         record(pharmacy, signature, Kind::Lookup, 200);
     }
@@ -387,8 +387,8 @@ fn record(pharmacy: i64, signature: &str, kind: Kind, status: u16) {
     }
 }
 
-/// The prescription `signature` names, read on the request's connection.
-fn for_pharmacy(signature: &str) -> Result<Prescription, Error> {
+/// The prescription `signature` names, with its sales, read on the request's connection.
+fn for_pharmacy(signature: &str) -> Result<PharmacyView, Error> {
     prescriptions::get_for_pharmacy(Db::open()?.connection(), signature)
 }
 
@@ -428,7 +428,7 @@ struct PharmacyRx<'a> {
         Vec<PharmacyMedication<'a>>,
     >,
     /// Every sale so far, oldest first: when, which pharmacy (name, license), what.
-    sales: Vec<Sale>,
+    sales: &'a [Sale],
 }
 
 /// A burn's answer: the lookup's shape and the seal of the sale's receipt.
@@ -441,11 +441,11 @@ struct Burned<'a> {
 
 /// The detail shape of `GET /api/v2/rx-endpoint/<signature>/`, medications with `sku` and `ad_id`,
 /// and `sales`.
-fn pharmacy_shape(rx: &Prescription, pharmacy: i64) -> Result<PharmacyRx<'_>, Error> {
-    Ok(PharmacyRx {
-        rx: detail_with_skus(rx, pharmacy),
-        sales: prescriptions::sales(Db::open()?.connection(), &rx.signature)?,
-    })
+fn pharmacy_shape(view: &PharmacyView, pharmacy: i64) -> PharmacyRx<'_> {
+    PharmacyRx {
+        rx: detail_with_skus(&view.prescription, pharmacy),
+        sales: &view.sales,
+    }
 }
 
 fn detail_with_skus(

@@ -20,7 +20,7 @@ use common::db::Db;
 use common::fields::Fields;
 use common::types::{Error, FieldError, PageRequest, Principal, RxEvent};
 
-use crate::bindings::catalog::{self, ImageKind};
+use crate::bindings::catalog::{self, ImageKind, Prescriber};
 use crate::bindings::notifications;
 use crate::bindings::patients::{self, PatientKey};
 use crate::bindings::prescriptions::{
@@ -61,13 +61,17 @@ fn issue(req: &Request, medic_id: i64) -> Result<Response, Error> {
     // A valid token whose medic is gone cannot happen (auth checks the row); treat it as no token.
     // One connection for the whole create, lent to each component it calls.
     let db = Db::open()?;
-    let medic = catalog::get_medic(db.connection(), medic_id).ok_or(Error::Unauthorized)?;
+    let mut body = req.json_fields();
+    // `hospital` left out (or null) means the medic's active hospital.
+    let hospital_id = body.as_mut().ok().and_then(|f| f.optional_i64("hospital"));
+    // The medic and its hospital in one read; an unverified medic is refused before its body is.
+    let Prescriber { medic, hospital } =
+        catalog::get_prescriber(db.connection(), medic_id, hospital_id)?
+            .ok_or(Error::Unauthorized)?;
     if !medic.specialty_verified {
         return Err(Error::forbidden(UNVERIFIED));
     }
-    let mut f = req.json_fields()?;
-    // `hospital` left out (or null) means the medic's active hospital.
-    let hospital_id = f.optional_i64("hospital");
+    let mut f = body?;
     let hospital_field_ok =
         hospital_id.is_some() || matches!(f.raw("hospital"), None | Some(Value::Null));
     let patient_uid = patient_uid(&mut f);
@@ -92,7 +96,7 @@ fn issue(req: &Request, medic_id: i64) -> Result<Response, Error> {
     // The hospital and the patient are checked even when other fields are bad, so one 400 names
     // every problem; infrastructure errors still end the request.
     let hospital = if hospital_field_ok {
-        match catalog::prescribing_hospital(db.connection(), medic_id, hospital_id) {
+        match hospital {
             Ok(h) => Some(h),
             Err(Error::Invalid(errors)) => {
                 merge(&mut f, errors);
@@ -335,7 +339,7 @@ pub fn cancel(req: &Request, medic: MedicId, signature: &str) -> Result<Response
     let medic = medic.get();
     // Not a read of the access log's kind: the cancellation logs itself.
     let rx = match prescriptions::get_for_pharmacy(Db::open()?.connection(), signature) {
-        Ok(rx) if rx.medic_id == medic => rx,
+        Ok(view) if view.prescription.medic_id == medic => view.prescription,
         Ok(_) | Err(Error::NotFound(_)) => return Err(Error::not_found()),
         Err(other) => return Err(other),
     };

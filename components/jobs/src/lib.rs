@@ -71,6 +71,12 @@ pub const JOBS: &[Job] = &[
         run: forget_counters,
     },
     Job {
+        name: "forget_idempotency_keys",
+        batch: 0,
+        repeat: false,
+        run: forget_idempotency_keys,
+    },
+    Job {
         name: "pharmacy_calls",
         batch: 0,
         repeat: false,
@@ -167,6 +173,22 @@ fn forget_counters(_: u32) -> Result<Done, Error> {
     let minute = common::counters::minute_now();
     common::counters::Counters::open()
         .and_then(|c| c.forget_before(common::counters::VERIFY, minute - 1))
+        .map_err(Error::from)?;
+    Ok(Done::default())
+}
+
+/// How long an `Idempotency-Key` is kept at least (the gateway's `input/idempotency.rs`).
+pub const IDEMPOTENCY_KEPT: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// `?1` the oldest key kept.
+const FORGET_IDEMPOTENCY_KEYS: &str = "DELETE FROM idempotency_keys WHERE created_at < ?1";
+
+/// Deletes the `Idempotency-Key`s older than [`IDEMPOTENCY_KEPT`]. Here, not in each create: on a
+/// libSQL server every statement is a round trip.
+fn forget_idempotency_keys(_: u32) -> Result<Done, Error> {
+    let oldest = common::time::iso8601(std::time::SystemTime::now() - IDEMPOTENCY_KEPT);
+    common::db::Db::open()
+        .and_then(|db| db.execute(FORGET_IDEMPOTENCY_KEYS, &[common::db::text(&oldest)]))
         .map_err(Error::from)?;
     Ok(Done::default())
 }

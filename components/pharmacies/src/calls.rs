@@ -29,11 +29,14 @@ const SIGNATURE_KEPT: usize = 128;
 const INSERT: &str = "INSERT INTO pharmacy_calls (pharmacy_id, signature, action, status, created_at) \
     VALUES (?, ?, ?, ?, ?)";
 
-/// `?1` pharmacy, `?2` the window's start, `?3` the limit: the newest 404 beyond the limit inside
-/// the window, if there is one (an index range on `pharmacy_calls_misses`).
-const OVER_LIMIT: &str = "SELECT created_at FROM pharmacy_calls \
+/// `?1` pharmacy, `?2` the window's start, `?3` the limit: the pharmacy (`register`'s columns)
+/// and, as `over_since`, the newest of its 404s beyond the limit inside the window, if there is
+/// one (an index range on `pharmacy_calls_misses`). One statement: on a libSQL server every
+/// statement is a round trip, and every pharmacy call is admitted.
+const ADMIT: &str = "SELECT id, name, legal_name, license, address, zip_code, state, contact, \
+    is_active, created_at, updated_at, (SELECT created_at FROM pharmacy_calls \
     WHERE pharmacy_id = ?1 AND status = 404 AND created_at > ?2 \
-    ORDER BY created_at DESC LIMIT 1 OFFSET ?3";
+    ORDER BY created_at DESC LIMIT 1 OFFSET ?3) AS over_since FROM pharmacies WHERE id = ?1";
 
 const COUNT: &str = "SELECT COUNT(*) FROM pharmacy_calls WHERE pharmacy_id = ?";
 /// Newest first by time: a queued lookup's row is written after rows of later calls.
@@ -43,16 +46,16 @@ const PAGE: &str = "SELECT pharmacy_id, signature, action, status, created_at FR
 /// The pharmacy, if it is active and not over the limit.
 pub fn admit(pharmacy: i64, limit: u32) -> Result<Pharmacy, Error> {
     let db = Db::open()?;
-    let found = register::find(&db, pharmacy)?
-        .filter(|p| p.is_active)
-        .ok_or(Error::Unauthorized)?;
     let now = SystemTime::now();
     let since = common::time::iso8601(now - WINDOW);
-    let over = db.query_opt(
-        OVER_LIMIT,
+    let found = db.query_opt(
+        ADMIT,
         &[int(pharmacy), text(&since), int(limit.into())],
-        |r| r.string("created_at"),
+        |r| Ok((register::from_row(r)?, r.opt_string("over_since")?)),
     )?;
+    let (found, over) = found
+        .filter(|(p, _)| p.is_active)
+        .ok_or(Error::Unauthorized)?;
     match over.as_deref().and_then(common::time::parse_iso8601) {
         Some(at) => Err(Error::TooManyRequests(retry_after(at, now))),
         None => Ok(found),
@@ -67,25 +70,29 @@ fn retry_after(at: SystemTime, now: SystemTime) -> u32 {
     secs.clamp(1, WINDOW.as_secs()) as u32
 }
 
-/// Logs the call. A lookup's row (any status but 404) is queued (`queue`), with `seen` (it showed
-/// the prescription, 2xx) for its access-log entry; any other row is a log-grade commit.
+/// Logs the call. A call answered anything but 404 is queued (`queue`), a lookup's with `seen`
+/// (it showed the prescription, 2xx) for its access-log entry; a 404 is a log-grade commit, which
+/// the rate limit (`admit`) counts at once.
 pub fn record(call: Call, seen: bool) -> Result<(), Error> {
     let signature: String = call.signature.chars().take(SIGNATURE_KEPT).collect();
     let now = common::time::now_iso8601();
-    if matches!(call.action, CallAction::Lookup) && call.status != 404 {
+    let action = action_name(call.action);
+    if call.status != 404 {
+        let lookup = matches!(call.action, CallAction::Lookup);
         return Ok(queue::push(&Queued {
             pharmacy: call.pharmacy,
             signature,
+            action: action.to_string(),
             status: call.status,
             created_at: now,
-            seen: seen && (200..300).contains(&call.status),
+            seen: lookup && seen && (200..300).contains(&call.status),
         })?);
     }
     let db = Db::open()?;
     let row = [
         int(call.pharmacy),
         text(&signature),
-        text(action_name(call.action)),
+        text(action),
         int(call.status.into()),
         text(&now),
     ];
@@ -93,7 +100,7 @@ pub fn record(call: Call, seen: bool) -> Result<(), Error> {
     Ok(())
 }
 
-/// Writes the queued lookups' rows into the logs; how many.
+/// Writes the queued calls' rows into the logs; how many.
 pub fn drain() -> Result<u32, Error> {
     queue::drain(&Db::open()?)
 }

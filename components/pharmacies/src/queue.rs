@@ -1,5 +1,5 @@
-//! The lookups' call-log rows on their way to the log: a lookup that found something (any status
-//! but 404) keeps its row in Spin's key-value store (`default`, `calls/<at>/<nonce>`) instead of
+//! The pharmacy calls' log rows on their way to the log: a call answered anything but 404 keeps
+//! its row in Spin's key-value store (`default`, `calls/<at>/<nonce>`) instead of
 //! committing it to the database, and `drain` writes the queued rows into `pharmacy_calls` (with
 //! the prescription's access-log entry of a shown one) in one transaction per batch.
 //!
@@ -38,7 +38,8 @@ const CLAIM: &str = "INSERT INTO pharmacy_calls_drained (queue_key, drained_at) 
 
 /// `?1` the claimed rows (JSON array of `Queued`, in time order): their call-log rows.
 const CALLS: &str = "INSERT INTO pharmacy_calls (pharmacy_id, signature, action, status, created_at) \
-    SELECT json_extract(value, '$.pharmacy'), json_extract(value, '$.signature'), 'lookup', \
+    SELECT json_extract(value, '$.pharmacy'), json_extract(value, '$.signature'), \
+      json_extract(value, '$.action'), \
       json_extract(value, '$.status'), json_extract(value, '$.created_at') \
     FROM json_each(?1) ORDER BY key";
 
@@ -61,11 +62,15 @@ const SEEN: &str = "INSERT INTO access_log \
 /// `?1` the oldest claim kept.
 const FORGET_CLAIMS: &str = "DELETE FROM pharmacy_calls_drained WHERE drained_at < ?1";
 
-/// A queued lookup's row, as the store keeps it (JSON).
+/// A queued call's row, as the store keeps it (JSON).
 #[derive(Debug, PartialEq, Serialize, Deserialize)]
 pub struct Queued {
     pub pharmacy: i64,
     pub signature: String,
+    /// The call's `action` as the log names it (`lookup`, `dispense`, ...); rows queued before
+    /// other calls were queued are lookups.
+    #[serde(default = "lookup")]
+    pub action: String,
     pub status: u16,
     pub created_at: String,
     /// A 2xx that showed the prescription: its access-log entry is written with the row.
@@ -108,13 +113,17 @@ fn seen(rows: &[Queued]) -> Vec<Seen<'_>> {
         .collect()
 }
 
+fn lookup() -> String {
+    "lookup".into()
+}
+
 /// The key of a row queued at `at` (a fresh random suffix: two lookups in one microsecond are
 /// two rows).
 fn key(at: &str) -> String {
     format!("{PREFIX}{at}/{}", common::hex::random::<8>())
 }
 
-/// Queues a lookup's row.
+/// Queues a call's row.
 pub fn push(row: &Queued) -> Result<()> {
     let value = serde_json::to_vec(row).context("encoding a queued call")?;
     let key = key(&row.created_at);
@@ -194,6 +203,7 @@ mod tests {
         let row = Queued {
             pharmacy: 7,
             signature: "abc".into(),
+            action: "dispense".into(),
             status: 200,
             created_at: "2026-11-25T22:10:00.000001Z".into(),
             seen: true,
@@ -202,10 +212,18 @@ mod tests {
         assert_eq!(serde_json::from_slice::<Queued>(&bytes).unwrap(), row);
     }
 
+    #[test]
+    fn a_row_queued_before_actions_were_kept_reads_as_a_lookup() {
+        let bytes = br#"{"pharmacy":7,"signature":"abc","status":200,"created_at":"2026-11-25T22:10:00.000001Z","seen":true}"#;
+        let row: Queued = serde_json::from_slice(bytes).unwrap();
+        assert_eq!(row.action, "lookup");
+    }
+
     fn row(pharmacy: i64, signature: &str, at: &str, seen: bool) -> Queued {
         Queued {
             pharmacy,
             signature: signature.into(),
+            action: "lookup".into(),
             status: if seen { 200 } else { 410 },
             created_at: at.into(),
             seen,

@@ -63,11 +63,9 @@ pub fn list(page: PageRequest) -> Result<PharmacyPage, Error> {
 }
 
 pub fn get(id: i64) -> Result<Pharmacy, Error> {
-    find(&Db::open()?, id)?.ok_or_else(Error::not_found)
-}
-
-pub(crate) fn find(db: &Db, id: i64) -> Result<Option<Pharmacy>, Error> {
-    Ok(db.query_opt(BY_ID, &[int(id)], from_row)?)
+    Db::open()?
+        .query_opt(BY_ID, &[int(id)], from_row)?
+        .ok_or_else(Error::not_found)
 }
 
 pub fn update(id: i64, patch: PharmacyPatch) -> Result<Pharmacy, Error> {
@@ -89,7 +87,7 @@ pub fn update(id: i64, patch: PharmacyPatch) -> Result<Pharmacy, Error> {
         .ok_or_else(Error::not_found)
 }
 
-fn from_row(r: &Row) -> anyhow::Result<Pharmacy> {
+pub(crate) fn from_row(r: &Row) -> anyhow::Result<Pharmacy> {
     Ok(Pharmacy {
         id: r.i64("id")?,
         name: r.string("name")?,

@@ -48,8 +48,14 @@ const PUT: &str = "INSERT INTO claims \
 
 const DELETE: &str = "DELETE FROM claims WHERE prescription_id = ?1";
 
+/// A prescription's live claim, as columns named `claim_…` of a statement joining `claims c`
+/// on its prescription and `c.expires_at > now` (all NULL without one): a sale's read.
+pub const LIVE_COLUMNS: &str = "c.pharmacy_id AS claim_pharmacy_id, \
+    c.secret_hash AS claim_secret_hash, c.started_at AS claim_started_at, \
+    c.expires_at AS claim_expires_at";
+
 /// A claim (live, unless read by `last`).
-struct Live {
+pub struct Live {
     pharmacy_id: i64,
     secret_hash: String,
     started_at: String,
@@ -154,36 +160,41 @@ pub fn release(pharmacy: PharmacyRef, signature: &str, secret: &str) -> Result<(
     })
 }
 
-/// Inside a burn's transaction: whether `pharmacy` may sell, given the prescription's live claim
-/// and the `X-Claim-Secret` it sent. Another pharmacy's live claim is 409; a secret that does not
-/// open the pharmacy's own live claim is 403. A burn without a claim is an implicit claim and
-/// close (`close` after the sale). The pharmacy's own live claim's start, if it has one (the
-/// receipt states it).
+/// Inside a burn's transaction: whether `pharmacy` may sell, given the prescription's `live`
+/// claim (read with [`LIVE_COLUMNS`]) and the `X-Claim-Secret` it sent. Another pharmacy's live
+/// claim is 409; a secret that does not open the pharmacy's own live claim is 403. A burn without a
+/// claim is an implicit claim and close (the sale deletes the claim row). The pharmacy's own live
+/// claim's start, if it has one (the receipt states it).
 pub fn check_burn(
-    db: &Db,
-    prescription: i64,
+    live: Option<&Live>,
     pharmacy: &PharmacyRef,
     secret: Option<&str>,
-    now: &str,
 ) -> Result<Option<String>, Error> {
-    let Some(live) = live(db, prescription, now)? else {
+    let Some(live) = live else {
         return Ok(None);
     };
     if live.pharmacy_id != pharmacy.id {
-        return Err(elsewhere(&live, "dispensed"));
+        return Err(elsewhere(live, "dispensed"));
     }
     if let Some(secret) = secret
         && !live.opens_with(secret)
     {
         return Err(wrong_secret());
     }
-    Ok(Some(live.started_at))
+    Ok(Some(live.started_at.clone()))
 }
 
-/// Closes the prescription's claim (after a sale).
-pub fn close(db: &Db, prescription: i64) -> Result<(), Error> {
-    db.execute(DELETE, &[int(prescription)])?;
-    Ok(())
+/// The live claim of a row read with [`LIVE_COLUMNS`], if it has one.
+pub fn live_of(r: &common::db::Row) -> anyhow::Result<Option<Live>> {
+    let Some(pharmacy_id) = r.opt_i64("claim_pharmacy_id")? else {
+        return Ok(None);
+    };
+    Ok(Some(Live {
+        pharmacy_id,
+        secret_hash: r.string("claim_secret_hash")?,
+        started_at: r.string("claim_started_at")?,
+        expires_at: r.string("claim_expires_at")?,
+    }))
 }
 
 fn live(db: &Db, prescription: i64, now: &str) -> Result<Option<Live>, Error> {

@@ -13,7 +13,9 @@ use std::cell::Cell;
 use common::db::{Db, Param, Row, text};
 use common::types::{Error, Principal};
 
-use crate::bindings::exports::receta::prescriptions::prescriptions::Prescription;
+use crate::bindings::exports::receta::prescriptions::prescriptions::{
+    PharmacyView, Prescription, Sale,
+};
 use crate::document::{is_signature, signature_of};
 use crate::read::{
     ALTERED, COLUMNS, SEALED, VISIBLE_BY_SIGNATURE, caller_param, from_row, prefixed_medication,
@@ -30,49 +32,83 @@ const MEDICATION_COLUMNS: &str = "m.id AS med_id, m.prescription_id AS med_presc
     c.antibiotic AS med_antibiotic, m.qty * COALESCE(t.fills, 1) AS med_qty_total, \
     ns.medication_id IS NULL AS med_substitution_allowed";
 
+/// A pharmacy's read also carries the prescription's sales (`sales::sales_column!`), computed once.
+const SALES: &str = concat!(
+    crate::sales::sales_column!("(SELECT id FROM prescriptions WHERE signature = ?1)"),
+    " AS sales"
+);
+
 /// `?1` signature, `?2` the medic (NULL: anyone's), `?3` the reading actor and `?4` the start of
 /// the minute (both NULL for a pharmacy's lookup, which is logged elsewhere): one row per
 /// medication in order (one with NULL medication columns for a prescription without any), each
-/// with the prescription, its stored document and `seen`.
-fn sql() -> String {
+/// with the prescription, its stored document and `seen`, and, with `sales`, its sales.
+fn sql(sales: bool) -> String {
     format!(
-        "SELECT {COLUMNS}, d.canonical AS canonical, ({}) AS seen, {MEDICATION_COLUMNS} \
+        "SELECT {COLUMNS}, d.canonical AS canonical, ({}) AS seen, {}{MEDICATION_COLUMNS} \
          FROM {SEALED} LEFT JOIN prescription_documents d ON d.prescription_id = p.id \
          LEFT JOIN medications m ON m.prescription_id = p.id \
          LEFT JOIN medication_classes c ON c.medication_id = m.id \
          LEFT JOIN medication_no_substitution ns ON ns.medication_id = m.id \
          WHERE {VISIBLE_BY_SIGNATURE} ORDER BY m.position",
-        reads::SEEN
+        reads::SEEN,
+        if sales {
+            format!("{SALES}, ")
+        } else {
+            String::new()
+        }
     )
 }
 
 /// The medic's or the admin's read by signature, logged (`reads`).
 pub fn by_signature(caller: &Principal, signature: &str) -> Result<Prescription, Error> {
     let read = Read::now(caller);
-    let (rx, seen) = checked(signature, caller_param(caller), Some(&read))?;
-    if !seen {
+    let found = checked(signature, caller_param(caller), Some(&read), false)?;
+    if !found.seen {
         reads::queue(signature, &read)?;
     }
-    Ok(rx)
+    Ok(found.rx)
 }
 
-/// Any prescription by signature: a pharmacy's lookup, and the answer after a change.
+/// Any prescription by signature: the answer after a change, a medic's history entry.
 pub fn for_pharmacy(signature: &str) -> Result<Prescription, Error> {
-    Ok(checked(signature, Param::Null, None)?.0)
+    Ok(checked(signature, Param::Null, None, false)?.rx)
+}
+
+/// Any prescription by signature with its sales, in one statement: what a pharmacy sees (its
+/// lookup, and its answer after a sale).
+pub fn pharmacy_view(signature: &str) -> Result<PharmacyView, Error> {
+    let found = checked(signature, Param::Null, None, true)?;
+    Ok(PharmacyView {
+        prescription: found.rx,
+        sales: found.sales,
+    })
 }
 
 /// What the first row says beyond its medication: the prescription, its stored document (none if
-/// it has lost it) and whether this read is already logged this minute.
-type Head = (Prescription, Option<String>, bool);
+/// it has lost it), whether this read is already logged this minute, and its sales (when read).
+struct Head {
+    rx: Prescription,
+    canonical: Option<String>,
+    seen: bool,
+    sales: Vec<Sale>,
+}
+
+/// A checked read: the prescription, whether the read is already logged, its sales (when read).
+struct Found {
+    rx: Prescription,
+    seen: bool,
+    sales: Vec<Sale>,
+}
 
 /// The prescription `signature` names, among `medic`'s (NULL: anyone's), with its medications, if
-/// its stored document still hashes to its signature (else 409 `ALTERED`); and whether `read` is
-/// already logged this minute.
+/// its stored document still hashes to its signature (else 409 `ALTERED`); whether `read` is
+/// already logged this minute; and, with `sales`, its sales.
 fn checked(
     signature: &str,
     medic: Param,
     read: Option<&Read>,
-) -> Result<(Prescription, bool), Error> {
+    sales: bool,
+) -> Result<Found, Error> {
     if !is_signature(signature) {
         return Err(Error::not_found());
     }
@@ -81,9 +117,9 @@ fn checked(
         None => (Param::Null, Param::Null),
     };
     let first = Cell::new(true);
-    let rows = Db::open()?.query(&sql(), &[text(signature), medic, actor, minute], |r| {
+    let rows = Db::open()?.query(&sql(sales), &[text(signature), medic, actor, minute], |r| {
         let head = if first.replace(false) {
-            Some(head(r)?)
+            Some(head(r, sales)?)
         } else {
             None
         };
@@ -94,9 +130,15 @@ fn checked(
         Ok((head, medication))
     })?;
     let mut rows = rows.into_iter();
-    let Some((Some((mut rx, canonical, seen)), first_medication)) = rows.next() else {
+    let Some((Some(head), first_medication)) = rows.next() else {
         return Err(Error::not_found());
     };
+    let Head {
+        mut rx,
+        canonical,
+        seen,
+        sales,
+    } = head;
     if canonical.is_none_or(|c| signature_of(&c) != rx.signature) {
         eprintln!(
             "prescriptions: prescription {} fails its integrity check",
@@ -108,15 +150,19 @@ fn checked(
         .into_iter()
         .chain(rows.filter_map(|(_, m)| m))
         .collect();
-    Ok((rx, seen))
+    Ok(Found { rx, seen, sales })
 }
 
-fn head(r: &Row) -> anyhow::Result<Head> {
-    Ok((
-        from_row(r)?,
-        r.opt_string("canonical")?,
-        r.opt_i64("seen")?.is_some(),
-    ))
+fn head(r: &Row, sales: bool) -> anyhow::Result<Head> {
+    Ok(Head {
+        rx: from_row(r)?,
+        canonical: r.opt_string("canonical")?,
+        seen: r.opt_i64("seen")?.is_some(),
+        sales: match sales {
+            true => crate::sales::parse(r.opt_string("sales")?.as_deref())?,
+            false => Vec::new(),
+        },
+    })
 }
 
 #[cfg(test)]
@@ -125,7 +171,7 @@ mod tests {
 
     #[test]
     fn the_statement_is_scoped_and_reads_each_medication_once() {
-        let sql = sql();
+        let sql = sql(false);
         assert!(sql.contains("(?2 IS NULL OR p.medic_id = ?2)"), "{sql}");
         assert!(sql.contains("a.actor = ?3"), "{sql}");
         assert!(sql.ends_with("ORDER BY m.position"), "{sql}");

@@ -1,65 +1,69 @@
 //! A pharmacy's sale (a dispense) of a prescription, with its receipt (docs/lifecycle.md).
 //!
-//! It runs in one `BEGIN IMMEDIATE … COMMIT`: the state is read, checked and changed under the
-//! database's write lock, the event is recorded (`prescription_events`, `dispensed_medications`)
-//! and the webhook rows are queued, all or nothing. Each medication's total is raised by a
-//! conditional UPDATE (`bought_qty + n <= qty × fills`, `n <= qty`), so no interleaving of
-//! requests, instances or nodes can sell more than was prescribed: the rule lives in the database,
-//! not in component memory. Validity and the interval between fills are decided by time inside the
-//! same transaction (docs/mexican-rules.md). Another pharmacy's live claim (`claims`) refuses a
-//! sale, in the same transaction too.
+//! It runs in one `BEGIN IMMEDIATE … COMMIT`: the state, the live claim and the medications are
+//! read in one statement, checked and changed under the database's write lock, the event is
+//! recorded and everything else the sale writes (the units sold, the new state, the receipt, the
+//! access-log entry, the webhook rows) is one statement (migration 0031's view), all or nothing.
+//! Each medication's total is raised only while `bought_qty + n <= qty × fills` and `n <= qty`
+//! (checked here under the lock, and again by that statement, which refuses the whole sale
+//! otherwise), so no interleaving of requests, instances or nodes can sell more than was
+//! prescribed: the rule lives in the database, not in component memory. Validity and the interval
+//! between fills are decided by time inside the same transaction (docs/mexican-rules.md). Another
+//! pharmacy's live claim (`claims`) refuses a sale, in the same transaction too.
 
+use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
 
 use common::codes::{Coded, RxState};
 use common::db::{Db, int, text};
 use common::types::{Error, FieldError};
 
-use crate::access;
 use crate::bindings::exports::receta::prescriptions::prescriptions::{
     DispenseRequest, Dispensed, DispensedItem,
 };
-use crate::claims;
+use crate::claims::{self, Live};
 use crate::detail;
 use crate::handover;
 use crate::outbox;
 use crate::receipts::{self, Line, Sale};
 use crate::rules;
-use crate::state::{State, closed, state};
+use crate::state::{self, State, closed, state_columns, state_from};
 
 use crate::lifecycle::{Actor, insert_event};
 
-const MEDICATIONS_LEFT: &str = "SELECT m.id, m.qty, m.bought_qty, m.drug_upc, m.presentation, \
-    ns.medication_id IS NULL AS substitution_allowed FROM medications m \
-    LEFT JOIN medication_no_substitution ns ON ns.medication_id = m.id \
-    WHERE m.prescription_id = ? ORDER BY m.position";
+/// `?1` signature, `?2` now: one row per medication in order (one with NULL medication columns
+/// for a prescription without any), each with the prescription's state (`state::state_columns!`)
+/// and its live claim (`claims::LIVE_COLUMNS`, NULL without one).
+fn sale_state_sql() -> String {
+    format!(
+        "SELECT {}, {}, m.id AS med_id, m.qty AS med_qty, m.bought_qty AS med_bought_qty, \
+         m.drug_upc AS med_drug_upc, m.presentation AS med_presentation, \
+         ns.medication_id IS NULL AS med_substitution_allowed FROM {} \
+         LEFT JOIN claims c ON c.prescription_id = p.id AND c.expires_at > ?2 \
+         LEFT JOIN medications m ON m.prescription_id = p.id \
+         LEFT JOIN medication_no_substitution ns ON ns.medication_id = m.id \
+         WHERE p.signature = ?1 ORDER BY m.position",
+        state_columns!(),
+        claims::LIVE_COLUMNS,
+        state_from!()
+    )
+}
 
-/// `?1` units, `?2` medication, `?3` prescription, `?4` fills: raises the total, never past
-/// `qty × fills`, and never by more than `qty` in one sale.
-const SELL: &str = "UPDATE medications SET bought_qty = bought_qty + ?1, \
-    bought = (bought_qty + ?1 = qty * ?4) \
-    WHERE id = ?2 AND prescription_id = ?3 AND ?1 <= qty AND bought_qty + ?1 <= qty * ?4 RETURNING id";
+/// Everything a sale writes after its event, in one statement (migration 0031 names each
+/// parameter's meaning).
+const INSERT_SALE: &str = "INSERT INTO prescription_sales \
+    (event_id, prescription_id, fills, items, fill, pharmacy_id, pharmacy_name, pharmacy_license, \
+     partial, done, receipt_digest, receipt_document, receipt_kid, receipt_sig, sold_at, outbox) \
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)";
 
-/// `?1` prescription, `?4` fills: `?2` (`partially_dispensed`) while something is left to sell,
-/// else `?3` (`dispensed`).
-const AFTER_SALE: &str = "UPDATE prescriptions SET \
-    bought = NOT EXISTS (SELECT 1 FROM medications WHERE prescription_id = ?1 AND bought_qty < qty * ?4), \
-    rx_status = CASE WHEN EXISTS (SELECT 1 FROM medications WHERE prescription_id = ?1 AND bought_qty < qty * ?4) \
-      THEN ?2 ELSE ?3 END \
-    WHERE id = ?1";
-
-/// `?1` event, `?2` the pharmacy's license, `?3` the fill the sale belongs to.
-const INSERT_DETAILS: &str =
-    "INSERT INTO dispense_details (event_id, pharmacy_license, fill) VALUES (?1, ?2, ?3)";
+/// What `INSERT_SALE` refuses a sale with when a total would pass what was prescribed.
+const CHANGED: &str = "the prescription changed while this sale was recorded";
 
 /// `?1` prescription, `?2` a fill: when its first sale was (NULL if none). Dispenses recorded
 /// before 0012 count as fill 1.
 const FILL_STARTED: &str = "SELECT MIN(e.created_at) AS started FROM prescription_events e \
     LEFT JOIN dispense_details x ON x.event_id = e.id \
     WHERE e.prescription_id = ?1 AND e.kind = 'dispense' AND COALESCE(x.fill, 1) = ?2";
-
-const INSERT_ITEM: &str =
-    "INSERT INTO dispensed_medications (event_id, medication_id, qty) VALUES (?, ?, ?)";
 
 /// One medication as a sale sees it.
 struct Left {
@@ -70,12 +74,62 @@ struct Left {
     substitution_allowed: bool,
 }
 
+/// What a sale reads under the write lock: the state, the live claim, the medications.
+struct Before {
+    state: State,
+    claim: Option<Live>,
+    meds: HashMap<i64, Left>,
+}
+
+/// The prescription `signature` names as a sale sees it (`state::state`'s refusals), in one
+/// statement.
+fn before(db: &Db, signature: &str, now: &str) -> Result<Before, Error> {
+    if !crate::document::is_signature(signature) {
+        return Err(Error::NotFound(state::RX_NOT_FOUND.into()));
+    }
+    let first = Cell::new(true);
+    let rows = db.query(&sale_state_sql(), &[text(signature), text(now)], |r| {
+        let head = match first.replace(false) {
+            true => Some((state::from_row(r)?, claims::live_of(r)?)),
+            false => None,
+        };
+        let medication = match r.opt_i64("med_id")? {
+            Some(id) => Some((
+                id,
+                Left {
+                    qty: r.i64("med_qty")?,
+                    bought: r.i64("med_bought_qty")?,
+                    drug_upc: r.string("med_drug_upc")?,
+                    presentation: r.string("med_presentation")?,
+                    substitution_allowed: r.bool("med_substitution_allowed")?,
+                },
+            )),
+            None => None,
+        };
+        Ok((head, medication))
+    })?;
+    let mut rows = rows.into_iter();
+    let (head, first_medication) = rows.next().unzip();
+    let (found, claim) = head.flatten().unzip();
+    let state = state::changeable(found)?;
+    let meds = first_medication
+        .flatten()
+        .into_iter()
+        .chain(rows.filter_map(|(_, m)| m))
+        .collect();
+    Ok(Before {
+        state,
+        claim: claim.flatten(),
+        meds,
+    })
+}
+
 /// Records a pharmacy's sale and its receipt; see `prescriptions.dispense` in the WIT.
 pub fn dispense(req: DispenseRequest) -> Result<Dispensed, Error> {
     let db = Db::open()?;
     let now = common::time::now_iso8601();
     let receipt = db.transaction(|db| {
-        let state = state(db, &req.signature)?;
+        let Before { state, claim, meds } = before(db, &req.signature, &now)?;
         match state.rx_status {
             RxState::Available | RxState::PartiallyDispensed => {}
             RxState::Dispensed => {
@@ -85,26 +139,8 @@ pub fn dispense(req: DispenseRequest) -> Result<Dispensed, Error> {
             }
             other => return Err(closed(other, &state, "dispensed")),
         }
-        let claimed_at = claims::check_burn(
-            db,
-            state.id,
-            &req.pharmacy,
-            req.claim_secret.as_deref(),
-            &now,
-        )?;
-        let meds: HashMap<i64, Left> = db
-            .query(MEDICATIONS_LEFT, &[int(state.id)], |r| {
-                let left = Left {
-                    qty: r.i64("qty")?,
-                    bought: r.i64("bought_qty")?,
-                    drug_upc: r.string("drug_upc")?,
-                    presentation: r.string("presentation")?,
-                    substitution_allowed: r.bool("substitution_allowed")?,
-                };
-                Ok((r.i64("id")?, left))
-            })?
-            .into_iter()
-            .collect();
+        let claimed_at =
+            claims::check_burn(claim.as_ref(), &req.pharmacy, req.claim_secret.as_deref())?;
         check_items(&meds, state.fills, &req.items)?;
         let today = common::time::mexico_city_date(&now)
             .map(|d| d.to_string())
@@ -122,42 +158,6 @@ pub fn dispense(req: DispenseRequest) -> Result<Dispensed, Error> {
             "",
             &now,
         )?;
-        for item in &req.items {
-            let units = int(item.qty.into());
-            let sold = db.query_opt(
-                SELL,
-                &[
-                    units.clone(),
-                    int(item.medication),
-                    int(state.id),
-                    int(state.fills),
-                ],
-                |r| r.i64("id"),
-            )?;
-            if sold.is_none() {
-                // Cannot happen under the write lock after `check_items`; refuse rather than oversell.
-                return Err(Error::Conflict(
-                    "The prescription changed while this sale was recorded; look it up again."
-                        .into(),
-                ));
-            }
-            db.execute(INSERT_ITEM, &[int(event), int(item.medication), units])?;
-            handover::store(db, event, item)?;
-        }
-        db.execute(
-            INSERT_DETAILS,
-            &[int(event), text(&req.pharmacy.license), int(fill)],
-        )?;
-        db.execute(
-            AFTER_SALE,
-            &[
-                int(state.id),
-                text(RxState::PartiallyDispensed.code()),
-                text(RxState::Dispensed.code()),
-                int(state.fills),
-            ],
-        )?;
-        claims::close(db, state.id)?;
         let lines = req
             .items
             .iter()
@@ -182,26 +182,69 @@ pub fn dispense(req: DispenseRequest) -> Result<Dispensed, Error> {
             claimed_at: claimed_at.as_deref(),
             sold_at: &now,
         };
-        let receipt = receipts::issue(db, state.id, &sale)?;
-        let stamped = outbox::Stamped::Receipt;
-        outbox::queue_stamp(db, stamped, state.id, &receipt.digest, &now)?;
-        let actor = access::Actor::Pharmacy(&req.pharmacy);
-        access::record(db, &req.signature, access::Action::Dispense, &actor, &now)?;
+        let receipt = receipts::seal(db, &sale)?;
         let items = handover::webhook_items(&req.items);
-        outbox::queue_webhooks_with(
-            db,
-            state.id,
+        let hooks = outbox::webhook_rows(
             &req.signature,
             &req.webhooks,
-            &now,
             items.as_ref().map(|items| ("items", items)),
-        )?;
-        Ok::<_, Error>(receipt)
+        );
+        let p = &req.pharmacy;
+        db.execute(
+            INSERT_SALE,
+            &[
+                int(event),
+                int(state.id),
+                int(state.fills),
+                text(&items_json(&req.items)),
+                int(fill),
+                int(p.id),
+                text(&p.name),
+                text(&p.license),
+                text(RxState::PartiallyDispensed.code()),
+                text(RxState::Dispensed.code()),
+                text(&receipt.seal.digest),
+                text(&receipt.document),
+                text(&receipt.seal.kid),
+                text(&receipt.seal.sig),
+                text(&now),
+                text(&outbox::rows_json(&hooks)),
+            ],
+        )
+        .map_err(|e| match format!("{e:#}").contains(CHANGED) {
+            // Cannot happen under the write lock after `check_items`; refused, nothing written.
+            true => Error::Conflict(
+                "The prescription changed while this sale was recorded; look it up again.".into(),
+            ),
+            false => Error::from(e),
+        })?;
+        Ok::<_, Error>(receipt.seal)
     })?;
     Ok(Dispensed {
-        prescription: detail::for_pharmacy(&req.signature)?,
+        prescription: detail::pharmacy_view(&req.signature)?,
         receipt,
     })
+}
+
+/// A sale's items as migration 0031 takes them (`says`: whether it said what was handed over).
+fn items_json(items: &[DispensedItem]) -> String {
+    let items: Vec<serde_json::Value> = items
+        .iter()
+        .map(|i| {
+            serde_json::json!({
+                "medication": i.medication,
+                "qty": i.qty,
+                "says": i64::from(handover::says_anything(i)),
+                "gtin": i.gtin,
+                "lot": i.lot,
+                "expiry": i.expiry,
+                "serial": i.serial,
+                "substituted": i64::from(i.substituted),
+                "substitution_reason": i.substitution_reason,
+            })
+        })
+        .collect();
+    serde_json::Value::Array(items).to_string()
 }
 
 /// Every item names one of this prescription's medications, once, sells at most `qty` (one fill's
@@ -372,6 +415,12 @@ mod tests {
 
     #[test]
     fn the_sale_never_passes_qty_in_sql() {
-        assert!(SELL.contains("?1 <= qty AND bought_qty + ?1 <= qty * ?4"));
+        let sale = include_str!("../../../migrations/0031_prescription_sales.sql");
+        assert!(sale.contains("WHERE json_extract(j.value, '$.qty') <= m.qty"));
+        assert!(
+            sale.contains(
+                "AND m.bought_qty + json_extract(j.value, '$.qty') <= m.qty * NEW.fills)"
+            )
+        );
     }
 }

@@ -1,24 +1,20 @@
 //! What exactly a pharmacy handed over in a sale (table `dispensed_products`, migration 0024;
 //! docs/lifecycle.md, "What was handed over"): the product's GTIN, lot, expiry and serial, and
 //! whether it was a substitute. Checked in the sale's transaction (a lot past its expiry, or a
-//! substitute the prescriber did not allow, is 409), stored beside the sold units, and read back
-//! with them.
+//! substitute the prescriber did not allow, is 409), stored beside the sold units by the sale's
+//! statement (migration 0031), and read back with them.
 
-use common::db::{Db, Row, boolean, int, opt_text};
+use common::db::Row;
 use common::types::Error;
 
 use crate::bindings::exports::receta::prescriptions::prescriptions::DispensedItem;
-
-const INSERT: &str = "INSERT INTO dispensed_products \
-    (event_id, medication_id, gtin, lot, expiry, serial, substituted, substitution_reason) \
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
 
 /// The columns `from_row` reads, of `dispensed_products p` joined to a sold item.
 pub const COLUMNS: &str = "p.gtin, p.lot, p.expiry, p.serial, COALESCE(p.substituted, 0) AS substituted, \
     p.substitution_reason";
 
 /// Whether the item says anything of what was handed over.
-fn says_anything(item: &DispensedItem) -> bool {
+pub fn says_anything(item: &DispensedItem) -> bool {
     item.gtin.is_some()
         || item.lot.is_some()
         || item.expiry.is_some()
@@ -52,27 +48,6 @@ pub fn check(
             )));
         }
     }
-    Ok(())
-}
-
-/// Stores what sale `event`'s item says was handed over, if it says anything.
-pub fn store(db: &Db, event: i64, item: &DispensedItem) -> Result<(), Error> {
-    if !says_anything(item) {
-        return Ok(());
-    }
-    db.execute(
-        INSERT,
-        &[
-            int(event),
-            int(item.medication),
-            opt_text(item.gtin.as_deref()),
-            opt_text(item.lot.as_deref()),
-            opt_text(item.expiry.as_deref()),
-            opt_text(item.serial.as_deref()),
-            boolean(item.substituted),
-            opt_text(item.substitution_reason.as_deref()),
-        ],
-    )?;
     Ok(())
 }
 

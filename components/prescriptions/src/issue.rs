@@ -1,10 +1,11 @@
 //! Issuing a prescription. Everything slow or fallible that does not write (drug look-ups, signing,
-//! rendering) happens first; then the prescription, its medications, the signed document with the PDF,
-//! and the outbox rows are written in one `BEGIN IMMEDIATE … COMMIT` on one connection: either all of
-//! it is there, or none of it. A create that asks for the medic's e.firma writes a draft instead of
-//! the seal and the outbox rows (`signing`). The outbox rows are the patient's email (when one is due) and one row
-//! per webhook delivery the gateway planned (`notifications.plan`); the notifications component
-//! delivers them.
+//! rendering) happens first; then the prescription, its medications, the signed document with the
+//! PDF, the seal and the outbox rows are written in one statement (migration 0030's view: atomic,
+//! so either all of it is there or none of it, and on a libSQL server one round trip), and their
+//! ids read back. A create that asks for the medic's e.firma writes a draft instead of the seal
+//! and the outbox rows (`signing`). The outbox rows are the patient's email (when one is due) and
+//! one row per webhook delivery the gateway planned (`notifications.plan`); the notifications
+//! component delivers them.
 
 use serde_json::Value;
 
@@ -32,56 +33,22 @@ fn drugs_sql(count: usize) -> String {
     )
 }
 
-const INSERT_PRESCRIPTION: &str = "INSERT INTO prescriptions \
+/// Everything issuing writes, in one statement: migration 0030's view, whose `INSTEAD OF` trigger
+/// writes every table (atomic without a transaction; on a libSQL server one round trip instead of
+/// twelve under the write lock). `medications` and `outbox` are JSON arrays (0030 says of what).
+const INSERT_ISSUE: &str = "INSERT INTO prescription_issues \
     (signature, medic_id, medic_email, hospital_id, hospital_patron, hospital_location, clinic, \
-     patient_id, patient_uid, patient_name, patient_email, patient_phone, patient_date_of_birth, patient_gender, \
-     diagnosis, extras, show_diagnosis, send_rx, created_at, sent, rx_status, sent_status) \
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?) RETURNING id";
+     patient_id, patient_uid, patient_name, patient_email, patient_phone, patient_date_of_birth, \
+     patient_gender, diagnosis, extras, show_diagnosis, send_rx, created_at, rx_status, \
+     sent_status, medications, valid_until, expires_at, fills, fill_interval_days, \
+     antibiotic_repeat_reason, canonical, pdf, seal_kid, seal_sig, outbox, draft_rfc, \
+     draft_serial, draft_email, draft_expires_at) \
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, \
+     ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36)";
 
-/// All of a prescription's `count` medications in one statement (the gateway allows at most 50:
-/// 450 parameters, far under SQLite's limit). The rows get consecutive ids in `VALUES` order (the
-/// statement holds the write lock; each new id is one more than the largest), so the last of them
-/// gives them all (returned by `insert_classes_sql`, the transaction's last write), and this
-/// statement returns no rows: on this host's libSQL backend a statement with rows is a cursor
-/// request, and twice in ~13,000 bench creates sqld answered "interrupted" to the statement sent
-/// right after an `INSERT … RETURNING` cursor in the same transaction.
-fn insert_medications_sql(count: usize) -> String {
-    let rows = vec![format!("({})", placeholders(9)); count].join(", ");
-    format!(
-        "INSERT INTO medications \
-         (prescription_id, position, presentation, instructions, qty, drug_upc, category, drug, qty_label) \
-         VALUES {rows}"
-    )
-}
-
-const INSERT_DOCUMENT: &str =
-    "INSERT INTO prescription_documents (prescription_id, canonical, pdf) VALUES (?, ?, ?)";
-
-/// The class of a prescription's `count` medications, one row each (`?1` the prescription; then per
-/// medication its `position`, `fraccion`, `antibiotic`). A class's key is its medication's id:
-/// it returns them, the largest the last medication's.
-fn insert_classes_sql(count: usize) -> String {
-    let row = "((SELECT id FROM medications WHERE prescription_id = ?1 AND position = ?), ?, ?)";
-    let rows = vec![row; count].join(", ");
-    format!(
-        "INSERT INTO medication_classes (medication_id, fraccion, antibiotic) VALUES {rows} \
-         RETURNING medication_id"
-    )
-}
-
-/// `?1` the prescription, then the positions of its medications the prescriber marked "No
-/// sustituible" (migration 0023).
-fn insert_no_substitution_sql(count: usize) -> String {
-    format!(
-        "INSERT INTO medication_no_substitution (medication_id) SELECT id FROM medications \
-         WHERE prescription_id = ?1 AND position IN ({})",
-        placeholders(count)
-    )
-}
-
-const INSERT_TERMS: &str = "INSERT INTO prescription_terms \
-    (prescription_id, valid_until, expires_at, fills, fill_interval_days, antibiotic_repeat_reason) \
-    VALUES (?, ?, ?, ?, ?, ?)";
+/// `?1` signature: the issued prescription's id and its medications' ids, in order.
+const ISSUED_IDS: &str = "SELECT p.id, m.id AS medication_id FROM prescriptions p \
+    LEFT JOIN medications m ON m.prescription_id = p.id WHERE p.signature = ?1 ORDER BY m.position";
 
 pub fn issue(req: IssueRequest) -> Result<Prescription, Error> {
     let db = Db::open()?;
@@ -144,7 +111,7 @@ pub fn issue(req: IssueRequest) -> Result<Prescription, Error> {
         issued_at,
         sent_status,
     };
-    let (id, medication_ids) = db.transaction(|db| store(db, &issued))?;
+    let (id, medication_ids) = store(&db, &issued)?;
     Ok(answer(issued, id, medication_ids))
 }
 
@@ -162,9 +129,8 @@ struct Prepared {
     sent_status: SentState,
 }
 
-/// The transaction's writes: the prescription, its medications, terms, document with the PDF,
-/// classes and fixed medications, and either the seal with the outbox rows or the e.firma draft.
-/// The prescription's id and its medications' ids, in order.
+/// Writes the prescription (`INSERT_ISSUE`) and reads back its id and its medications' ids, in
+/// order.
 fn store(db: &Db, p: &Prepared) -> Result<(i64, Vec<i64>), Error> {
     let Prepared {
         req,
@@ -177,11 +143,39 @@ fn store(db: &Db, p: &Prepared) -> Result<(i64, Vec<i64>), Error> {
         issued_at,
         sent_status,
     } = p;
-    // Every write is batched (`Db::execute_batched`): on a libSQL replica the whole
-    // transaction is three requests to the primary (this insert, the rest, `COMMIT`). The ids come
-    // back with `RETURNING`: Spin's libSQL backend answers 0 for `last-insert-rowid` (docs/scale-out.md).
-    let id = db.scalar_i64_batched(
-        INSERT_PRESCRIPTION,
+    let medications: Vec<Value> = meds
+        .iter()
+        .enumerate()
+        .map(|(position, m)| {
+            serde_json::json!({
+                "position": position,
+                "presentation": m.presentation,
+                "instructions": m.instructions,
+                "qty": m.qty,
+                "drug_upc": m.drug_upc,
+                "category": m.category.code(),
+                "drug": m.drug,
+                "qty_label": m.qty_label,
+                "fraccion": m.fraccion,
+                "antibiotic": m.antibiotic.map(i64::from),
+                "fixed": i64::from(!m.substitution_allowed),
+            })
+        })
+        .collect();
+    // A draft's seal and email wait in its draft row; an issued one's outbox rows go now.
+    let (outbox, draft) = match &req.efirma {
+        Some(cert) => (
+            Vec::new(),
+            Some(signing::new_draft(cert, email.as_deref(), issued_at)?),
+        ),
+        None => (
+            outbox::issued_rows(&signed.signature, email.as_deref(), &req.webhooks),
+            None,
+        ),
+    };
+    let draft_param = |f: fn(&signing::NewDraft) -> Param| draft.as_ref().map_or(Param::Null, f);
+    db.execute(
+        INSERT_ISSUE,
         &[
             text(&signed.signature),
             int(req.medic.id),
@@ -204,85 +198,30 @@ fn store(db: &Db, p: &Prepared) -> Result<(i64, Vec<i64>), Error> {
             text(issued_at),
             text(RxState::Available.code()),
             text(sent_status.code()),
-        ],
-    )?;
-    let params: Vec<Param> = meds
-        .iter()
-        .enumerate()
-        .flat_map(|(position, m)| {
-            [
-                int(id),
-                int(position as i64),
-                text(&m.presentation),
-                text(&m.instructions),
-                int(m.qty.into()),
-                text(&m.drug_upc),
-                text(m.category.code()),
-                text(&m.drug),
-                text(&m.qty_label),
-            ]
-        })
-        .collect();
-    db.execute_batched(&insert_medications_sql(meds.len()), &params)?;
-    db.execute_batched(
-        INSERT_TERMS,
-        &[
-            int(id),
+            text(&Value::Array(medications).to_string()),
             text(&terms.valid_until),
             text(&terms.expires_at),
             int(terms.fills.into()),
             int(terms.fill_interval_days.into()),
             text(&terms.antibiotic_repeat_reason),
+            text(&signed.canonical),
+            blob(pdf),
+            text(&seal.kid),
+            text(&seal.sig),
+            text(&outbox::rows_json(&outbox)),
+            draft_param(|d| text(&d.rfc)),
+            draft_param(|d| text(&d.serial)),
+            draft_param(|d| opt_text(d.email.as_deref())),
+            draft_param(|d| text(&d.expires_at)),
         ],
     )?;
-    db.execute_batched(
-        INSERT_DOCUMENT,
-        &[int(id), text(&signed.canonical), blob(pdf)],
-    )?;
-    if let Some(cert) = &req.efirma {
-        // A draft: what issuing adds waits for the medic's signature (`signing::activate`).
-        signing::store_draft(db, id, cert, seal, email.as_deref(), issued_at)?;
-    } else {
-        seal::store(db, id, &seal.kid, &seal.sig)?;
-        let (to, hooks) = (email.as_deref(), &req.webhooks);
-        outbox::queue_issued(db, id, &signed.signature, to, hooks, issued_at)?;
-    }
-    let fixed: Vec<Param> = std::iter::once(int(id))
-        .chain(
-            meds.iter()
-                .enumerate()
-                .filter(|(_, m)| !m.substitution_allowed)
-                .map(|(position, _)| int(position as i64)),
-        )
-        .collect();
-    if fixed.len() > 1 {
-        db.execute_batched(&insert_no_substitution_sql(fixed.len() - 1), &fixed)?;
-    }
-    // The medications' ids are consecutive (one statement, holding the write lock): the largest
-    // of them gives them all.
-    let classes: Vec<Param> = std::iter::once(int(id))
-        .chain(meds.iter().enumerate().flat_map(|(position, m)| {
-            [
-                int(position as i64),
-                opt_text(m.fraccion.as_deref()),
-                m.antibiotic.map_or(Param::Null, |b| int(b.into())),
-            ]
-        }))
-        .collect();
-    let returned = db.execute_batched(&insert_classes_sql(meds.len()), &classes)?;
-    let last = returned
-        .rows
-        .iter()
-        .filter_map(|r| match r.values.first() {
-            Some(Param::Integer(id)) => Some(*id),
-            _ => None,
-        })
-        .max()
-        .ok_or_else(|| anyhow::anyhow!("the medications' classes returned no ids"))?;
-    let ids: Vec<i64> = (0..meds.len() as i64)
-        .map(|i| last - meds.len() as i64 + 1 + i)
-        .collect();
-    Ok((id, ids))
+    let rows = db.query(ISSUED_IDS, &[text(&signed.signature)], |r| {
+        Ok((r.i64("id")?, r.opt_i64("medication_id")?))
+    })?;
+    let id = rows.first().map(|(id, _)| *id).ok_or_else(|| {
+        anyhow::anyhow!("prescription {} vanished after insert", signed.signature)
+    })?;
+    Ok((id, rows.into_iter().filter_map(|(_, m)| m).collect()))
 }
 
 /// The issued prescription in the answer's shape (`ids`: its medications', in order).

@@ -67,8 +67,8 @@ mod bindings;
 use bindings::exports::receta::prescriptions::prescriptions::{
     ClaimGrant, DispenseRequest, Dispensed, Drug, DrugLoad, DrugPage, EfirmaActivation,
     EfirmaDraft, FhirSource, Guest, HistoryEntry, IssueRequest, LandingRx, LifecycleEvent,
-    MedicationPage, PharmacyRef, Prescription, PrescriptionPage, PublishedKey, Receipt,
-    ReceiptCheck, RegisterPage, Sale, StateChange, StatusChange, StatusUpdate, Verification,
+    MedicationPage, PharmacyRef, PharmacyView, Prescription, PrescriptionPage, PublishedKey,
+    Receipt, ReceiptCheck, RegisterPage, StateChange, StatusChange, StatusUpdate, Verification,
 };
 
 struct Prescriptions;
@@ -132,9 +132,13 @@ impl Guest for Prescriptions {
         lent(db, || dispensable::for_patients(pharmacy, &patients))
     }
 
-    fn get_for_pharmacy(db: &Connection, signature: String) -> Result<Prescription, Error> {
+    fn get_for_pharmacy(db: &Connection, signature: String) -> Result<PharmacyView, Error> {
         lent(db, || {
-            detail::for_pharmacy(&signature).and_then(efirma::issued)
+            let view = detail::pharmacy_view(&signature)?;
+            efirma::issued(view.prescription).map(|prescription| PharmacyView {
+                prescription,
+                sales: view.sales,
+            })
         })
         .map_err(|e| match e {
             Error::NotFound(_) => Error::NotFound(lifecycle::RX_NOT_FOUND.into()),
@@ -258,10 +262,6 @@ impl Guest for Prescriptions {
         signature: String,
     ) -> Result<String, Error> {
         lent(db, || read::document(&caller, &signature))
-    }
-
-    fn sales(db: &Connection, signature: String) -> Result<Vec<Sale>, Error> {
-        lent(db, || sales::by_signature(&signature))
     }
 
     fn antibiotic_register(

@@ -20,37 +20,50 @@ const QUEUE_STAMP: &str = "INSERT OR IGNORE INTO stamp_queue \
     (digest, subject, prescription_id, status, attempts, next_attempt_at, created_at, updated_at) \
     VALUES (?1, ?2, ?3, 'pending', 0, ?4, ?4, ?4)";
 
-/// What a constancia is over: a prescription's canonical document (digest = its signature) or a
-/// dispense receipt (its digest).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stamped {
-    Prescription,
-    Receipt,
-}
-
-/// Queues the NOM-151 constancia of `digest` (of prescription `id`), due at `now`. Queued whether a
-/// timestamp authority is configured or not: the worker stamps the backlog once one is.
-pub fn queue_stamp(
-    db: &Db,
-    subject: Stamped,
-    id: i64,
-    digest: &str,
-    now: &str,
-) -> Result<(), Error> {
-    let subject = match subject {
-        Stamped::Prescription => "prescription",
-        Stamped::Receipt => "receipt",
-    };
+/// Queues the NOM-151 constancia of prescription `id`'s document (`signature` is its digest), due
+/// at `now`. Queued whether a timestamp authority is configured or not: the worker stamps the
+/// backlog once one is. (A create's and a sale's statements queue theirs themselves, migrations
+/// 0030 and 0031.)
+pub fn queue_stamp(db: &Db, id: i64, signature: &str, now: &str) -> Result<(), Error> {
     db.execute_batched(
         QUEUE_STAMP,
-        &[text(digest), text(subject), int(id), text(now)],
+        &[text(signature), text("prescription"), int(id), text(now)],
     )?;
     Ok(())
 }
 
-/// What issuing prescription `id` queues besides its rows, due at `now`: the patient's email (to
-/// `email`, when one is due), its `prescription.created` webhooks and its constancia. A create
-/// queues them at once; a draft, at its activation (`signing`).
+/// One outbox row of an issued prescription.
+pub struct Row {
+    pub kind: &'static str,
+    pub target: String,
+    /// The row's JSON, as text.
+    pub payload: String,
+}
+
+impl Row {
+    /// The row as migration 0030's view takes it.
+    pub fn json(&self) -> serde_json::Value {
+        json!({"kind": self.kind, "target": self.target, "payload": self.payload})
+    }
+}
+
+/// The outbox rows issuing a prescription queues: the patient's email (to `email`, when one is
+/// due) and its `prescription.created` webhooks.
+pub fn issued_rows(signature: &str, email: Option<&str>, hooks: &[WebhookDelivery]) -> Vec<Row> {
+    let email = email.map(|to| Row {
+        kind: "email",
+        target: to.to_string(),
+        payload: email_payload(signature, to),
+    });
+    email
+        .into_iter()
+        .chain(webhook_rows(signature, hooks, None))
+        .collect()
+}
+
+/// What issuing prescription `id` queues besides its rows, due at `now`: [`issued_rows`] and its
+/// constancia. A create writes them with the prescription (migration 0030); a draft queues them
+/// here, at its activation (`signing`).
 pub fn queue_issued(
     db: &Db,
     id: i64,
@@ -59,17 +72,15 @@ pub fn queue_issued(
     hooks: &[WebhookDelivery],
     now: &str,
 ) -> Result<(), Error> {
-    if let Some(to) = email {
-        queue_email(db, id, signature, to, now)?;
+    for row in issued_rows(signature, email, hooks) {
+        insert(db, row.kind, id, &row.target, &row.payload, now)?;
     }
-    queue_webhooks(db, id, signature, hooks, now)?;
-    queue_stamp(db, Stamped::Prescription, id, signature, now)
+    queue_stamp(db, id, signature, now)
 }
 
-/// Queues the patient's email of prescription `id`, due at `now`.
-pub fn queue_email(db: &Db, id: i64, signature: &str, to: &str, now: &str) -> Result<(), Error> {
-    let payload = json!({"signature": signature, "to": [to], "cc": []}).to_string();
-    insert(db, "email", id, to, &payload, now)
+/// The payload of the patient's email of prescription `signature`, to `to`.
+fn email_payload(signature: &str, to: &str) -> String {
+    json!({"signature": signature, "to": [to], "cc": []}).to_string()
 }
 
 /// Queues the patient's message about a pharmacy's status (`status`: what the pharmacy said), due
@@ -110,14 +121,38 @@ pub fn queue_webhooks_with(
     now: &str,
     extra: Option<(&str, &serde_json::Value)>,
 ) -> Result<(), Error> {
-    for hook in hooks {
-        let mut payload = webhook_payload(signature, hook);
-        if let Some((key, value)) = extra {
-            payload[key] = value.clone();
-        }
-        insert(db, "webhook", id, &hook.url, &payload.to_string(), now)?;
+    for row in webhook_rows(signature, hooks, extra) {
+        insert(db, row.kind, id, &row.target, &row.payload, now)?;
     }
     Ok(())
+}
+
+/// One row per planned webhook delivery of prescription `signature`, the payload carrying `extra`
+/// (`queue_webhooks_with`).
+pub fn webhook_rows(
+    signature: &str,
+    hooks: &[WebhookDelivery],
+    extra: Option<(&str, &serde_json::Value)>,
+) -> Vec<Row> {
+    hooks
+        .iter()
+        .map(|hook| {
+            let mut payload = webhook_payload(signature, hook);
+            if let Some((key, value)) = extra {
+                payload[key] = value.clone();
+            }
+            Row {
+                kind: "webhook",
+                target: hook.url.clone(),
+                payload: payload.to_string(),
+            }
+        })
+        .collect()
+}
+
+/// `rows` as the JSON array migrations 0030 and 0031 take.
+pub fn rows_json(rows: &[Row]) -> String {
+    serde_json::Value::Array(rows.iter().map(Row::json).collect()).to_string()
 }
 
 fn insert(

@@ -25,10 +25,6 @@ pub const TYPE: &str = "receta.dispense-receipt";
 /// verify: the seal covers the stored document, whatever its version.
 pub const VERSION: u32 = 2;
 
-const INSERT: &str = "INSERT INTO receipts \
-    (digest, event_id, prescription_id, pharmacy_id, document, kid, sig, created_at) \
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
-
 /// `?1` digest, `?2` the pharmacy that sold, or NULL for the API admin.
 const GET: &str = "SELECT r.document, r.kid, r.sig, nc.gen_time AS constancia_time, \
     nc.tsa AS constancia_tsa FROM receipts r LEFT JOIN constancias nc ON nc.digest = r.digest \
@@ -111,30 +107,27 @@ pub fn message(digest: &str) -> String {
     format!("{MESSAGE_PREFIX}{digest}")
 }
 
-/// Builds, seals and stores the sale's receipt (inside the sale's transaction).
-pub fn issue(db: &Db, prescription: i64, sale: &Sale) -> Result<ReceiptSeal, Error> {
+/// A sale's receipt, built and sealed: its canonical document, the document's digest and its seal.
+/// The sale's statement stores it (migration 0031).
+pub struct Sealed {
+    pub document: String,
+    pub seal: ReceiptSeal,
+}
+
+/// Builds and seals the sale's receipt (inside the sale's transaction).
+pub fn seal(db: &Db, sale: &Sale) -> Result<Sealed, Error> {
     let document = document(sale);
     let digest = signature_of(&document);
     let signer = seal::signer(db)?;
     let sig = signer.sign(&message(&digest));
-    db.execute(
-        INSERT,
-        &[
-            text(&digest),
-            int(sale.dispense_id),
-            int(prescription),
-            int(sale.pharmacy.id),
-            text(&document),
-            text(&signer.kid),
-            text(&sig),
-            text(sale.sold_at),
-        ],
-    )?;
-    Ok(ReceiptSeal {
-        digest,
-        kid: signer.kid,
-        alg: ALG.into(),
-        sig,
+    Ok(Sealed {
+        document,
+        seal: ReceiptSeal {
+            digest,
+            kid: signer.kid,
+            alg: ALG.into(),
+            sig,
+        },
     })
 }
 

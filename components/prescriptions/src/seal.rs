@@ -26,6 +26,13 @@ pub const ALG: &str = "EdDSA";
 const MESSAGE_PREFIX: &str = "receta:rx:v1:";
 
 const DEV_KEY: &str = "SELECT seed FROM signing_keys WHERE id = 1";
+
+thread_local! {
+    /// The development key once read: its row is written once (`INSERT OR IGNORE`, never updated
+    /// or deleted), so it is a fact of the database, like the schema, and this instance reads it
+    /// once instead of at every create, sale and verify (on a libSQL server a round trip each).
+    static DEV_SEED: std::cell::Cell<Option<[u8; 32]>> = const { std::cell::Cell::new(None) };
+}
 const INSERT_DEV_KEY: &str =
     "INSERT OR IGNORE INTO signing_keys (id, seed, kid, created_at) VALUES (1, ?, ?, ?)";
 
@@ -112,11 +119,15 @@ pub fn signer(db: &Db) -> Result<Signer, Error> {
 }
 
 fn dev_key(db: &Db) -> Result<Option<SigningKey>, Error> {
+    if let Some(seed) = DEV_SEED.get() {
+        return Ok(Some(SigningKey::from_bytes(&seed)));
+    }
     let seed = db.query_opt(DEV_KEY, &[], |r| r.string("seed"))?;
-    Ok(seed
-        .as_deref()
-        .and_then(key_bytes)
-        .map(|s| SigningKey::from_bytes(&s)))
+    let seed = seed.as_deref().and_then(key_bytes);
+    if let Some(seed) = seed {
+        DEV_SEED.set(Some(seed));
+    }
+    Ok(seed.map(|s| SigningKey::from_bytes(&s)))
 }
 
 /// The published keys: the active one first, then the retired ones, without duplicates.

@@ -1,6 +1,6 @@
 //! A prescription signed with its medic's e.firma, in two steps as gematik's E-Rezept
 //! (docs/verification.md, "The prescriber's e.firma"): a create with `"efirma": true` stores a
-//! draft (`issue` calls `store_draft`); the medic signs its canonical document with the e.firma's
+//! draft (`issue` writes `draft`'s row with it); the medic signs its canonical document with the e.firma's
 //! key; the gateway has the catalog check that CMS against the medic's registered certificate, and
 //! `activate` issues the draft in one transaction: the CMS, the seal, the email, the webhooks and
 //! the constancia. How a draft reads is `efirma`.
@@ -10,7 +10,6 @@ use common::types::Error;
 
 use crate::bindings::exports::receta::prescriptions::prescriptions::{
     EfirmaActivation, EfirmaDraft, EfirmaStatus, PrescriberCertificate, Prescription, RxEfirma,
-    Seal,
 };
 use crate::document::{is_signature, signature_of};
 use crate::efirma::{EXPIRED, columns, draft_status, joins};
@@ -20,10 +19,6 @@ use crate::seal;
 
 /// How long a draft waits for its signature, unless `efirma_draft_hours` says otherwise.
 const DRAFT_HOURS: f64 = 24.0;
-
-const INSERT_DRAFT: &str = "INSERT INTO prescription_drafts \
-    (prescription_id, rfc, serial, kid, sig, email, created_at, expires_at) \
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
 
 /// `?1` signature, `?2` the medic: the prescription, its document and where it stands.
 const DRAFT: &str = concat!(
@@ -62,33 +57,31 @@ fn draft_hours() -> f64 {
         .unwrap_or(DRAFT_HOURS)
 }
 
-/// Writes the draft row of prescription `id`, in `issue`'s transaction: the certificate it pins,
-/// the seal it will carry, and the patient's email to queue at activation.
-pub(crate) fn store_draft(
-    db: &Db,
-    id: i64,
+/// A new draft's row, written with its prescription (`issue`): the certificate it pins and the
+/// patient's email to queue at activation (the seal it will carry is the prescription's).
+pub(crate) struct NewDraft {
+    pub rfc: String,
+    pub serial: String,
+    pub email: Option<String>,
+    /// `created_at` + `efirma_draft_hours`.
+    pub expires_at: String,
+}
+
+/// The draft row of a prescription created at `created_at` for the certificate `cert`.
+pub(crate) fn new_draft(
     cert: &PrescriberCertificate,
-    seal: &Seal,
     email: Option<&str>,
     created_at: &str,
-) -> Result<(), Error> {
+) -> Result<NewDraft, Error> {
     let seconds = (draft_hours() * 3600.0).round() as i64;
     let expires_at = common::time::shift(created_at, seconds.max(1))
         .ok_or_else(|| anyhow::anyhow!("the draft's expiry: bad time {created_at}"))?;
-    db.execute_batched(
-        INSERT_DRAFT,
-        &[
-            int(id),
-            text(&cert.rfc),
-            text(&cert.serial),
-            text(&seal.kid),
-            text(&seal.sig),
-            opt_text(email),
-            text(created_at),
-            text(&expires_at),
-        ],
-    )?;
-    Ok(())
+    Ok(NewDraft {
+        rfc: cert.rfc.clone(),
+        serial: cert.serial.clone(),
+        email: email.map(str::to_string),
+        expires_at,
+    })
 }
 
 /// What `issue` answers of a new draft.

@@ -2,7 +2,7 @@
 //! names why a closed one cannot change: shared by `lifecycle` and `claims`.
 
 use common::codes::RxState;
-use common::db::{Db, text};
+use common::db::{Db, Row, text};
 use common::types::Error;
 
 use crate::read;
@@ -10,14 +10,34 @@ use crate::read;
 /// The message of a 404 on the pharmacy calls (the original pharmacy API's wording).
 pub const RX_NOT_FOUND: &str = "rx not found";
 
-/// A prescription's state with its terms (none before 0012: no expiry, one fill, no interval).
-/// A draft (`crate::efirma`) has `draft_expires_at`.
-const STATE: &str = "SELECT p.id, p.medic_id, p.rx_status, t.valid_until, t.expires_at, \
-    COALESCE(t.fills, 1) AS fills, COALESCE(t.fill_interval_days, 0) AS fill_interval_days, \
-    dr.expires_at AS draft_expires_at \
-    FROM prescriptions p LEFT JOIN prescription_terms t ON t.prescription_id = p.id \
-    LEFT JOIN prescription_drafts dr ON dr.prescription_id = p.id \
-    WHERE p.signature = ?";
+/// A prescription's state with its terms (none before 0012: no expiry, one fill, no interval), of
+/// `state_from!` (`p` the prescription). A draft (`crate::efirma`) has `draft_expires_at`.
+macro_rules! state_columns {
+    () => {
+        "p.id, p.medic_id, p.rx_status, t.valid_until, t.expires_at, \
+         COALESCE(t.fills, 1) AS fills, COALESCE(t.fill_interval_days, 0) AS fill_interval_days, \
+         dr.expires_at AS draft_expires_at"
+    };
+}
+pub(crate) use state_columns;
+
+/// The prescription `p` with its terms and draft, as `state_columns!` reads them.
+macro_rules! state_from {
+    () => {
+        "prescriptions p LEFT JOIN prescription_terms t ON t.prescription_id = p.id \
+         LEFT JOIN prescription_drafts dr ON dr.prescription_id = p.id"
+    };
+}
+pub(crate) use state_from;
+
+/// `?1` signature: its prescription's state.
+const STATE: &str = concat!(
+    "SELECT ",
+    state_columns!(),
+    " FROM ",
+    state_from!(),
+    " WHERE p.signature = ?1"
+);
 
 /// A prescription's state as a change sees it.
 pub struct State {
@@ -53,21 +73,27 @@ pub fn state(db: &Db, signature: &str) -> Result<State, Error> {
     if !crate::document::is_signature(signature) {
         return Err(Error::NotFound(RX_NOT_FOUND.into()));
     }
-    let (state, draft) = db
-        .query_opt(STATE, &[text(signature)], |r| {
-            Ok((
-                State {
-                    id: r.i64("id")?,
-                    medic_id: r.i64("medic_id")?,
-                    rx_status: read::shown_state(r)?,
-                    valid_until: r.opt_string("valid_until")?,
-                    fills: r.i64("fills")?,
-                    fill_interval_days: r.i64("fill_interval_days")?,
-                },
-                r.opt_string("draft_expires_at")?,
-            ))
-        })?
-        .ok_or_else(|| Error::NotFound(RX_NOT_FOUND.into()))?;
+    changeable(db.query_opt(STATE, &[text(signature)], from_row)?)
+}
+
+/// The state of a row read with `state_columns!`, and its draft's expiry (`None`: not a draft).
+pub fn from_row(r: &Row) -> anyhow::Result<(State, Option<String>)> {
+    Ok((
+        State {
+            id: r.i64("id")?,
+            medic_id: r.i64("medic_id")?,
+            rx_status: read::shown_state(r)?,
+            valid_until: r.opt_string("valid_until")?,
+            fills: r.i64("fills")?,
+            fill_interval_days: r.i64("fill_interval_days")?,
+        },
+        r.opt_string("draft_expires_at")?,
+    ))
+}
+
+/// A state a change may start from (`state`'s refusals): `found` by `from_row`, if any.
+pub fn changeable(found: Option<(State, Option<String>)>) -> Result<State, Error> {
+    let (state, draft) = found.ok_or_else(|| Error::NotFound(RX_NOT_FOUND.into()))?;
     match crate::efirma::refusal(draft.as_deref()) {
         Some(refused) => Err(refused),
         None => Ok(state),

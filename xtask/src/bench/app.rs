@@ -442,7 +442,11 @@ pub fn burns(pharmacy: &Dispensable, repeats: bool) -> Vec<Req> {
 
 /// The pharmacy calls: a lookup of any prescription by signature, and a one-unit dispense. Each
 /// call also checks the pharmacy's rate limit and is logged (one commit).
-fn seed_pharmacy(server: &Server, seed_dir: &Path, notes: &mut Vec<String>) -> Result<Dispensable> {
+pub fn seed_pharmacy(
+    server: &Server,
+    seed_dir: &Path,
+    notes: &mut Vec<String>,
+) -> Result<Dispensable> {
     let kv = helper(&[
         "seed-pharmacy",
         "--url",

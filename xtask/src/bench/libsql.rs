@@ -1,31 +1,64 @@
-//! The libSQL rows: the app with its `default` database on a libSQL server (`sqld`, a primary on
-//! loopback), a detail and a create, first through the remote backend (every statement a round
-//! trip, as on Spin), then on a node with an embedded replica (reads from its local copy, writes to
-//! the primary), beside the same rows on a local file (docs/scale-out.md). Each row says how many
-//! HTTP round trips to the server a request cost, read from `sqld`'s own metrics.
+//! The libSQL rows (issue 70): the app with its `default` database on a libSQL server (`sqld`, a
+//! primary on loopback), first on real Spin 4.0.2 (its libSQL backend: remote only, every statement
+//! one HTTP round trip), then on `receta`'s remote backend (the same), then on a `receta` node with
+//! an embedded replica (reads from its local copy, writes to the primary), beside the same rows on
+//! a local file and the Django peer (docs/scale-out.md). Each setup serves the detail, the search,
+//! the create, the pharmacy lookup and claim-then-burn, and each row says how many HTTP round trips
+//! to the server a request cost, read from `sqld`'s own metrics. All three run `spin.cloud.toml`
+//! (no cron trigger, no jobs door called), so a row's round trips are its requests' alone.
 
+use std::os::unix::process::CommandExt;
 use std::path::Path;
+use std::process::Command;
 
-use super::harness::{ADMIN_HEADER, MEDICS, READY_PATH, Seed, app_command, seed_catalog, seed_rx};
+use super::app::{Dispensable, claims_then_burns, lookups, searches, seed_pharmacy};
+use super::harness::{
+    ADMIN_HEADER, ADMIN_TOKEN, MEDICS, READY_PATH, Seed, app_command_on, seed_catalog, seed_rx,
+};
 use super::procs::{Banner, Server, free_port, get, send};
 use super::report::{Row, thousands};
 use super::scenarios::{Baselines, Load, Measured, Scenario, measure};
 use super::scripts::Req;
 use super::settings::Settings;
 use crate::cluster::{Processes, SYNC_MS, replica_runtime_config, runtime_config};
-use crate::project::Result;
+use crate::project::{Result, root};
 
 /// Prescriptions seeded before the rows are measured.
 const PRESCRIPTIONS: usize = 2_000;
 /// Requests sent one at a time to count a row's round trips.
 const COUNTED: usize = 200;
+/// On real Spin with a libSQL primary, detail, search and create each at least this many times the
+/// peer at 8 connections (issue 70).
+const SPIN_PEER_TIMES: Option<f64> = Some(2.0);
+const SPIN_PEER_CONNS: u32 = 8;
+
+/// One way of serving the app on the server: its rows' prefix (the scenario keys), its label.
+struct Setup {
+    key: &'static str,
+    label: &'static str,
+}
+
+const SPIN: Setup = Setup {
+    key: "spin-libsql",
+    label: "Spin + libSQL (remote, every statement sent)",
+};
+const REMOTE: Setup = Setup {
+    key: "libsql",
+    label: "receta + libSQL, remote (every statement sent)",
+};
+const REPLICA: Setup = Setup {
+    key: "replica",
+    label: "receta + libSQL, embedded replica (reads local)",
+};
 
 /// Measures the rows and appends them (and a note) to `rows`; `local` holds the local-file rows
-/// of this run (`rx-detail`, `rx-create`) that the replica's rows are held against.
+/// of this run (`rx-detail`, `rx-create`, ...) that the replica's rows are held against, and
+/// `baselines` the peer's rates.
 pub fn rows(
     settings: &Settings,
     dir: &Path,
     local: &Measured,
+    baselines: &Baselines,
     rows: &mut Vec<Row>,
     notes: &mut Vec<String>,
 ) -> Result {
@@ -50,61 +83,56 @@ pub fn rows(
     seed_catalog(&server.url, &seed_dir, 2_000)?;
     let mut seeding = Vec::new();
     seed_rx(&server.url, &seed_dir, PRESCRIPTIONS, MEDICS, &mut seeding)?;
+    let pharmacy = seed_pharmacy(&server, &seed_dir, &mut seeding)?;
     let seed = Seed::read(&seed_dir)?;
-    let details = || seed.per_signature(PRESCRIPTIONS, |s| format!("/api/v2/rx-endpoint/{s}/"));
+    server.stop();
 
     rows.push(Row::section(&format!(
-        "The app on libSQL (sqld {} primary on loopback, {} prescriptions): compare with the same rows on local SQLite above",
-        "0.24", thousands(PRESCRIPTIONS as f64)
+        "The app on libSQL (sqld {} primary on loopback, {} prescriptions): real Spin, then          `receta` remote, then `receta` with an embedded replica; compare with the same rows on a          local file above and the peer",
+        "0.24",
+        thousands(PRESCRIPTIONS as f64)
     )));
     let scripts_dir = dir.join("scripts");
     std::fs::create_dir_all(&scripts_dir).map_err(|e| e.to_string())?;
-    let baselines = Baselines {
-        hello: &[],
-        sqlite_tps: 0.0,
-        peer: &Default::default(),
-        peer_rss_mib: None,
-    };
     let mut measured = Measured::with_rows_of(local);
-    let mut stage = |server: &Server, scenario: Scenario, rows: &mut Vec<Row>| -> Result {
-        let reqs = match &scenario.load {
-            Load::Rotated(reqs) => reqs.clone(),
-            Load::Path(..) => Vec::new(),
-        };
-        let first = rows.len();
-        measure(
-            settings,
-            server,
-            &scripts_dir,
-            &baselines,
-            vec![scenario],
-            &mut measured,
-            rows,
-        )?;
-        let trips = round_trips(&admin, server, &reqs)?;
-        for row in &mut rows[first..] {
-            row.round_trips = Some(trips);
+    let mut stage = |server: &Server, setup: &Setup, rows: &mut Vec<Row>| -> Result {
+        for scenario in scenarios(setup, &seed, &pharmacy) {
+            let reqs = match &scenario.load {
+                Load::Rotated(reqs) => reqs.clone(),
+                Load::Path(..) => Vec::new(),
+            };
+            let first = rows.len();
+            measure(
+                settings,
+                server,
+                &scripts_dir,
+                baselines,
+                vec![scenario],
+                &mut measured,
+                rows,
+            )?;
+            let trips = round_trips(&admin, server, &reqs)?;
+            for row in &mut rows[first..] {
+                row.round_trips = Some(trips);
+            }
         }
         Ok(())
     };
-    stage(
-        &server,
-        Scenario::new(
-            "libsql-rx-detail",
-            "libSQL, remote (every statement sent): GET /api/v2/rx-endpoint/&lt;signature&gt;/",
-            Load::Rotated(details()),
-        ),
-        rows,
-    )?;
-    stage(
-        &server,
-        Scenario::new(
-            "libsql-rx-create",
-            "libSQL, remote (every statement sent): POST /api/v2/rx-endpoint/ (5 medications)",
-            Load::Rotated(seed.rx_creates()),
-        ),
-        rows,
-    )?;
+
+    // Real Spin, as a SpinKube replica or a `spin up` node behind a load balancer runs it.
+    let spin_config = dir.join("spin-runtime-config.toml");
+    std::fs::write(&spin_config, spin_runtime_config(&url)).map_err(|e| e.to_string())?;
+    let server = spin_node(&dir, &spin_config)?;
+    let first = rows.len();
+    stage(&server, &SPIN, rows)?;
+    // The peak of `spin up` itself says nothing: its HTTP trigger is a child process.
+    for row in &mut rows[first..] {
+        row.peak_rss_mib = None;
+    }
+    server.stop();
+
+    let server = node(&dir, "state", &remote_config)?;
+    stage(&server, &REMOTE, rows)?;
     server.stop();
 
     // The same database through a node with an embedded replica.
@@ -116,34 +144,17 @@ pub fn rows(
     )
     .map_err(|e| e.to_string())?;
     let server = node(&dir, "replica-state", &replica_config)?;
-    stage(
-        &server,
-        Scenario::new(
-            "replica-rx-detail",
-            "libSQL, embedded replica (reads local): GET /api/v2/rx-endpoint/&lt;signature&gt;/",
-            Load::Rotated(details()),
-        )
-        .vs_row("rx-detail", "of the local file's row", Some(0.5)),
-        rows,
-    )?;
-    stage(
-        &server,
-        Scenario::new(
-            "replica-rx-create",
-            "libSQL, embedded replica (writes to the primary): POST /api/v2/rx-endpoint/ (5 medications)",
-            Load::Rotated(seed.rx_creates()),
-        )
-        .vs_row("rx-create", "of the local file's row", Some(0.25)),
-        rows,
-    )?;
+    stage(&server, &REPLICA, rows)?;
     server.stop();
     notes.push(format!(
-        "libSQL rows: the app's `default` database on `sqld` (libSQL's server) on loopback. \
-         Remote: the host's `type = \"libsql\"` backend as Spin's, every statement one HTTP round \
-         trip (Hrana). Embedded replica (`replica_path`, this host's extension): reads from a local \
-         copy pulled every {SYNC_MS} ms and up to each of the node's own writes; writes and \
-         transactions sent to the primary, a transaction's batched writes held back and sent \
-         together (docs/scale-out.md, \"Round trips\"). Round trips per request: \
+        "libSQL rows: the app's `default` database on `sqld` (libSQL's server) on loopback, every \
+         setup on `spin.cloud.toml` (no cron trigger; nothing called the jobs door while the rows \
+         ran). Spin: `spin up` (Spin 4.0.2, default instance reuse) with `type = \"libsql\"` in its \
+         runtime config: every statement one HTTP round trip (Hrana). Remote: this host's `type = \
+         \"libsql\"` backend as Spin's. Embedded replica (`replica_path`, this host's extension): \
+         reads from a local copy pulled every {SYNC_MS} ms and up to each of the node's own \
+         writes; writes and transactions sent to the primary, a transaction's batched writes held \
+         back and sent together (docs/scale-out.md, \"Round trips\"). Round trips per request: \
          `sqld`'s user HTTP responses (its `/metrics`) over {COUNTED} requests sent one at a time \
          after the row, the replica's periodic pulls included. On libSQL: {}",
         seeding.join(" ")
@@ -151,14 +162,116 @@ pub fn rows(
     Ok(())
 }
 
-/// A node of the app on the runtime config `config`, its state in `dir/state`.
+/// The five rows of one setup.
+fn scenarios(setup: &Setup, seed: &Seed, pharmacy: &Dispensable) -> Vec<Scenario> {
+    let key = |what: &str| -> &'static str { format!("{}-{what}", setup.key).leak() };
+    let details = seed.per_signature(PRESCRIPTIONS, |s| format!("/api/v2/rx-endpoint/{s}/"));
+    let peer = |scenario: Scenario, peer_key: &'static str| match setup.key {
+        "spin-libsql" => scenario.vs_peer_row(peer_key, SPIN_PEER_TIMES, SPIN_PEER_CONNS),
+        _ => scenario.vs_peer_row(peer_key, None, SPIN_PEER_CONNS),
+    };
+    let local = |scenario: Scenario, local_key: &'static str| match setup.key {
+        "replica" => scenario.vs_row(local_key, "of the local file's row", None),
+        _ => scenario,
+    };
+    let label = setup.label;
+    vec![
+        local(
+            peer(
+                Scenario::new(
+                    key("rx-detail"),
+                    format!("{label}: GET /api/v2/rx-endpoint/&lt;signature&gt;/"),
+                    Load::Rotated(details),
+                ),
+                "rx-detail",
+            ),
+            "rx-detail",
+        ),
+        peer(
+            Scenario::new(
+                key("rx-search"),
+                format!("{label}: GET /api/v2/rx-endpoint/?search=&lt;surname&gt;"),
+                searches(seed),
+            ),
+            "rx-search",
+        ),
+        local(
+            peer(
+                Scenario::new(
+                    key("rx-create"),
+                    format!("{label}: POST /api/v2/rx-endpoint/ (5 medications)"),
+                    Load::Rotated(seed.rx_creates()),
+                ),
+                "rx-create",
+            ),
+            "rx-create",
+        ),
+        Scenario::new(
+            key("pharmacy-lookup"),
+            format!("{label}: GET /api/v2/pharmacy/rx/&lt;signature&gt; (pharmacy token)"),
+            lookups(seed, pharmacy),
+        )
+        .vs_row(key("rx-detail"), "of this setup's detail", None),
+        Scenario::new(
+            key("pharmacy-claim-burn"),
+            format!(
+                "{label}: POST /api/v2/pharmacy/rx/&lt;signature&gt;/claim/ then its burn by the \
+                 holder (req/s counts each call; round trips per call)"
+            ),
+            Load::Rotated(claims_then_burns(pharmacy)),
+        ),
+    ]
+}
+
+/// A `receta` node of the app (`spin.cloud.toml`) on the runtime config `config`, its state in
+/// `dir/state`.
 fn node(dir: &Path, state: &str, config: &Path) -> Result<Server> {
-    let mut cmd = app_command(dir, &dir.join(state), &dir.join("../cache"), "127.0.0.1:0");
+    let manifest = root().join("spin.cloud.toml");
+    let mut cmd = app_command_on(
+        &manifest,
+        dir,
+        &dir.join(state),
+        &dir.join("../cache"),
+        "127.0.0.1:0",
+    );
     cmd.arg("--runtime-config-file").arg(config);
     Server::start(
         cmd,
         Banner::Stdout,
         &dir.join(format!("{state}.log")),
+        READY_PATH,
+        &[ADMIN_HEADER],
+    )
+}
+
+/// `runtime_config` as Spin takes it: Spin requires a token (this server checks none).
+fn spin_runtime_config(url: &str) -> String {
+    runtime_config(url).replace("token = \"\"", "token = \"unused\"")
+}
+
+/// A real Spin node (`spin up`, default instance reuse) of `spin.cloud.toml` on `config`.
+fn spin_node(dir: &Path, config: &Path) -> Result<Server> {
+    let (spin, data) = crate::spin::locate()?;
+    let mut cmd = Command::new(&spin);
+    cmd.arg("up")
+        .arg("-f")
+        .arg(root().join("spin.cloud.toml"))
+        .args(["--listen", "127.0.0.1:0", "--state-dir"])
+        .arg(dir.join("spin-state"))
+        .arg("--runtime-config-file")
+        .arg(config)
+        .env("SPIN_VARIABLE_ADMIN_TOKEN", ADMIN_TOKEN)
+        .env("SPIN_VARIABLE_VERIFY_CALLS_PER_MINUTE", "100000000")
+        .current_dir(root())
+        // Its own process group: `spin up` runs each trigger as a child process.
+        .process_group(0);
+    if let Some(data) = &data {
+        cmd.env("XDG_DATA_HOME", data);
+    }
+    Server::start(
+        cmd,
+        Banner::Stdout,
+        &dir.join("spin.log"),
         READY_PATH,
         &[ADMIN_HEADER],
     )

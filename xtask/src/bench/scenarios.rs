@@ -28,9 +28,13 @@ pub enum Compare {
     Hello { want: Option<f64> },
     /// Raw durable SQLite transactions per second.
     RawSqlite { want: Option<f64> },
-    /// The Django peer's row of the same key, same connections (the "× peer" column); a target
-    /// of at least `want` times it when given.
-    Peer { want: Option<f64> },
+    /// The Django peer's row of key `of` (`None`: the scenario's own), same connections (the "×
+    /// peer" column); a target of at least `want` times it at `conns` connections when given.
+    Peer {
+        of: Option<&'static str>,
+        want: Option<f64>,
+        conns: u32,
+    },
     /// An earlier scenario of this run, by key, same connections.
     Row {
         key: &'static str,
@@ -76,7 +80,21 @@ impl Scenario {
     /// Compared with the Django peer's row of the same key ("× peer"); a target of at least
     /// `want` times it at 2 connections when given.
     pub fn vs_peer(self, want: Option<f64>) -> Scenario {
-        self.compare(Compare::Peer { want })
+        self.compare(Compare::Peer {
+            of: None,
+            want,
+            conns: PEER_TARGET_CONNS,
+        })
+    }
+
+    /// Compared with the Django peer's row `of` ("× peer"); a target of at least `want` times it
+    /// at `conns` connections when given.
+    pub fn vs_peer_row(self, of: &'static str, want: Option<f64>, conns: u32) -> Scenario {
+        self.compare(Compare::Peer {
+            of: Some(of),
+            want,
+            conns,
+        })
     }
 
     fn compare(mut self, compare: Compare) -> Scenario {
@@ -169,15 +187,20 @@ fn compare_row(
     row: &mut Row,
 ) {
     let (base, label, want) = match compare {
-        Compare::Peer { want } => {
-            let Some(peer) = baselines.peer.get(key).and_then(|p| at(p, c)) else {
+        Compare::Peer { of, want, conns } => {
+            let peer_key = of.unwrap_or(key);
+            let Some(peer) = baselines.peer.get(peer_key).and_then(|p| at(p, c)) else {
                 return;
             };
             let ratio = run.rps / peer;
             row.vs_peer = Some(ratio);
-            if let Some(want) = want.filter(|_| c == PEER_TARGET_CONNS) {
+            if let Some(want) = want.filter(|_| c == conns) {
+                let text = match conns {
+                    PEER_TARGET_CONNS => format!("≥ {}× the peer", trim(want)),
+                    _ => format!("≥ {}× the peer at {conns} conns", trim(want)),
+                };
                 row.targets.push(Target {
-                    text: format!("≥ {}× the peer", trim(want)),
+                    text,
                     met: ratio >= want,
                 });
             }

@@ -3,7 +3,8 @@
 //! again, same status and body, and the prescription is issued once.
 //!
 //! Keys are per principal and kept at least 24 hours (table `idempotency_keys`, migration 0010,
-//! owned here: it is an HTTP concern). The first request reserves its key in the database before it
+//! owned here: it is an HTTP concern); the background jobs delete older ones (`jobs`'
+//! `forget_idempotency_keys`, every second), so a create sends no delete of its own. The first request reserves its key in the database before it
 //! runs, so a concurrent retry waits its turn (409) instead of running twice; a reservation whose
 //! request died (a crash) is taken over after `ABANDONED`. Responses of 5xx are not kept: the
 //! client may retry them, nor are refusals (4xx errors): a retry runs again and gets the same answer.
@@ -18,16 +19,17 @@ use common::types::Error;
 
 use crate::http::{Request, Response};
 
-/// How long a key is kept.
-const KEPT: Duration = Duration::from_secs(24 * 60 * 60);
 /// A reservation older than this belongs to a request that died: the next retry takes it over.
 const ABANDONED: Duration = Duration::from_secs(60);
 /// Longest key accepted.
 const MAX_KEY: usize = 255;
 
-const FORGET: &str = "DELETE FROM idempotency_keys WHERE created_at < ?1";
+/// `?5` the oldest key kept: a key older than that is free again (reserved anew, its old answer
+/// dropped), whether or not the jobs have deleted it yet.
 const RESERVE: &str = "INSERT INTO idempotency_keys (principal, key, fingerprint, status, created_at) \
-    VALUES (?1, ?2, ?3, 0, ?4) ON CONFLICT DO NOTHING RETURNING status";
+    VALUES (?1, ?2, ?3, 0, ?4) ON CONFLICT (principal, key) DO UPDATE SET \
+    fingerprint = excluded.fingerprint, status = 0, body = NULL, created_at = excluded.created_at \
+    WHERE idempotency_keys.created_at < ?5 RETURNING status";
 const FIND: &str = "SELECT fingerprint, status, body, created_at FROM idempotency_keys \
     WHERE principal = ?1 AND key = ?2";
 const TAKE_OVER: &str = "UPDATE idempotency_keys SET created_at = ?3 \
@@ -60,12 +62,12 @@ pub fn once(
     let db = Db::open()?;
     let now = SystemTime::now();
     let now_text = common::time::iso8601(now);
-    db.execute(FORGET, &[text(&common::time::iso8601(now - KEPT))])?;
     let reserve = [
         text(principal),
         text(key),
         text(&fingerprint),
         text(&now_text),
+        text(&common::time::iso8601(now - jobs::IDEMPOTENCY_KEPT)),
     ];
     if db
         .query_opt(RESERVE, &reserve, |r| r.i64("status"))?

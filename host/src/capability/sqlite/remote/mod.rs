@@ -21,6 +21,7 @@
 //! anything inside a transaction) is given [`LOCKED_TIMEOUT`] instead. A connection dropped with a
 //! transaction open closes its stream, and the server rolls the transaction back.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -52,6 +53,8 @@ mod wire;
 const LOCKED_TIMEOUT: Duration = Duration::from_secs(15);
 /// Longest a migration batch may take on the server.
 const BATCH_TIMEOUT: Duration = Duration::from_secs(60);
+/// Statements a remote connection keeps prepared ([`Connection::prepared`]); the app has fewer.
+const PREPARED_MAX: usize = 256;
 
 /// One configured remote database: its HTTP client, shared by all its connections.
 pub struct Database {
@@ -119,6 +122,12 @@ pub struct Connection {
     /// A held-back transaction's `COMMIT` failed, which ended it: the guest's `ROLLBACK` after it
     /// is answered here.
     ended: bool,
+    /// Statements with rows this connection has run, prepared, without a replica: the `libsql`
+    /// crate (0.9) asks the server to describe a statement before each `query` (a second HTTP
+    /// request), where Spin's (0.5) sends the statement alone. Prepared once, a statement is one
+    /// request per run, as on Spin; its columns are read from each answer, not from the
+    /// description. Bounded by [`PREPARED_MAX`] (emptied when full).
+    prepared: HashMap<String, libsql::Statement>,
 }
 
 impl Drop for Connection {
@@ -166,6 +175,7 @@ impl Connection {
             reading: None,
             deferred: None,
             ended: false,
+            prepared: HashMap::new(),
         })
     }
 
@@ -354,7 +364,18 @@ impl Connection {
                 self.conn.execute(sql, parameters).await?;
                 return Ok(Ok(no_rows()));
             }
-            let mut rows = self.conn.query(sql, parameters).await?;
+            let mut rows = if self.db.replica.is_some() {
+                self.conn.query(sql, parameters).await?
+            } else {
+                if !self.prepared.contains_key(sql) {
+                    if self.prepared.len() >= PREPARED_MAX {
+                        self.prepared.clear();
+                    }
+                    let prepared = self.conn.prepare(sql).await?;
+                    self.prepared.insert(sql.to_string(), prepared);
+                }
+                self.prepared[sql].query(parameters).await?
+            };
             let count = rows.column_count();
             let columns = (0..count)
                 .map(|i| rows.column_name(i).unwrap_or("").to_string())

@@ -75,7 +75,10 @@ fn the_jobs_door_takes_the_jobs_token_or_the_admins_and_says_what_each_job_did()
     // Its older name runs the same jobs, for the same callers.
     let alias = app.post("/api/v2/deliveries/run/", Some(JOBS_TOKEN), &json!({}));
     assert_eq!(alias.status, 200, "{}", alias.text());
-    assert_eq!(alias.json()["jobs"].as_array().map(Vec::len), Some(JOBS.len()));
+    assert_eq!(
+        alias.json()["jobs"].as_array().map(Vec::len),
+        Some(JOBS.len())
+    );
     assert_eq!(
         app.post("/api/v2/deliveries/run/", p.medic.token(), &json!({}))
             .status,

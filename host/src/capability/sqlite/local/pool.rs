@@ -9,8 +9,9 @@ use crate::capability::sqlite::config::Location;
 use crate::capability::sqlite::local::flush::Flusher;
 use crate::capability::sqlite::turn::{BUSY_TIMEOUT, Writers};
 
-/// Idle connections kept per database.
-const MAX_IDLE: usize = 32;
+/// Idle connections kept per database: a few more than the requests a node runs at once (each
+/// idle connection keeps its page cache, its schema and its prepared statements: ~2-4 MiB).
+const MAX_IDLE: usize = 16;
 /// Every connection's settings. `mmap_size`: reads use the OS page cache in place (memory-mapped,
 /// up to 256 GiB, the cap this host's SQLite is built with in `.cargo/config.toml`) instead of a
 /// `pread` into each connection's own page cache (docs/bench.md, findings). The price is on
@@ -19,12 +20,18 @@ const MAX_IDLE: usize = 32;
 /// and page faults. Measured both ways (findings, "The mapped file under writes"): unmapped,
 /// detail and create at once cost ~17% less CPU per request, but the full bench's read rows
 /// 10-40% more; kept mapped.
-const CONNECTION_PRAGMAS: &str =
-    "PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL; PRAGMA mmap_size = 274877906944;";
+///
+/// `cache_size`: 1 MiB of page cache per connection (SQLite's default is 2 MiB). With the file
+/// mapped, the cache holds only the pages a connection wrote or read from the WAL; measured on the
+/// bench's database, a connection's memory after the detail and search reads fell from 2.1 to 0.7
+/// MiB at 512 KiB, and the pooled connections are most of the host's heap (docs/bench.md, "Memory").
+const CONNECTION_PRAGMAS: &str = "PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL; \
+    PRAGMA mmap_size = 274877906944; PRAGMA cache_size = -1024;";
 /// What a pooled connection is reset to when its user ran a `PRAGMA` (the one a guest may lower).
 pub(super) const RESET_PRAGMAS: &str = "PRAGMA synchronous = FULL;";
-/// Prepared statements cached per connection.
-const STATEMENT_CACHE: usize = 128;
+/// Prepared statements cached per connection: the app runs fewer distinct ones per kind of
+/// request; a prepared detail `SELECT` takes ~55 KiB, so 128 a connection was tens of MiB a node.
+const STATEMENT_CACHE: usize = 64;
 /// One configured database label with its pool of idle connections.
 pub struct Database {
     label: String,

@@ -12,6 +12,7 @@ mod abuse;
 mod access_log;
 mod availability;
 mod campaigns;
+mod channels;
 mod claims;
 mod consent;
 mod constancias;

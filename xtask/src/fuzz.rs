@@ -24,6 +24,7 @@ const PYTHON_TOOLS: &[&str] = &[
     "kubernetes-validate==1.34.0",
     "python-stdnum==2.2",
     "phonenumbers==9.0.43",
+    "twilio==9.13.0",
 ];
 /// Examples per operation and token in CI's bounded pass.
 pub const CI_EXAMPLES: u32 = 25;

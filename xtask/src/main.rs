@@ -92,9 +92,10 @@ fn up(flags: &[String]) -> Result {
 }
 
 /// The black-box groups that run a second time on libSQL: catalog, patients, prescriptions,
-/// notifications, pharmacies and their statuses, the patient's contact, constancias, the prescriber's e.firma, what was handed over
+/// notifications (SMS and WhatsApp too), pharmacies and their statuses, the patient's contact, constancias, the prescriber's e.firma, what was handed over
 /// (test-name filters: `efirma` is `efirma::` and `efirma_signing::`).
-const LIBSQL_GROUPS: [&str; 17] = [
+const LIBSQL_GROUPS: [&str; 18] = [
+    "channels::",
     "consent::",
     "contact::",
     "hospitals::",

@@ -12,6 +12,17 @@ pub fn encode(bytes: &[u8]) -> String {
     out
 }
 
+/// The bytes of hex text (either case), or `None` when it is not whole bytes of hex digits.
+pub fn decode(hex: &str) -> Option<Vec<u8>> {
+    if !hex.len().is_multiple_of(2) || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
 /// `N` random bytes (from the host's randomness) as lowercase hex, `2 × N` characters: the
 /// service's tokens, ids, nonces and secrets.
 pub fn random<const N: usize>() -> String {
@@ -30,6 +41,15 @@ mod tests {
         assert_eq!(a.len(), 32);
         assert!(a.chars().all(|c| matches!(c, '0'..='9' | 'a'..='f')));
         assert_ne!(a, random::<16>());
+    }
+
+    #[test]
+    fn hex_reads_back_and_refuses_what_is_not_hex() {
+        assert_eq!(decode("000fA5ff"), Some(vec![0x00, 0x0f, 0xa5, 0xff]));
+        assert_eq!(decode(""), Some(vec![]));
+        assert_eq!(decode("abc"), None);
+        assert_eq!(decode("zz"), None);
+        assert_eq!(decode("+1"), None);
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 mod bindings;
 mod campaigns;
+mod channels;
 mod drugs;
 mod hospitals;
 mod http;
@@ -141,6 +142,7 @@ fn handler<'a>(req: &'a Request, method: Method, segments: &'a [&'a str]) -> Opt
         (Post, ["api", "v2", "rx-endpoint", signature, "efirma"]) => medic(req, move |m| signing::activate(req, m, signature)),
         (Get, ["api", "v2", "rx-endpoint", signature, "efirma.p7s"]) => caller(req, move |c| signing::p7s(c, signature)),
         (Get, ["api", "v2", "rx-endpoint", signature, "dispenses"]) => caller(req, move |c| prescriptions::events(req, c, signature)),
+        (Get, ["api", "v2", "rx-endpoint", signature, "messages"]) => caller(req, move |c| channels::of_prescription(c, signature)),
         (Get, ["api", "v2", "medications"]) => medic(req, move |m| prescriptions::prescribed(req, m)),
         (Get, ["api", "v2", "rx", "pdf", signature]) => caller(req, move |c| prescriptions::pdf(c, signature)),
         (Post, ["api", "v2", "rx", "resend", signature]) => caller(req, move |c| notifications::resend(req, c, signature)),
@@ -154,6 +156,12 @@ fn handler<'a>(req: &'a Request, method: Method, segments: &'a [&'a str]) -> Opt
         (Post, ["api", "v2", "jobs", "run"]) => scheduler(req, jobs_door::run),
         (Get, ["api", "v2", "deliveries", id]) => admin(req, move |a| notifications::get_delivery(id, a)),
         (Post, ["api", "v2", "deliveries", id, "replay"]) => admin(req, move |a| notifications::replay(id, a)),
+        (Get, ["api", "v2", "messages"]) => admin(req, move |a| channels::list(req, a)),
+        (Post, ["api", "v2", "messages", id, "replay"]) => admin(req, move |a| channels::replay(id, a)),
+        // The providers' receipts: signed by the provider, no token (docs/notifications.md).
+        (Get, ["api", "v2", "channels", "whatsapp", "webhook"]) => public(move || channels::whatsapp_challenge(req)),
+        (Post, ["api", "v2", "channels", "whatsapp", "webhook"]) => public(move || channels::whatsapp_receipts(req)),
+        (Post, ["api", "v2", "channels", "twilio", "status"]) => public(move || channels::twilio_status(req)),
         (Get, ["api", "v2", "drugs"]) => caller(req, move |_| drugs::search(req)),
         (Post, ["api", "v2", "drugs"]) => admin(req, move |a| drugs::load(req, a)),
         (Get, ["api", "v2", "campaigns"]) => admin(req, move |a| campaigns::list(req, a)),

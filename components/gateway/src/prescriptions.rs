@@ -169,6 +169,7 @@ fn issue(req: &Request, medic_id: i64) -> Result<Response, Error> {
             date_of_birth: patient.date_of_birth,
             gender: patient.gender,
             curp: patient.curp,
+            channels: patient.channels,
         },
         clinic,
         diagnosis,

@@ -13,8 +13,9 @@ use common::types::Error;
 
 use crate::http::Response;
 
-/// The OpenAPI document (see `openapi/README.md` for how it is kept).
-pub const OPENAPI: &str = include_str!("../../../openapi/receta.json");
+/// The OpenAPI document (see `openapi/README.md` for how it is kept), without its indentation
+/// (`build.rs`).
+pub const OPENAPI: &str = include_str!(concat!(env!("OUT_DIR"), "/openapi.json"));
 
 const CSS: &str = "\
 :root{color-scheme:light;--ink:#1b2a33;--muted:#5b6b75;--line:#d9e2e7;--bg:#f3f6f8;--card:#fff;--brand:#0b6e6e}\

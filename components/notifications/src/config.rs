@@ -24,6 +24,14 @@ pub struct Config {
     pub timeout: Duration,
 }
 
+/// A variable, trimmed; `None` when unset or empty.
+pub fn var(name: &str) -> Option<String> {
+    spin_sdk::variables::get(name)
+        .ok()
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+}
+
 /// Used when `email_from` is not set.
 pub const DEFAULT_FROM: &str = "Receta <no-reply@receta.invalid>";
 /// Used when `base_url` is not set.
@@ -32,12 +40,6 @@ pub const DEFAULT_BASE_URL: &str = "http://127.0.0.1:3000";
 impl Config {
     /// Reads the variables; a missing or malformed one takes its default.
     pub fn load() -> Config {
-        let var = |name: &str| {
-            spin_sdk::variables::get(name)
-                .ok()
-                .map(|v| v.trim().to_string())
-                .filter(|v| !v.is_empty())
-        };
         Config {
             relay_url: var("email_relay_url"),
             relay_token: var("email_relay_token"),

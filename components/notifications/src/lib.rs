@@ -4,6 +4,7 @@
 //! - `outbox`: queueing emails, leasing, recording attempts, the admin's view and replay
 //! - `resends`: the resend limits (per prescription, per caller's recipients)
 //! - `deliver`: one worker run (lease, build, send concurrently, record)
+//! - `messages`: the patient's SMS (Twilio) and WhatsApp (Cloud API) messages and their receipts
 //! - `email`: the relay's JSON (pure); `signing`: Standard Webhooks (pure); `config`: the variables
 //!
 //! The queue itself (lease, finish, retry or dead) is `common::queue`; outbound HTTP is `outbound`.
@@ -11,6 +12,7 @@
 mod config;
 mod deliver;
 mod email;
+mod messages;
 mod outbox;
 mod resends;
 mod signing;
@@ -23,7 +25,8 @@ use spin_sdk::sqlite3::Connection;
 mod bindings;
 
 use bindings::exports::receta::notifications::notifications::{
-    Delivery, DeliveryFilter, DeliveryKind, DeliveryPage, Guest, NewWebhook, Webhook, WebhookPage,
+    Delivery, DeliveryFilter, DeliveryKind, DeliveryPage, Guest, Message, MessageFilter,
+    MessagePage, NewWebhook, Webhook, WebhookPage,
 };
 
 struct Notifications;
@@ -65,7 +68,42 @@ impl Guest for Notifications {
     }
 
     fn deliver_due(limit: u32) -> Result<DeliveryRun, Error> {
-        deliver::run(limit)
+        let outbox = deliver::run(limit)?;
+        let messages = messages::run(limit)?;
+        Ok(DeliveryRun {
+            attempted: outbox.attempted + messages.attempted,
+            delivered: outbox.delivered + messages.delivered,
+            failed: outbox.failed + messages.failed,
+        })
+    }
+
+    fn list_messages(filter: MessageFilter, page: PageRequest) -> Result<MessagePage, Error> {
+        messages::list(&filter, page)
+    }
+
+    fn messages_of(db: &Connection, prescription: i64) -> Result<Vec<Message>, Error> {
+        lent(db, || messages::list_for(prescription))
+    }
+
+    fn replay_message(id: i64) -> Result<Message, Error> {
+        messages::replay(id)
+    }
+
+    fn whatsapp_challenge(mode: String, token: String, challenge: String) -> Result<String, Error> {
+        messages::whatsapp::challenge(&mode, &token, &challenge).ok_or_else(|| {
+            Error::forbidden("The verify token is not this service's: no subscription.")
+        })
+    }
+
+    fn whatsapp_receipts(body: Vec<u8>, signature: Option<String>) -> Result<u32, Error> {
+        messages::receipts::whatsapp(&body, signature.as_deref())
+    }
+
+    fn twilio_receipt(
+        fields: Vec<(String, String)>,
+        signature: Option<String>,
+    ) -> Result<u32, Error> {
+        messages::receipts::twilio(&config::Config::load(), &fields, signature.as_deref())
     }
 
     fn list_deliveries(filter: DeliveryFilter, page: PageRequest) -> Result<DeliveryPage, Error> {

@@ -48,7 +48,7 @@ pub fn status_name(status: DeliveryStatus) -> &'static str {
     }
 }
 
-fn status_from(name: &str) -> anyhow::Result<DeliveryStatus> {
+pub fn status_from(name: &str) -> anyhow::Result<DeliveryStatus> {
     match name {
         "pending" => Ok(DeliveryStatus::Pending),
         "done" => Ok(DeliveryStatus::Done),

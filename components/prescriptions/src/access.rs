@@ -35,7 +35,7 @@ const LIST: &str = "SELECT a.action, a.actor, a.actor_license, a.created_at, \
     WHERE a.prescription_id = ?1 ORDER BY a.created_at DESC, a.id DESC LIMIT ?2";
 
 /// What a change did (reads are written by `reads`, a pharmacy's `lookup` by the pharmacies
-/// component, a sale's `dispense` by its statement, migration 0031).
+/// component, a sale's `dispense` by its statement, migration 0032).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Action {
     Claim,

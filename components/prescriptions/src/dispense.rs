@@ -3,7 +3,7 @@
 //! It runs in one `BEGIN IMMEDIATE … COMMIT`: the state, the live claim and the medications are
 //! read in one statement, checked and changed under the database's write lock, the event is
 //! recorded and everything else the sale writes (the units sold, the new state, the receipt, the
-//! access-log entry, the webhook rows) is one statement (migration 0031's view), all or nothing.
+//! access-log entry, the webhook rows) is one statement (migration 0032's view), all or nothing.
 //! Each medication's total is raised only while `bought_qty + n <= qty × fills` and `n <= qty`
 //! (checked here under the lock, and again by that statement, which refuses the whole sale
 //! otherwise), so no interleaving of requests, instances or nodes can sell more than was
@@ -49,7 +49,7 @@ fn sale_state_sql() -> String {
     )
 }
 
-/// Everything a sale writes after its event, in one statement (migration 0031 names each
+/// Everything a sale writes after its event, in one statement (migration 0032 names each
 /// parameter's meaning).
 const INSERT_SALE: &str = "INSERT INTO prescription_sales \
     (event_id, prescription_id, fills, items, fill, pharmacy_id, pharmacy_name, pharmacy_license, \
@@ -226,7 +226,7 @@ pub fn dispense(req: DispenseRequest) -> Result<Dispensed, Error> {
     })
 }
 
-/// A sale's items as migration 0031 takes them (`says`: whether it said what was handed over).
+/// A sale's items as migration 0032 takes them (`says`: whether it said what was handed over).
 fn items_json(items: &[DispensedItem]) -> String {
     let items: Vec<serde_json::Value> = items
         .iter()
@@ -415,7 +415,7 @@ mod tests {
 
     #[test]
     fn the_sale_never_passes_qty_in_sql() {
-        let sale = include_str!("../../../migrations/0031_prescription_sales.sql");
+        let sale = include_str!("../../../migrations/0032_prescription_sales.sql");
         assert!(sale.contains("WHERE json_extract(j.value, '$.qty') <= m.qty"));
         assert!(
             sale.contains(

@@ -175,6 +175,7 @@ pub mod tests {
                 date_of_birth: "1990-06-15".into(),
                 gender: common::codes::Gender::H,
                 curp: String::new(),
+                channels: vec![common::codes::Channel::Email],
             },
             clinic: None,
             diagnosis: "Faringitis aguda".into(),

@@ -2,7 +2,7 @@
 //! docs/lifecycle.md, "What was handed over"): the product's GTIN, lot, expiry and serial, and
 //! whether it was a substitute. Checked in the sale's transaction (a lot past its expiry, or a
 //! substitute the prescriber did not allow, is 409), stored beside the sold units by the sale's
-//! statement (migration 0031), and read back with them.
+//! statement (migration 0032), and read back with them.
 
 use common::db::Row;
 use common::types::Error;

@@ -1,6 +1,6 @@
 //! Issuing a prescription. Everything slow or fallible that does not write (drug look-ups, signing,
 //! rendering) happens first; then the prescription, its medications, the signed document with the
-//! PDF, the seal and the outbox rows are written in one statement (migration 0030's view: atomic,
+//! PDF, the seal and the outbox rows are written in one statement (migration 0031's view: atomic,
 //! so either all of it is there or none of it, and on a libSQL server one round trip), and their
 //! ids read back. A create that asks for the medic's e.firma writes a draft instead of the seal
 //! and the outbox rows (`signing`). The outbox rows are the patient's email (when one is due) and
@@ -9,7 +9,7 @@
 
 use serde_json::Value;
 
-use common::codes::{Coded, RxState, SentState};
+use common::codes::{Channel, Coded, RxState, SentState};
 use common::db::{Db, Param, blob, boolean, int, opt_text, placeholders, text};
 use common::types::{Error, FieldError};
 
@@ -33,9 +33,9 @@ fn drugs_sql(count: usize) -> String {
     )
 }
 
-/// Everything issuing writes, in one statement: migration 0030's view, whose `INSTEAD OF` trigger
+/// Everything issuing writes, in one statement: migration 0031's view, whose `INSTEAD OF` trigger
 /// writes every table (atomic without a transaction; on a libSQL server one round trip instead of
-/// twelve under the write lock). `medications` and `outbox` are JSON arrays (0030 says of what).
+/// twelve under the write lock). `medications` and `outbox` are JSON arrays (0031 says of what).
 const INSERT_ISSUE: &str = "INSERT INTO prescription_issues \
     (signature, medic_id, medic_email, hospital_id, hospital_patron, hospital_location, clinic, \
      patient_id, patient_uid, patient_name, patient_email, patient_phone, patient_date_of_birth, \
@@ -342,10 +342,12 @@ fn resolve_all(db: &Db, req: &IssueRequest) -> Result<Vec<Resolved>, Error> {
 }
 
 /// Where the patient's email goes, when one is to be sent: `send_rx` is true, the hospital sends
-/// emails, and the patient's `email` is an address (it may hold another identifier, or be empty).
+/// emails, the patient chose `email` among its channels, and the patient's `email` is an address
+/// (it may hold another identifier, or be empty).
 fn email_target(req: &IssueRequest) -> Option<String> {
     let email = req.patient.email.trim();
-    (req.send_rx && req.hospital.send_emails && common::fields::is_valid_email(email))
+    let chosen = req.patient.channels.contains(&Channel::Email);
+    (req.send_rx && req.hospital.send_emails && chosen && common::fields::is_valid_email(email))
         .then(|| email.to_string())
 }
 
@@ -368,5 +370,8 @@ mod tests {
             r.patient.email = not_an_address.into();
             assert_eq!(email_target(&r), None, "{not_an_address}");
         }
+        let mut r = request();
+        r.patient.channels = vec![Channel::Sms];
+        assert_eq!(email_target(&r), None, "email not chosen");
     }
 }

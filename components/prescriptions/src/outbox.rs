@@ -20,10 +20,41 @@ const QUEUE_STAMP: &str = "INSERT OR IGNORE INTO stamp_queue \
     (digest, subject, prescription_id, status, attempts, next_attempt_at, created_at, updated_at) \
     VALUES (?1, ?2, ?3, 'pending', 0, ?4, ?4, ?4)";
 
+/// `?1` prescription, `?2` the payload, `?3` now: one message per phone channel its patient is
+/// reached on now (`patient_reach`, migration 0030), when the prescription was to be sent to them
+/// (`send_rx`).
+const QUEUE_MESSAGES: &str = "INSERT INTO messages \
+    (channel, prescription_id, target, payload, status, attempts, next_attempt_at, created_at, \
+     updated_at) \
+    SELECT r.channel, p.id, r.target, ?2, 'pending', 0, ?3, ?3, ?3 \
+    FROM prescriptions p JOIN patient_reach r ON r.patient_id = p.patient_id \
+    WHERE p.id = ?1 AND p.send_rx = 1 AND r.channel IN ('sms', 'whatsapp') ORDER BY r.channel";
+
+/// Queues the patient's SMS and WhatsApp messages about prescription `id` (`QUEUE_MESSAGES`):
+/// `status` is what a pharmacy said, `None` for the prescription's issue. A create's are written
+/// by its statement (migration 0031).
+pub fn queue_messages(
+    db: &Db,
+    id: i64,
+    signature: &str,
+    status: Option<&serde_json::Value>,
+    now: &str,
+) -> Result<(), Error> {
+    let payload = match status {
+        Some(status) => json!({"signature": signature, "status": status}),
+        None => json!({"signature": signature}),
+    };
+    db.execute_batched(
+        QUEUE_MESSAGES,
+        &[int(id), text(&payload.to_string()), text(now)],
+    )?;
+    Ok(())
+}
+
 /// Queues the NOM-151 constancia of prescription `id`'s document (`signature` is its digest), due
 /// at `now`. Queued whether a timestamp authority is configured or not: the worker stamps the
 /// backlog once one is. (A create's and a sale's statements queue theirs themselves, migrations
-/// 0030 and 0031.)
+/// 0031 and 0032.)
 pub fn queue_stamp(db: &Db, id: i64, signature: &str, now: &str) -> Result<(), Error> {
     db.execute_batched(
         QUEUE_STAMP,
@@ -41,7 +72,7 @@ pub struct Row {
 }
 
 impl Row {
-    /// The row as migration 0030's view takes it.
+    /// The row as migration 0031's view takes it.
     pub fn json(&self) -> serde_json::Value {
         json!({"kind": self.kind, "target": self.target, "payload": self.payload})
     }
@@ -61,8 +92,8 @@ pub fn issued_rows(signature: &str, email: Option<&str>, hooks: &[WebhookDeliver
         .collect()
 }
 
-/// What issuing prescription `id` queues besides its rows, due at `now`: [`issued_rows`] and its
-/// constancia. A create writes them with the prescription (migration 0030); a draft queues them
+/// What issuing prescription `id` queues besides its rows, due at `now`: [`issued_rows`], the
+/// patient's messages and its constancia. A create writes them with the prescription (migration 0031); a draft queues them
 /// here, at its activation (`signing`).
 pub fn queue_issued(
     db: &Db,
@@ -75,6 +106,7 @@ pub fn queue_issued(
     for row in issued_rows(signature, email, hooks) {
         insert(db, row.kind, id, &row.target, &row.payload, now)?;
     }
+    queue_messages(db, id, signature, None, now)?;
     queue_stamp(db, id, signature, now)
 }
 
@@ -150,7 +182,7 @@ pub fn webhook_rows(
         .collect()
 }
 
-/// `rows` as the JSON array migrations 0030 and 0031 take.
+/// `rows` as the JSON array migrations 0031 and 0032 take.
 pub fn rows_json(rows: &[Row]) -> String {
     serde_json::Value::Array(rows.iter().map(Row::json).collect()).to_string()
 }

@@ -108,7 +108,7 @@ pub fn message(digest: &str) -> String {
 }
 
 /// A sale's receipt, built and sealed: its canonical document, the document's digest and its seal.
-/// The sale's statement stores it (migration 0031).
+/// The sale's statement stores it (migration 0032).
 pub struct Sealed {
     pub document: String,
     pub seal: ReceiptSeal,

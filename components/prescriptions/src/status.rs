@@ -3,7 +3,7 @@
 //! Prescription Status Update codes. Each pharmacy has its own thread of statuses on a
 //! prescription (a patient turned away by one may take it to another); `next` holds the rules of
 //! what may follow what, `set` checks the prescription and writes the status, its webhook rows
-//! and the patient's message in one `BEGIN IMMEDIATE … COMMIT`. The reads carry them through
+//! and the patient's email, SMS and WhatsApp messages in one `BEGIN IMMEDIATE … COMMIT`. The reads carry them through
 //! `status_reads`.
 
 use serde_json::json;
@@ -19,8 +19,9 @@ use crate::outbox;
 use crate::state::{closed, state};
 
 /// `?1` prescription, `?2` pharmacy, `?3` now: another pharmacy's live claim (its expiry), whether
-/// this pharmacy sold any of it, this pharmacy's last status, and where the patient's message goes
-/// (the email on file, when the prescription's own email was not ruled out).
+/// this pharmacy sold any of it, this pharmacy's last status, and where the patient's email goes
+/// (the email on file, when the prescription's own email was not ruled out and the patient is
+/// reached by email, `patient_reach`).
 const CONTEXT: &str = "SELECT \
     (SELECT c.expires_at FROM claims c WHERE c.prescription_id = ?1 AND c.expires_at > ?3 \
        AND c.pharmacy_id <> ?2) AS claimed_until, \
@@ -28,7 +29,8 @@ const CONTEXT: &str = "SELECT \
        AND e.kind = 'dispense' AND e.pharmacy_id = ?2) AS sold_here, \
     (SELECT s.code FROM pharmacy_statuses s WHERE s.prescription_id = ?1 AND s.pharmacy_id = ?2 \
        ORDER BY s.id DESC LIMIT 1) AS last_code, \
-    (SELECT CASE WHEN p.sent_status <> 'not_sent' THEN p.patient_email END \
+    (SELECT CASE WHEN p.sent_status <> 'not_sent' AND EXISTS (SELECT 1 FROM patient_reach r \
+       WHERE r.patient_id = p.patient_id AND r.channel = 'email') THEN p.patient_email END \
        FROM prescriptions p WHERE p.id = ?1) AS message_to";
 
 const INSERT: &str = "INSERT INTO pharmacy_statuses \
@@ -109,6 +111,9 @@ pub fn set(pharmacy: PharmacyRef, change: StatusChange) -> Result<StatusUpdate, 
         );
         if let Some(to) = message_to.filter(|to| tell_patient && to.contains('@')) {
             outbox::queue_status_email(db, state.id, &change.signature, &to, &said, &now)?;
+        }
+        if tell_patient {
+            outbox::queue_messages(db, state.id, &change.signature, Some(&said), &now)?;
         }
         Ok(update)
     })

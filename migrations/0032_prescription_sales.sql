@@ -1,5 +1,5 @@
--- 0031: what a sale writes after its event, in one statement (docs/scale-out.md, "Round trips"),
--- as 0030 does for issuing. Owned by the prescriptions component.
+-- 0032: what a sale writes after its event, in one statement (docs/scale-out.md, "Round trips"),
+-- as 0031 does for issuing. Owned by the prescriptions component.
 --
 -- A sale (docs/lifecycle.md) runs in `BEGIN IMMEDIATE … COMMIT`: one read of the prescription's
 -- state, live claim and medications; the component's checks; its event (`INSERT … RETURNING id`,

@@ -1,9 +1,10 @@
--- 0030: a prescription issued in one statement (docs/scale-out.md, "Round trips"). Owned by the
+-- 0031: a prescription issued in one statement (docs/scale-out.md, "Round trips"). Owned by the
 -- prescriptions component.
 --
--- Issuing writes up to ten tables: the prescription, its medications with their classes and the
+-- Issuing writes up to eleven tables: the prescription, its medications with their classes and the
 -- ones that may not be substituted, its terms, its signed document with the PDF, and either its
--- seal, outbox rows and constancia queue row, or (a create awaiting the medic's e.firma) its draft.
+-- seal, outbox rows, SMS and WhatsApp messages and constancia queue row, or (a create awaiting the
+-- medic's e.firma) its draft.
 -- On a libSQL server every statement is an HTTP round trip, and a `BEGIN IMMEDIATE … COMMIT`
 -- around ten inserts held the write lock across twelve of them. `prescription_issues` is a view
 -- with nothing in it: one `INSERT INTO prescription_issues` carries everything the component
@@ -16,7 +17,8 @@
 -- null when undeclared, `fixed` 1 when it may not be substituted). `outbox`: a JSON array of
 -- `{kind, target, payload}` (payload the row's JSON text), queued due at `created_at`. `draft_rfc`
 -- set: a draft (`draft_serial`, `draft_email`, `draft_expires_at`), whose seal waits in
--- `prescription_drafts`; NULL: issued (the seal, the outbox rows, the constancia queued).
+-- `prescription_drafts`; NULL: issued (the seal, the outbox rows, the constancia queued, and, with
+-- `send_rx`, one message per phone channel the patient is reached on, `patient_reach` of 0030).
 --
 -- Safe to run more than once (`IF NOT EXISTS`): real Spin runs every `--sqlite @file` on each start.
 
@@ -87,6 +89,14 @@ BEGIN
         NEW.created_at
     FROM prescriptions p, json_each(NEW.outbox) o
     WHERE p.signature = NEW.signature AND NEW.draft_rfc IS NULL ORDER BY o.key;
+    INSERT INTO messages
+        (channel, prescription_id, target, payload, status, attempts, next_attempt_at, created_at,
+         updated_at)
+    SELECT r.channel, p.id, r.target, json_object('signature', NEW.signature), 'pending', 0,
+        NEW.created_at, NEW.created_at, NEW.created_at
+    FROM prescriptions p JOIN patient_reach r ON r.patient_id = p.patient_id
+    WHERE p.signature = NEW.signature AND NEW.draft_rfc IS NULL AND NEW.send_rx
+      AND r.channel IN ('sms', 'whatsapp') ORDER BY r.channel;
     INSERT OR IGNORE INTO stamp_queue
         (digest, subject, prescription_id, status, attempts, next_attempt_at, created_at,
          updated_at)

@@ -5,10 +5,10 @@
 //!
 //! A lookup that showed a prescription also adds the prescription's access-log entry (table
 //! `access_log`, owned by the prescriptions component, docs/lifecycle.md "Who looked") with its
-//! call-log row. A lookup's row (any status but 404) goes through the key-value queue (`queue`):
-//! the lookup commits nothing to the database. A 404 (the rate limit counts them) and a dispense's
-//! or a rejection's row are log-grade commits (`Db::execute_log_grade`: they survive the process being
-//! killed, and the host flushes them to the disk within a second).
+//! call-log row. Every call's row but a 404's (a lookup, a claim, a dispense, a rejection) goes
+//! through the key-value queue (`queue`): the call commits nothing to the database for its log. A
+//! 404 (the rate limit counts them at once) is a log-grade commit (`Db::execute_log_grade`: it
+//! survives the process being killed, and the host flushes it to the disk within a second).
 
 use std::time::{Duration, SystemTime};
 

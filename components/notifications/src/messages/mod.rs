@@ -2,7 +2,7 @@
 //! "SMS and WhatsApp"): a third use of the leased queue (`common::queue`), with the outbox's
 //! schedule, dead letters and replay. A run leases the due rows of the channels whose provider is
 //! configured (the others wait, as emails do without a relay), builds each provider's request
-//! (`whatsapp`, `twilio`: the seam is [`Provider`]), sends them concurrently, and ends each row with
+//! (`whatsapp`, `twilio`: the seam is [`provider::Provider`]), sends them concurrently, and ends each row with
 //! the provider's id for it; the providers' receipts (`receipts`) then say what became of it.
 //!
 //! **Never sent twice.** Before its request goes, a row is marked `sending` (the attempt's number),
@@ -12,6 +12,7 @@
 //!
 //! What a message says is short and carries no diagnosis and no medication (`text`).
 
+pub mod provider;
 pub mod receipts;
 pub mod rows;
 pub mod text;
@@ -24,27 +25,11 @@ use common::db::{Db, int};
 use common::queue::{Leased, Outcome};
 use common::types::{DeliveryRun, Error};
 use outbound::send::{self, Answer, Failure};
-use outbound::target::Target;
 
 use crate::config::Config;
+use provider::{Provider, Request};
 use rows::{Row, SENDING, finish, lease};
 pub use rows::{list, list_for, replay};
-
-/// A provider's request for one message, ready to go.
-pub struct Request {
-    pub target: Target,
-    pub headers: Vec<(String, Vec<u8>)>,
-    pub body: Vec<u8>,
-}
-
-/// A message provider (the adapter seam): how a message becomes its HTTP request, and which of its
-/// answers says it was accepted, with the provider's id for it.
-pub trait Provider {
-    /// The request that sends `message` (`said`: what it says).
-    fn request(&self, message: &Row, said: &text::Said) -> Result<Request, String>;
-    /// The provider's id for the message in an accepting answer, or why the answer is no acceptance.
-    fn accepted(&self, answer: &Answer) -> Result<String, String>;
-}
 
 /// Leases up to `limit` due messages of the configured channels and sends them.
 pub fn run(limit: u32) -> Result<DeliveryRun, Error> {

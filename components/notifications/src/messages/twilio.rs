@@ -16,9 +16,9 @@ use outbound::send::Answer;
 use outbound::target::Target;
 
 use crate::config::{Config, USER_AGENT, var};
+use crate::messages::provider::{Provider, Request};
 use crate::messages::rows::Row;
 use crate::messages::text::Said;
-use crate::messages::{Provider, Request};
 
 /// Twilio's API origin.
 pub const DEFAULT_API_URL: &str = "https://api.twilio.com";

@@ -18,9 +18,9 @@ use outbound::send::Answer;
 use outbound::target::Target;
 
 use crate::config::{USER_AGENT, var};
+use crate::messages::provider::{Provider, Request};
 use crate::messages::rows::Row;
 use crate::messages::text::{About, Said};
-use crate::messages::{Provider, Request};
 
 /// The Graph API's base, with the version the requests were written against.
 pub const DEFAULT_API_URL: &str = "https://graph.facebook.com/v21.0";

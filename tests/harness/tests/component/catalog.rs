@@ -123,13 +123,15 @@ fn a_medic_prescribes_only_from_a_hospital_of_a_live_membership() -> Result<()> 
     let c = Catalog::new()?;
     let ana = medic(&c.db()?, "ana@example.com", "t1")?;
     let roma = create_hospital(&c, Principal::Admin, "Clínica Roma")??.id;
-    let prescribing = |hospital| {
-        c.call(async move |w, s| {
+    // The hospital half of the prescriber (the medic exists, so the answer is `some`).
+    let prescribing = |hospital| -> Result<Result<_, Error>> {
+        let prescriber = c.call(async move |w, s| {
             let db = receta_harness::lend(s).await?;
             w.receta_catalog_catalog()
-                .call_prescribing_hospital(&mut *s, db, ana, hospital)
+                .call_get_prescriber(&mut *s, db, ana, hospital)
                 .await
-        })
+        })?;
+        Ok(prescriber.and_then(|p| p.expect("the medic exists").hospital))
     };
     assert!(matches!(prescribing(Some(roma))?, Err(Error::Invalid(f)) if f[0].field == "hospital"));
     let membership = NewMembership {

@@ -11,7 +11,7 @@ use receta_harness::worlds::prescriptions::exports::receta::prescriptions::presc
     NewMedication, PatientSnapshot, PharmacyRef, Prescription, StateChange,
 };
 use receta_harness::worlds::prescriptions::receta::common::codes::{
-    DrugCategory, Gender, PageSize, RxState, SentState,
+    Channel, DrugCategory, Gender, PageSize, RxState, SentState,
 };
 use receta_harness::worlds::prescriptions::receta::common::types::{Error, PageRequest, Principal};
 
@@ -91,6 +91,7 @@ pub fn request(rx: &Rx, medications: Vec<NewMedication>) -> IssueRequest {
             date_of_birth: "1990-05-01".into(),
             gender: Gender::M,
             curp: String::new(),
+            channels: vec![Channel::Email],
         },
         clinic: None,
         diagnosis: "Faringitis".into(),
@@ -152,7 +153,7 @@ fn dispense(rx: &Rx, signature: &str, items: &[(i64, u32)]) -> Result<Result<RxS
             .call_dispense(&mut *s, db, &request)
             .await
     })?;
-    Ok(done.map(|d| d.prescription.status.rx_status))
+    Ok(done.map(|d| d.prescription.prescription.status.rx_status))
 }
 
 fn change(signature: &str) -> StateChange {
@@ -491,7 +492,7 @@ fn an_expired_prescription_reads_expired_and_does_not_sell() -> Result<()> {
             .call_get_for_pharmacy(&mut *s, db, &issued.signature)
             .await
     })??;
-    assert_eq!(read.status.rx_status, RxState::Expired);
+    assert_eq!(read.prescription.status.rx_status, RxState::Expired);
     Ok(())
 }
 

@@ -108,7 +108,10 @@ fn queued_calls_reach_the_log_when_drained_and_the_log_is_newest_first() -> Resu
     record(&p, &call(id, "second", CallAction::Dispense, 409))?;
     let drained =
         p.call(async |c, s| c.receta_pharmacies_pharmacies().call_drain_calls(s).await)??;
-    assert_eq!(drained, 2, "every call but a 404 is queued, a dispense's too");
+    assert_eq!(
+        drained, 2,
+        "every call but a 404 is queued, a dispense's too"
+    );
     let page = PageRequest {
         limit: 10,
         offset: 0,

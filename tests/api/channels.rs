@@ -67,16 +67,28 @@ fn says_nothing_clinical(text: &str) {
     }
 }
 
-fn post_receipt(app: &TestApp, body: &[u8], signature: Option<&str>) -> TestResponse {
-    let mut headers = vec![("Content-Type", "application/json")];
+/// A provider's POST of `body` to `path`, with its signature header when there is one.
+fn post_signed(
+    app: &TestApp,
+    path: &str,
+    content_type: &str,
+    (header, signature): (&str, Option<&str>),
+    body: &[u8],
+) -> TestResponse {
+    let mut headers = vec![("Content-Type", content_type)];
     if let Some(s) = signature {
-        headers.push(("X-Hub-Signature-256", s));
+        headers.push((header, s));
     }
-    app.request_with_headers(
-        "POST",
+    app.request_with_headers("POST", path, &headers, Some(body))
+}
+
+fn post_receipt(app: &TestApp, body: &[u8], signature: Option<&str>) -> TestResponse {
+    post_signed(
+        app,
         "/api/v2/channels/whatsapp/webhook/",
-        &headers,
-        Some(body),
+        "application/json",
+        ("X-Hub-Signature-256", signature),
+        body,
     )
 }
 
@@ -95,15 +107,12 @@ fn post_twilio(app: &TestApp, params: &[(&str, &str)], signature: Option<&str>) 
     let body: String = form_urlencoded::Serializer::new(String::new())
         .extend_pairs(params)
         .finish();
-    let mut headers = vec![("Content-Type", "application/x-www-form-urlencoded")];
-    if let Some(s) = signature {
-        headers.push(("X-Twilio-Signature", s));
-    }
-    app.request_with_headers(
-        "POST",
+    post_signed(
+        app,
         "/api/v2/channels/twilio/status/",
-        &headers,
-        Some(body.as_bytes()),
+        "application/x-www-form-urlencoded",
+        ("X-Twilio-Signature", signature),
+        body.as_bytes(),
     )
 }
 

@@ -1,5 +1,6 @@
 //! Query strings and `limit`/`offset` pagination (`{count, next, previous, results}`).
 
+use crate::fields::Fields;
 use crate::types::{Error, PageRequest};
 
 /// Results per page when `limit` is not given.
@@ -27,6 +28,32 @@ impl Query {
             .iter()
             .find(|(k, _)| k == key)
             .map(|(_, v)| v.as_str())
+    }
+
+    /// The value `key` names in `table` (API name, value): `None` when absent or empty, and an
+    /// error on `errors` naming the allowed values when it is none of them.
+    pub fn choice<T: Copy>(
+        &self,
+        errors: &mut Fields,
+        key: &str,
+        table: &[(&str, T)],
+    ) -> Option<T> {
+        let value = self.get(key).filter(|v| !v.is_empty())?;
+        let found = table
+            .iter()
+            .find(|(name, _)| *name == value)
+            .map(|(_, v)| *v);
+        if found.is_none() {
+            let allowed: Vec<&str> = table.iter().map(|(name, _)| *name).collect();
+            errors.error(
+                key,
+                format!(
+                    "\"{value}\" is not a valid choice. Allowed values: {}.",
+                    allowed.join(", ")
+                ),
+            );
+        }
+        found
     }
 
     /// `limit` and `offset`: non-numeric or negative values are a 400, `limit` 0 too.

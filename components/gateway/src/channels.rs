@@ -24,6 +24,7 @@ use crate::bindings::notifications::{
 };
 use crate::bindings::prescriptions;
 use crate::http::{Request, Response, path_id};
+use crate::notifications::{STATUSES, name_of};
 use crate::roles::Admin;
 
 /// `GET /api/v2/channels/whatsapp/webhook/?hub.mode=subscribe&hub.verify_token=…&hub.challenge=…`
@@ -140,7 +141,7 @@ fn email(d: &Delivery) -> Sent<'_> {
 
 fn phone(m: &Message) -> Sent<'_> {
     Sent {
-        channel: channel_name(m.channel),
+        channel: name_of(&CHANNELS, m.channel),
         id: m.id,
         to: &m.to,
         about: &m.about,
@@ -171,18 +172,6 @@ const CHANNELS: [(&str, MessageChannel); 2] = [
     ("sms", MessageChannel::Sms),
     ("whatsapp", MessageChannel::Whatsapp),
 ];
-const STATUSES: [(&str, DeliveryStatus); 3] = [
-    ("pending", DeliveryStatus::Pending),
-    ("done", DeliveryStatus::Done),
-    ("dead", DeliveryStatus::Dead),
-];
-
-fn channel_name(channel: MessageChannel) -> &'static str {
-    CHANNELS
-        .iter()
-        .find(|(_, c)| *c == channel)
-        .map_or("sms", |(n, _)| n)
-}
 
 /// A message as the admin's calls show it.
 #[derive(Serialize)]
@@ -210,15 +199,12 @@ struct MessageView<'a> {
 fn view(m: &Message) -> MessageView<'_> {
     MessageView {
         id: m.id,
-        channel: channel_name(m.channel),
+        channel: name_of(&CHANNELS, m.channel),
         prescription: m.prescription,
         signature: &m.signature,
         to: &m.to,
         about: &m.about,
-        status: STATUSES
-            .iter()
-            .find(|(_, s)| *s == m.status)
-            .map_or("pending", |(n, _)| n),
+        status: name_of(&STATUSES, m.status),
         delivery: shown_status(m),
         attempts: m.attempts,
         next_attempt_at: &m.next_attempt_at,
@@ -237,22 +223,8 @@ pub fn list(req: &Request, _: Admin) -> Result<Response, Error> {
     let page = req.page()?;
     let q = req.query();
     let mut errors = Fields::from_map(Default::default());
-    let mut choice = |key: &str, names: &[&str]| -> Option<usize> {
-        let value = q.get(key).filter(|v| !v.is_empty())?;
-        let found = names.iter().position(|n| *n == value);
-        if found.is_none() {
-            errors.error(
-                key,
-                format!(
-                    "\"{value}\" is not a valid choice. Allowed values: {}.",
-                    names.join(", ")
-                ),
-            );
-        }
-        found
-    };
-    let channel = choice("channel", &CHANNELS.map(|(n, _)| n)).map(|i| CHANNELS[i].1);
-    let status = choice("status", &STATUSES.map(|(n, _)| n)).map(|i| STATUSES[i].1);
+    let channel = q.choice(&mut errors, "channel", &CHANNELS);
+    let status = q.choice(&mut errors, "status", &STATUSES);
     errors.finish()?;
     let filter = MessageFilter {
         channel,

@@ -167,14 +167,14 @@ const KINDS: [(&str, DeliveryKind); 2] = [
     ("email", DeliveryKind::Email),
     ("webhook", DeliveryKind::Webhook),
 ];
-const STATUSES: [(&str, DeliveryStatus); 3] = [
+pub(crate) const STATUSES: [(&str, DeliveryStatus); 3] = [
     ("pending", DeliveryStatus::Pending),
     ("done", DeliveryStatus::Done),
     ("dead", DeliveryStatus::Dead),
 ];
 
 /// The API name of a kind or status.
-fn name_of<T: PartialEq + Copy>(table: &[(&'static str, T)], value: T) -> &'static str {
+pub(crate) fn name_of<T: PartialEq + Copy>(table: &[(&'static str, T)], value: T) -> &'static str {
     table
         .iter()
         .find(|(_, v)| *v == value)
@@ -187,25 +187,8 @@ pub fn list_deliveries(req: &Request, _: Admin) -> Result<Response, Error> {
     let page = req.page()?;
     let q = req.query();
     let mut errors = Fields::from_map(Default::default());
-    let choice = |errors: &mut Fields, key: &str, allowed: &[&str]| -> Option<usize> {
-        let value = q.get(key).filter(|v| !v.is_empty())?;
-        match allowed.iter().position(|a| *a == value) {
-            Some(i) => Some(i),
-            None => {
-                errors.error(
-                    key,
-                    format!(
-                        "\"{value}\" is not a valid choice. Allowed values: {}.",
-                        allowed.join(", ")
-                    ),
-                );
-                None
-            }
-        }
-    };
-    let kind = choice(&mut errors, "kind", &KINDS.map(|(name, _)| name)).map(|i| KINDS[i].1);
-    let status =
-        choice(&mut errors, "status", &STATUSES.map(|(name, _)| name)).map(|i| STATUSES[i].1);
+    let kind = q.choice(&mut errors, "kind", &KINDS);
+    let status = q.choice(&mut errors, "status", &STATUSES);
     let subscription = match q.get("webhook").filter(|v| !v.is_empty()) {
         None => None,
         Some(v) => match v.parse::<i64>() {

@@ -30,7 +30,7 @@
 //! stdout and `docs/bench.md` (when the Spin or libSQL stage fails, to the bench directory instead, with
 //! the failure in its notes, and the command fails). Environment: `RECETA_BENCH_SECONDS` (per
 //! run, 5), `RECETA_BENCH_RUNS` (3), `RECETA_BENCH_CONNS` (`2,8`), `RECETA_BENCH_PRESCRIPTIONS`
-//! (50000).
+//! (50000), `RECETA_BENCH_ONLY` (the app stage's scenario keys to measure; all unless set).
 //!
 //! This file: the driver, the ceilings and peers, start-up and sizes; what the stages share is in
 //! `bench/` (harness, settings, wrk, procs, scripts, report).
@@ -141,6 +141,27 @@ pub fn peer_only() -> Result {
     let dir = fresh_dir("peer")?;
     let (mut rows, mut notes) = (Vec::new(), Vec::new());
     peer::rows(&settings, &dir, &mut rows, &mut notes)?;
+    println!("{}\n{}", report::markdown(&rows), notes.join("\n\n"));
+    Ok(())
+}
+
+/// `cargo xtask bench app`: the app stage alone (no ceilings, no peer, so no ratios to them), on a
+/// fresh `$CARGO_TARGET_DIR/bench/latest` that the Spin, NOM-151, jobs and e.firma stages can then
+/// use; with `RECETA_BENCH_ONLY` and `RECETA_BENCH_PRESCRIPTIONS`, a quick check of a change.
+pub fn app_only() -> Result {
+    let settings = Settings::from_env()?;
+    ensure_wrk()?;
+    crate::project::build()?;
+    run(cargo().args(["build", "--release", "-p", "receta-bench"]))?;
+    let dir = fresh_dir("latest")?;
+    let (mut rows, mut notes) = (Vec::new(), Vec::new());
+    let baselines = scenarios::Baselines {
+        hello: &[],
+        sqlite_tps: 0.0,
+        peer: &Default::default(),
+        peer_rss_mib: None,
+    };
+    app::rows(&settings, &dir, &baselines, &mut rows, &mut notes)?;
     println!("{}\n{}", report::markdown(&rows), notes.join("\n\n"));
     Ok(())
 }

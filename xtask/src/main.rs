@@ -49,6 +49,7 @@ fn main() -> ExitCode {
             build().and_then(|()| cluster::cluster(base))
         }
         Some("bench") if args.get(1).is_some_and(|a| a == "peer") => bench::peer_only(),
+        Some("bench") if args.get(1).is_some_and(|a| a == "app") => bench::app_only(),
         Some("bench") if args.get(1).is_some_and(|a| a == "spin") => bench::spin_only(),
         Some("bench") if args.get(1).is_some_and(|a| a == "libsql") => bench::libsql_only(),
         Some("bench") if args.get(1).is_some_and(|a| a == "constancias") => {
@@ -66,7 +67,7 @@ fn main() -> ExitCode {
         }
         _ => {
             eprintln!(
-                "usage: cargo xtask <up [receta up flags…] | test | lint | manifests | push REF [-k] | cycles | build | bench [peer|spin|libsql|constancias|efirma|jobs] | cluster [PORT] | fuzz [EXAMPLES]>"
+                "usage: cargo xtask <up [receta up flags…] | test | lint | manifests | push REF [-k] | cycles | build | bench [app|peer|spin|libsql|constancias|efirma|jobs] | cluster [PORT] | fuzz [EXAMPLES]>"
             );
             return ExitCode::from(2);
         }

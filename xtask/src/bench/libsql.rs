@@ -88,7 +88,7 @@ pub fn rows(
     server.stop();
 
     rows.push(Row::section(&format!(
-        "The app on libSQL (sqld {} primary on loopback, {} prescriptions): real Spin, then          `receta` remote, then `receta` with an embedded replica; compare with the same rows on a          local file above and the peer",
+        "The app on libSQL (sqld {} primary on loopback, {} prescriptions): real Spin, then `receta` remote, then `receta` with an embedded replica; compare with the same rows on a local file above and the peer",
         "0.24",
         thousands(PRESCRIPTIONS as f64)
     )));

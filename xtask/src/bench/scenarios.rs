@@ -145,7 +145,7 @@ pub fn measure(
     measured: &mut Measured,
     rows: &mut Vec<Row>,
 ) -> Result {
-    for s in scenarios {
+    for s in scenarios.into_iter().filter(|s| settings.measures(s.key)) {
         let (path, headers, script) = match &s.load {
             Load::Path(path, headers) => (*path, *headers, None),
             Load::Rotated(reqs) => (

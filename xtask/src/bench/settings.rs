@@ -9,6 +9,9 @@ pub struct Settings {
     pub runs: u32,
     pub conns: Vec<u32>,
     pub prescriptions: usize,
+    /// `RECETA_BENCH_ONLY` (scenario keys, comma-separated): the app stage's scenarios measured;
+    /// empty, all of them.
+    pub only: Vec<String>,
 }
 
 impl Settings {
@@ -38,6 +41,18 @@ impl Settings {
             runs: num("RECETA_BENCH_RUNS", 3)?.max(1) as u32,
             conns,
             prescriptions: num("RECETA_BENCH_PRESCRIPTIONS", 50_000)? as usize,
+            only: std::env::var("RECETA_BENCH_ONLY")
+                .unwrap_or_default()
+                .split(',')
+                .map(str::trim)
+                .filter(|k| !k.is_empty())
+                .map(String::from)
+                .collect(),
         })
+    }
+
+    /// Whether the scenario `key` is measured (`RECETA_BENCH_ONLY`).
+    pub fn measures(&self, key: &str) -> bool {
+        self.only.is_empty() || self.only.iter().any(|k| k == key)
     }
 }

@@ -30,7 +30,7 @@
 //! stdout and `docs/bench.md` (when the Spin or libSQL stage fails, to the bench directory instead, with
 //! the failure in its notes, and the command fails). Environment: `RECETA_BENCH_SECONDS` (per
 //! run, 5), `RECETA_BENCH_RUNS` (3), `RECETA_BENCH_CONNS` (`2,8`), `RECETA_BENCH_PRESCRIPTIONS`
-//! (50000), `RECETA_BENCH_ONLY` (the app stage's scenario keys to measure; all unless set).
+//! (50000), `RECETA_BENCH_ONLY` (the app and libSQL stages' scenario keys to measure; all unless set).
 //!
 //! This file: the driver, the ceilings and peers, start-up and sizes; what the stages share is in
 //! `bench/` (harness, settings, wrk, procs, scripts, report).

@@ -96,7 +96,10 @@ pub fn rows(
     std::fs::create_dir_all(&scripts_dir).map_err(|e| e.to_string())?;
     let mut measured = Measured::with_rows_of(local);
     let mut stage = |server: &Server, setup: &Setup, rows: &mut Vec<Row>| -> Result {
-        for scenario in scenarios(setup, &seed, &pharmacy) {
+        for scenario in scenarios(setup, &seed, &pharmacy)
+            .into_iter()
+            .filter(|s| settings.measures(s.key))
+        {
             let reqs = match &scenario.load {
                 Load::Rotated(reqs) => reqs.clone(),
                 Load::Path(..) => Vec::new(),

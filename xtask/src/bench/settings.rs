@@ -9,8 +9,8 @@ pub struct Settings {
     pub runs: u32,
     pub conns: Vec<u32>,
     pub prescriptions: usize,
-    /// `RECETA_BENCH_ONLY` (scenario keys, comma-separated): the app stage's scenarios measured;
-    /// empty, all of them.
+    /// `RECETA_BENCH_ONLY` (scenario keys, comma-separated): the scenarios measured, in the app
+    /// and libSQL stages (`spin-libsql-rx-detail`, …); empty, all of them.
     pub only: Vec<String>,
 }
 

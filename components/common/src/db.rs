@@ -9,7 +9,7 @@
 //!
 //! One file (over 500 lines): the connection, its lending across components and its transactions are one lifetime, read together.
 
-use std::cell::{Cell, RefCell};
+use std::cell::{Cell, Ref, RefCell};
 use std::mem::ManuallyDrop;
 use std::rc::{Rc, Weak};
 
@@ -51,6 +51,13 @@ const DURABLE: &str = "PRAGMA synchronous = FULL";
 /// once (the gateway's, and a dependency's own when it is not lent one).
 const IDLE_MAX: usize = 2;
 
+/// How long a kept connection stays usable: one idle longer is closed instead of reused. On a
+/// libSQL server a connection is a Hrana stream, which the server drops once idle for 10 s (sqld's
+/// `EXPIRATION`), after which its every statement fails ("The stream has expired due to
+/// inactivity"); a reused instance that waited longer would answer 500 (issue 70). On a local file
+/// the cost is one reopen (~1 ms) after an idle instance's pause.
+const KEPT_FOR: std::time::Duration = std::time::Duration::from_secs(5);
+
 thread_local! {
     /// The connection a live [`Db`] of this instance holds, if any: an `open` while another `Db`
     /// is alive shares its connection instead of opening a second one. During a call that was lent
@@ -64,7 +71,8 @@ thread_local! {
     /// schema (~1 ms of CPU), and Spin reuses a WASIp3 instance for many requests. A connection
     /// comes back here only with no transaction open and every pragma a request changed restored
     /// ([`Handle::dirty`]); any other is closed.
-    static IDLE: RefCell<Vec<Connection>> = const { RefCell::new(Vec::new()) };
+    /// Each with when it came back ([`KEPT_FOR`]).
+    static IDLE: RefCell<Vec<(Connection, std::time::Instant)>> = const { RefCell::new(Vec::new()) };
 
     /// Whether the database refused a connection setting (`PRAGMA busy_timeout = …`, `PRAGMA
     /// synchronous = …`): a libSQL server does ("unsupported statement"), on Spin and on this
@@ -75,27 +83,12 @@ thread_local! {
     static SETTINGS_REFUSED: Cell<bool> = const { Cell::new(false) };
 }
 
-/// Runs a connection setting (a `PRAGMA … = …`) unless the database is known to refuse them:
-/// `Ok(true)` when it ran, `Ok(false)` when the database refuses settings (remembered, see
-/// `SETTINGS_REFUSED`), any other error as it is.
-fn setting(conn: &Connection, sql: &str) -> Result<bool> {
-    if SETTINGS_REFUSED.get() {
-        return Ok(false);
-    }
-    match conn.execute(sql, &[]) {
-        Ok(_) => Ok(true),
-        Err(e) if refuses_settings(&e) => {
-            SETTINGS_REFUSED.set(true);
-            Ok(false)
-        }
-        Err(e) => Err(anyhow!("{}", describe(&e))).with_context(|| format!("running `{sql}`")),
-    }
-}
-
 /// A connection this instance opened (kept for reuse, or closed, when dropped), or one lent to it
 /// for a call, with what the live `Db`s sharing it have learnt of it.
 struct Handle {
-    conn: ManuallyDrop<Connection>,
+    /// Replaced, when this instance opened it, by a new one if the server lost its stream
+    /// ([`Handle::renew`]).
+    conn: RefCell<ManuallyDrop<Connection>>,
     /// Whether this instance opened it; a lent one is the caller's, never dropped here (the handle
     /// is a borrow that ends with the call).
     opened: bool,
@@ -112,7 +105,7 @@ struct Handle {
 impl Handle {
     fn new(conn: Connection, opened: bool) -> Handle {
         Handle {
-            conn: ManuallyDrop::new(conn),
+            conn: RefCell::new(ManuallyDrop::new(conn)),
             opened,
             dirty: Cell::new(false),
             in_transaction: Cell::new(false),
@@ -124,12 +117,26 @@ impl Handle {
     fn taint(&self) {
         self.dirty.set(true);
     }
-}
 
-impl std::ops::Deref for Handle {
-    type Target = Connection;
-    fn deref(&self) -> &Connection {
-        &self.conn
+    fn get(&self) -> Ref<'_, Connection> {
+        Ref::map(self.conn.borrow(), |conn| &**conn)
+    }
+
+    /// Replaces a connection whose server-side stream is gone ([`lost_stream`]) with a new one:
+    /// only one this instance opened, and only outside a transaction (inside one, the transaction
+    /// went with the stream, and the connection is marked to be closed instead). Whether it did.
+    fn renew(&self) -> bool {
+        if !self.opened || self.in_transaction.get() {
+            self.taint();
+            return false;
+        }
+        let Ok(fresh) = Connection::open(DATABASE) else {
+            self.taint();
+            return false;
+        };
+        let old = std::mem::replace(&mut *self.conn.borrow_mut(), ManuallyDrop::new(fresh));
+        drop(ManuallyDrop::into_inner(old));
+        true
     }
 }
 
@@ -137,11 +144,11 @@ impl Drop for Handle {
     fn drop(&mut self) {
         if self.opened {
             // SAFETY: taken once, here, and never used again.
-            let conn = unsafe { ManuallyDrop::take(&mut self.conn) };
+            let conn = unsafe { ManuallyDrop::take(self.conn.get_mut()) };
             if !self.dirty.get() {
                 IDLE.with_borrow_mut(|idle| {
                     if idle.len() < IDLE_MAX {
-                        idle.push(conn);
+                        idle.push((conn, std::time::Instant::now()));
                     }
                 });
             }
@@ -181,13 +188,17 @@ pub struct Row<'a> {
 
 impl Db {
     /// The `default` database: the connection of a live `Db` of this instance, else one it kept
-    /// from an earlier request, else a new one.
+    /// from an earlier request less than [`KEPT_FOR`] ago, else a new one.
     pub fn open() -> Result<Db> {
         if let Some(conn) = OPEN.with_borrow(Weak::upgrade) {
             return Ok(Db::on(conn));
         }
-        let conn = match IDLE.with_borrow_mut(Vec::pop) {
-            Some(conn) => conn,
+        let kept = IDLE.with_borrow_mut(|idle| {
+            idle.retain(|(_, since)| since.elapsed() < KEPT_FOR);
+            idle.pop()
+        });
+        let conn = match kept {
+            Some((conn, _)) => conn,
             None => Connection::open(DATABASE)
                 .map_err(|e| anyhow!("{e:?}"))
                 .context("opening the database")?,
@@ -209,8 +220,37 @@ impl Db {
     }
 
     /// The connection, to lend to a component's export that takes one (see [`lent`]).
-    pub fn connection(&self) -> &Connection {
-        &self.conn
+    pub fn connection(&self) -> Ref<'_, Connection> {
+        self.conn.get()
+    }
+
+    /// Runs one statement as it is, except that on a connection whose server-side stream is gone
+    /// (a libSQL server restarted, or dropped the stream: [`lost_stream`]) it is run once more on
+    /// a new connection, outside a transaction ([`Handle::renew`]): the server refused the
+    /// statement before running it.
+    fn run(&self, sql: &str, params: &[Value]) -> Result<QueryResult, spin_sdk::sqlite3::Error> {
+        let result = self.conn.get().execute(sql, params);
+        match result {
+            Err(e) if lost_stream(&e) && self.conn.renew() => self.conn.get().execute(sql, params),
+            other => other,
+        }
+    }
+
+    /// Runs a connection setting (a `PRAGMA … = …`) unless the database is known to refuse them:
+    /// `Ok(true)` when it ran, `Ok(false)` when the database refuses settings (remembered, see
+    /// `SETTINGS_REFUSED`), any other error as it is.
+    fn setting(&self, sql: &str) -> Result<bool> {
+        if SETTINGS_REFUSED.get() {
+            return Ok(false);
+        }
+        match self.run(sql, &[]) {
+            Ok(_) => Ok(true),
+            Err(e) if refuses_settings(&e) => {
+                SETTINGS_REFUSED.set(true);
+                Ok(false)
+            }
+            Err(e) => Err(anyhow!("{}", describe(&e))).with_context(|| format!("running `{sql}`")),
+        }
     }
 
     /// Runs one statement. Outside a transaction, one a libSQL server interrupted is run again,
@@ -233,7 +273,7 @@ impl Db {
         let started = std::time::Instant::now();
         let mut pause = LOCK_RETRY;
         loop {
-            let e = match self.conn.execute(sql, params) {
+            let e = match self.run(sql, params) {
                 Ok(result) => return Ok(result),
                 Err(e) => e,
             };
@@ -304,9 +344,9 @@ impl Db {
     /// logs), so that a read does not wait for a disk flush. Best effort: a database that refuses
     /// the pragma keeps its commits durable.
     pub fn execute_log_grade(&self, sql: &str, params: &[Value]) -> Result<QueryResult> {
-        let changed = setting(&self.conn, LOG_GRADE).unwrap_or(false);
+        let changed = self.setting(LOG_GRADE).unwrap_or(false);
         let result = self.execute(sql, params);
-        if changed && self.conn.execute(DURABLE, &[]).is_err() {
+        if changed && self.run(DURABLE, &[]).is_err() {
             self.conn.taint();
         }
         result
@@ -328,10 +368,10 @@ impl Db {
     /// for the same way, with nothing set around it. A server's "interrupted" (see [`Db::execute`]) is
     /// asked again the same way.
     fn begin_immediate(&self) -> Result<()> {
-        let set = setting(&self.conn, NO_BUSY_WAIT)?;
+        let set = self.setting(NO_BUSY_WAIT)?;
         let started = std::time::Instant::now();
         let begun = loop {
-            match self.conn.execute("BEGIN IMMEDIATE", &[]) {
+            match self.run("BEGIN IMMEDIATE", &[]) {
                 Err(e) if (is_busy(&e) || is_interrupt(&e)) && started.elapsed() < LOCK_WAIT => {
                     std::thread::sleep(LOCK_RETRY)
                 }
@@ -585,6 +625,14 @@ fn is_interrupt(e: &spin_sdk::sqlite3::Error) -> bool {
         if m.contains("SQLITE_INTERRUPT") || m.trim().eq_ignore_ascii_case("interrupted"))
 }
 
+/// Whether `e` says the connection's server-side stream is gone: a libSQL server dropped it after
+/// 10 s idle (`STREAM_EXPIRED`, "The stream has expired due to inactivity"), or no longer knows it
+/// (a restart: "Received an invalid baton"). Spin 4.0.2 passes the server's answer on as text.
+fn lost_stream(e: &spin_sdk::sqlite3::Error) -> bool {
+    matches!(e, spin_sdk::sqlite3::Error::Io(m)
+        if m.contains("STREAM_EXPIRED") || m.contains("stream has expired") || m.contains("invalid baton"))
+}
+
 /// Whether `e` is SQLite's `SQLITE_BUSY` (another connection holds the lock).
 fn is_busy(e: &spin_sdk::sqlite3::Error) -> bool {
     matches!(e, spin_sdk::sqlite3::Error::Io(m) if m.contains("database is locked"))
@@ -644,6 +692,23 @@ mod tests {
             "the request was interrupted by a timeout".into()
         )));
         assert!(!is_interrupt(&AccessDenied));
+    }
+
+    #[test]
+    fn a_stream_the_server_dropped_is_told_from_other_errors() {
+        use spin_sdk::sqlite3::Error::*;
+        // As Spin 4.0.2 on sqld 0.24 reports it after 10 s idle.
+        assert!(lost_stream(&Io(
+            "Hrana: `api error: `status=400 Bad Request, body={\"message\":\"The stream has \
+             expired due to inactivity\",\"code\":\"STREAM_EXPIRED\"}``"
+                .into()
+        )));
+        // After sqld restarted.
+        assert!(lost_stream(&Io(
+            "Hrana: `api error: `status=400 Bad Request, body=Received an invalid baton``".into()
+        )));
+        assert!(!lost_stream(&Io("no such table: t".into())));
+        assert!(!lost_stream(&InvalidConnection));
     }
 
     #[test]

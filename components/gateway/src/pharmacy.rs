@@ -112,7 +112,7 @@ fn dispense(req: &Request, signature: &str, pharmacy: &Pharmacy) -> Result<Respo
         webhooks,
         claim_secret: req.header(CLAIM_SECRET).map(str::to_string),
     };
-    let sold = prescriptions::dispense(db.connection(), &request)?;
+    let sold = prescriptions::dispense(&db.connection(), &request)?;
     let body = Burned {
         rx: pharmacy_shape(&sold.prescription, pharmacy.id),
         receipt: &sold.receipt,
@@ -126,7 +126,7 @@ fn dispense(req: &Request, signature: &str, pharmacy: &Pharmacy) -> Result<Respo
 /// sale; 409 when the stored document no longer hashes to the digest.
 pub fn receipt(pharmacy: ReceiptReader, digest: &str) -> Result<Response, Error> {
     let pharmacy = pharmacy.pharmacy();
-    let receipt = prescriptions::get_receipt(Db::open()?.connection(), pharmacy, digest)?;
+    let receipt = prescriptions::get_receipt(&Db::open()?.connection(), pharmacy, digest)?;
     Ok(Response::json(
         200,
         &json!({
@@ -142,7 +142,7 @@ pub fn receipt(pharmacy: ReceiptReader, digest: &str) -> Result<Response, Error>
 /// `{"message"}` while there is none, and for another pharmacy's sale.
 pub fn receipt_constancia(pharmacy: ReceiptReader, digest: &str) -> Result<Response, Error> {
     let pharmacy = pharmacy.pharmacy();
-    let reply = prescriptions::get_receipt_constancia(Db::open()?.connection(), pharmacy, digest)?;
+    let reply = prescriptions::get_receipt_constancia(&Db::open()?.connection(), pharmacy, digest)?;
     Ok(Response::bytes(200, http::TIMESTAMP_REPLY, reply))
 }
 
@@ -156,7 +156,7 @@ pub fn claim(pharmacy: PharmacyId, signature: &str) -> Result<Response, Error> {
     logged(pharmacy, signature, Kind::Claim, |pharmacy| {
         let db = Db::open()?;
         let grant = prescriptions::claim(
-            db.connection(),
+            &db.connection(),
             &pharmacy_ref(pharmacy),
             signature,
             claim_minutes(),
@@ -186,7 +186,12 @@ pub fn release(req: &Request, pharmacy: PharmacyId, signature: &str) -> Result<R
             }
         };
         let db = Db::open()?;
-        prescriptions::release(db.connection(), &pharmacy_ref(pharmacy), signature, &secret)?;
+        prescriptions::release(
+            &db.connection(),
+            &pharmacy_ref(pharmacy),
+            signature,
+            &secret,
+        )?;
         let view = for_pharmacy(signature)?;
         let body = json!({
             "message": "The claim was released: the prescription is available again.",
@@ -223,7 +228,7 @@ pub fn reject(req: &Request, pharmacy: PharmacyId, signature: &str) -> Result<Re
             reason,
             webhooks,
         };
-        prescriptions::reject(Db::open()?.connection(), &pharmacy_ref(pharmacy), &change)?;
+        prescriptions::reject(&Db::open()?.connection(), &pharmacy_ref(pharmacy), &change)?;
         Ok(Response::json(200, &json!({"status": "202 OK"})))
     })
 }
@@ -277,7 +282,7 @@ pub fn status(req: &Request, pharmacy: PharmacyId, signature: &str) -> Result<Re
             webhooks: plan(&rx, RxEvent::StatusChanged)?,
         };
         let db = Db::open()?;
-        let posted = prescriptions::set_status(db.connection(), &pharmacy_ref(pharmacy), &change)?;
+        let posted = prescriptions::set_status(&db.connection(), &pharmacy_ref(pharmacy), &change)?;
         Ok(Response::json(
             201,
             &crate::views::status_json::status(&posted),
@@ -297,9 +302,9 @@ pub fn patients_lookup(req: &Request, pharmacy: PharmacyId) -> Result<Response, 
     let code = f.required_str("code", CURP);
     let (curp, code) = f.finish_then(|| Some((curp?, code?)))?;
     let db = Db::open()?;
-    pharmacies::admit(db.connection(), pharmacy, MISSES_PER_MINUTE)?;
-    let records = patients::redeem_counter_code(db.connection(), pharmacy, &curp, &code)?;
-    let signatures = prescriptions::dispensable_for(db.connection(), pharmacy, &records)?;
+    pharmacies::admit(&db.connection(), pharmacy, MISSES_PER_MINUTE)?;
+    let records = patients::redeem_counter_code(&db.connection(), pharmacy, &curp, &code)?;
+    let signatures = prescriptions::dispensable_for(&db.connection(), pharmacy, &records)?;
     let mut results = Vec::with_capacity(signatures.len());
     for signature in &signatures {
         let view = for_pharmacy(signature)?;
@@ -358,7 +363,7 @@ fn logged(
 ) -> Result<Response, Error> {
     let admitted = Db::open()
         .map_err(Error::from)
-        .and_then(|db| pharmacies::admit(db.connection(), pharmacy, MISSES_PER_MINUTE));
+        .and_then(|db| pharmacies::admit(&db.connection(), pharmacy, MISSES_PER_MINUTE));
     let response = match admitted.and_then(|p| call(&p)) {
         Ok(response) => response,
         Err(Error::NotFound(_)) if kind == Kind::Reject => Response::json(
@@ -389,13 +394,13 @@ fn record(pharmacy: i64, signature: &str, kind: Kind, status: u16) {
 
 /// The prescription `signature` names, with its sales, read on the request's connection.
 fn for_pharmacy(signature: &str) -> Result<PharmacyView, Error> {
-    prescriptions::get_for_pharmacy(Db::open()?.connection(), signature)
+    prescriptions::get_for_pharmacy(&Db::open()?.connection(), signature)
 }
 
 /// The webhook deliveries of `event` for `rx`, planned on the request's connection.
 fn plan(rx: &Prescription, event: RxEvent) -> Result<Vec<WebhookDelivery>, Error> {
     let db = Db::open()?;
-    notifications::plan(db.connection(), rx.medic_id, rx.hospital.id, event)
+    notifications::plan(&db.connection(), rx.medic_id, rx.hospital.id, event)
 }
 
 fn pharmacy_ref(p: &Pharmacy) -> PharmacyRef {

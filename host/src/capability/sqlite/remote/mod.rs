@@ -91,7 +91,17 @@ impl Database {
             url: url.to_string(),
             db: Arc::new(db),
             writers: Writers::default(),
-            replica: replica.map(|r| replica::Parts::new(label, r)),
+            replica: match replica {
+                Some(r) => Some(replica::Parts::new(
+                    label,
+                    r,
+                    libsql::Builder::new_remote(url.to_string(), token.to_string())
+                        .build()
+                        .await
+                        .with_context(context)?,
+                )),
+                None => None,
+            },
         })
     }
 
@@ -102,8 +112,10 @@ impl Database {
 
     /// After a write of one of its connections reached the server: a replica's pull up to it.
     async fn pull_own_write(&self) {
-        if self.replica.is_some() {
-            replica::pull_own_write(&self.db, &self.label).await;
+        if let Some(parts) = &self.replica
+            && !replica::pull_own_write(&self.db, &self.label).await
+        {
+            parts.fell_behind(&self.db, &self.label);
         }
     }
 }
@@ -117,6 +129,9 @@ pub struct Connection {
     turn: Turn,
     /// A replica's file, where its reads outside a transaction run, once opened.
     reading: Option<local::Connection>,
+    /// A replica's stream on the primary for its reads while the replica is behind this node's
+    /// writes (`replica::Parts::behind`), once opened.
+    primary: Option<libsql::Connection>,
     /// A replica connection's transaction, held back until it must reach the server (`deferred`).
     deferred: Option<Deferred>,
     /// A held-back transaction's `COMMIT` failed, which ended it: the guest's `ROLLBACK` after it
@@ -173,6 +188,7 @@ impl Connection {
             db: db.clone(),
             turn: Turn::default(),
             reading: None,
+            primary: None,
             deferred: None,
             ended: false,
             prepared: HashMap::new(),
@@ -214,6 +230,19 @@ impl Connection {
             && statement.reads()
             && let Some(replica) = &self.db.replica
         {
+            if replica.behind() {
+                let primary = match &self.primary {
+                    Some(conn) => conn.clone(),
+                    None => {
+                        let conn = replica.primary.connect().map_err(|e| {
+                            Error::Io(format!("{UNAVAILABLE}{}", server_message(&e.to_string())))
+                        })?;
+                        self.primary.insert(conn).clone()
+                    }
+                };
+                let result = query(&primary, None, statement, parameters, false).await;
+                return self.logged(result);
+            }
             if self.reading.is_none() {
                 match local::Connection::open(replica.reader.clone()) {
                     Ok(conn) => self.reading = Some(conn),
@@ -354,59 +383,12 @@ impl Connection {
         statement: &Statement,
         parameters: Vec<Value>,
     ) -> Result<QueryResult, Error> {
-        let sql = statement.to_run();
-        let in_transaction = !self.conn.is_autocommit();
-        let parameters: Vec<libsql::Value> = parameters.into_iter().map(to_libsql).collect();
-        let run = async {
-            // The client keeps the transaction state only for statements sent with `execute`;
-            // rows come back only from `query`.
-            if !statement.returns_rows() {
-                self.conn.execute(sql, parameters).await?;
-                return Ok(Ok(no_rows()));
-            }
-            let mut rows = if self.db.replica.is_some() {
-                self.conn.query(sql, parameters).await?
-            } else {
-                if !self.prepared.contains_key(sql) {
-                    if self.prepared.len() >= PREPARED_MAX {
-                        self.prepared.clear();
-                    }
-                    let prepared = self.conn.prepare(sql).await?;
-                    self.prepared.insert(sql.to_string(), prepared);
-                }
-                self.prepared[sql].query(parameters).await?
-            };
-            let count = rows.column_count();
-            let columns = (0..count)
-                .map(|i| rows.column_name(i).unwrap_or("").to_string())
-                .collect();
-            let mut out = Vec::new();
-            let mut budget = ResultBudget::default();
-            while let Some(row) = rows.next().await? {
-                let mut values = Vec::with_capacity(count as usize);
-                for i in 0..count {
-                    values.push(from_libsql(row.get_value(i)?));
-                }
-                if let Err(over) = budget.add(&values) {
-                    return Ok(Err(over));
-                }
-                out.push(RowResult { values });
-            }
-            Ok::<_, libsql::Error>(Ok(QueryResult { columns, rows: out }))
+        let waits = statement.waits_for_writer(!self.conn.is_autocommit());
+        let prepared = match self.db.replica {
+            Some(_) => None,
+            None => Some(&mut self.prepared),
         };
-        let limit = if statement.waits_for_writer(in_transaction) {
-            LOCKED_TIMEOUT
-        } else {
-            BUSY_TIMEOUT
-        };
-        match tokio::time::timeout(limit, run).await {
-            Ok(Ok(result)) => result,
-            Ok(Err(e)) => Err(Error::Io(server_message(&e.to_string()))),
-            Err(_) => Err(Error::Io(format!(
-                "{UNAVAILABLE}the libSQL server did not answer within {} s",
-                limit.as_secs()
-            ))),
-        }
+        query(&self.conn, prepared, statement, parameters, waits).await
     }
 
     /// Runs several statements (migrations, `--sqlite`) in one request to the server.
@@ -422,6 +404,67 @@ impl Connection {
                 BATCH_TIMEOUT.as_secs()
             ),
         }
+    }
+}
+
+/// Runs `statement` on `conn` and buffers its whole result, within [`LOCKED_TIMEOUT`] if it
+/// `waits` for the writer's lock, else [`BUSY_TIMEOUT`]. With `prepared` (a connection without a
+/// replica), a statement with rows is prepared once there (see [`Connection::prepared`]).
+async fn query(
+    conn: &libsql::Connection,
+    prepared: Option<&mut HashMap<String, libsql::Statement>>,
+    statement: &Statement,
+    parameters: Vec<Value>,
+    waits: bool,
+) -> Result<QueryResult, Error> {
+    let sql = statement.to_run();
+    let parameters: Vec<libsql::Value> = parameters.into_iter().map(to_libsql).collect();
+    let run = async {
+        // The client keeps the transaction state only for statements sent with `execute`;
+        // rows come back only from `query`.
+        if !statement.returns_rows() {
+            conn.execute(sql, parameters).await?;
+            return Ok(Ok(no_rows()));
+        }
+        let mut rows = match prepared {
+            None => conn.query(sql, parameters).await?,
+            Some(prepared) => {
+                if !prepared.contains_key(sql) {
+                    if prepared.len() >= PREPARED_MAX {
+                        prepared.clear();
+                    }
+                    let statement = conn.prepare(sql).await?;
+                    prepared.insert(sql.to_string(), statement);
+                }
+                prepared[sql].query(parameters).await?
+            }
+        };
+        let count = rows.column_count();
+        let columns = (0..count)
+            .map(|i| rows.column_name(i).unwrap_or("").to_string())
+            .collect();
+        let mut out = Vec::new();
+        let mut budget = ResultBudget::default();
+        while let Some(row) = rows.next().await? {
+            let mut values = Vec::with_capacity(count as usize);
+            for i in 0..count {
+                values.push(from_libsql(row.get_value(i)?));
+            }
+            if let Err(over) = budget.add(&values) {
+                return Ok(Err(over));
+            }
+            out.push(RowResult { values });
+        }
+        Ok::<_, libsql::Error>(Ok(QueryResult { columns, rows: out }))
+    };
+    let limit = if waits { LOCKED_TIMEOUT } else { BUSY_TIMEOUT };
+    match tokio::time::timeout(limit, run).await {
+        Ok(Ok(result)) => result,
+        Ok(Err(e)) => Err(Error::Io(server_message(&e.to_string()))),
+        Err(_) => Err(Error::Io(format!(
+            "{UNAVAILABLE}the libSQL server did not answer within {} s",
+            limit.as_secs()
+        ))),
     }
 }
 

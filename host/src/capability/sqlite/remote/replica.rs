@@ -2,6 +2,7 @@
 //! "Nodes with embedded replicas"): its set-up and first pull, the pool of its connections, the pull
 //! after each of the node's writes, `remote` uses it (which statements its file answers is `Statement::reads`).
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -16,6 +17,8 @@ use crate::capability::sqlite::turn::BUSY_TIMEOUT;
 const OWN_WRITE_PULL: Duration = Duration::from_secs(1);
 /// Longest a replica's first pull may take at start-up.
 const FIRST_SYNC_TIMEOUT: Duration = Duration::from_secs(60);
+/// How often a replica that could not pull a write of its own tries again ([`Parts::fell_behind`]).
+const CATCH_UP_EVERY: Duration = Duration::from_millis(200);
 
 /// Idle connections of one replica.
 pub type Pool = Arc<Mutex<Vec<libsql::Connection>>>;
@@ -35,15 +38,51 @@ pub struct Parts {
     /// connection, which parses and prepares every statement again to choose where it runs
     /// (~3,600 against ~6,000 details a second on a local file, by hand).
     pub reader: Arc<local::Database>,
+    /// A client of the primary alone, for the reads of a node whose replica is behind its own
+    /// writes ([`Parts::behind`]).
+    pub primary: libsql::Database,
+    /// Whether a write of this node is on the primary but not yet in its replica (its pull
+    /// failed): until a pull succeeds, reads outside a transaction go to the primary, so that a
+    /// request reads back what it wrote (a create's new ids: issue 70, a pull refused through
+    /// sqld's 16.7 s log compaction).
+    behind: Arc<AtomicBool>,
 }
 
 impl Parts {
-    /// An empty pool and a reader of `replica`'s file.
-    pub fn new(label: &str, replica: &Replica) -> Self {
+    /// An empty pool, a reader of `replica`'s file and `primary`, a client of the primary.
+    pub fn new(label: &str, replica: &Replica, primary: libsql::Database) -> Self {
         Self {
             pool: Pool::default(),
             reader: Arc::new(local::Database::reader(label, &replica.path)),
+            primary,
+            behind: Arc::default(),
         }
+    }
+
+    /// Whether reads outside a transaction go to the primary (see `behind`).
+    pub fn behind(&self) -> bool {
+        self.behind.load(Ordering::Acquire)
+    }
+
+    /// After a write of this node its replica could not pull: reads go to the primary, and the
+    /// replica tries to pull every [`CATCH_UP_EVERY`] until it can (one task at a time).
+    pub fn fell_behind(&self, replica: &Arc<libsql::Database>, label: &str) {
+        if self.behind.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let (behind, replica, label) = (self.behind.clone(), replica.clone(), label.to_string());
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(CATCH_UP_EVERY).await;
+                if let Ok(Ok(_)) = tokio::time::timeout(BUSY_TIMEOUT, replica.sync()).await {
+                    behind.store(false, Ordering::Release);
+                    eprintln!(
+                        "sqlite: {label:?}: the replica has caught up with this node's writes"
+                    );
+                    return;
+                }
+            }
+        });
     }
 
     /// An idle connection, if there is one.
@@ -124,25 +163,25 @@ async fn build(replica: &Replica, url: &str, token: &str) -> Result<libsql::Data
 /// After a write of a replica's connection reached the primary, pulls the replica up to it, so this
 /// node reads its own write at once. The write stands whatever the pull gives: a pull that
 /// fails (sqld answers "snapshot not found" for the seconds it compacts its log) is tried
-/// again for up to [`OWN_WRITE_PULL`], then left to the periodic pull, and logged. Always a whole
+/// again for up to [`OWN_WRITE_PULL`], then left to [`Parts::fell_behind`], and logged (`false`). Always a whole
 /// pull, not the crate's `sync_until(<the write's frame>)`, which skips the pull when the replica's
 /// frame number is already past the write's: tried, the replicas test of a primary that comes back
 /// failed with it (the node's own write unread, 404), likely because the restarted primary's
 /// numbers are not comparable with the frames the replica pulled before.
-pub async fn pull_own_write(replica: &libsql::Database, label: &str) {
+pub async fn pull_own_write(replica: &libsql::Database, label: &str) -> bool {
     let started = std::time::Instant::now();
     loop {
         let failure = match tokio::time::timeout(BUSY_TIMEOUT, replica.sync()).await {
-            Ok(Ok(_)) => return,
+            Ok(Ok(_)) => return true,
             Ok(Err(e)) => e.to_string(),
             Err(_) => "no answer".to_string(),
         };
         if started.elapsed() >= OWN_WRITE_PULL {
             eprintln!(
                 "sqlite: {label:?}: this node's write is on the primary but its replica could \
-                 not pull it ({failure}); its reads catch up at the next pull"
+                 not pull it ({failure}); its reads go to the primary until it can"
             );
-            return;
+            return false;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }

@@ -1,5 +1,6 @@
 //! A replica connection's held-back transactions (`deferred`) against a real `sqld`: what commits,
-//! what never does, and where an error is told. `cargo xtask test` gives these tests the server
+//! what never does, and where an error is told; and a replica behind its own writes, whose reads go
+//! to the primary until it catches up. `cargo xtask test` gives these tests the server
 //! (`RECETA_SQLD`); run without one they say so and pass without checking anything. Each runs in a
 //! child process of its own: the `libsql` crate must set SQLite up before anything else in the
 //! process opens a database (`replica::init_libsql`), and this binary's other tests use rusqlite.
@@ -86,13 +87,23 @@ fn ran_in_own_process(name: &str) -> bool {
     if std::env::var_os(CHILD).is_some() {
         return false;
     }
-    let full = format!("capability::sqlite::replica_tests::{name}");
-    let status = Command::new(std::env::current_exe().expect("test binary"))
+    // The test's path as the harness names it: this module's, without the crate's name.
+    let module = module_path!().split_once("::").map_or("", |(_, path)| path);
+    let full = format!("{module}::{name}");
+    let output = Command::new(std::env::current_exe().expect("test binary"))
         .args([&full, "--exact", "--nocapture", "--test-threads=1"])
         .env(CHILD, "1")
-        .status()
+        .output()
         .expect("the test's own process");
+    let status = output.status;
+    print!("{}", String::from_utf8_lossy(&output.stdout));
+    eprint!("{}", String::from_utf8_lossy(&output.stderr));
     assert!(status.success(), "{full} failed in its own process");
+    // A name that matched nothing would pass without running anything.
+    assert!(
+        !String::from_utf8_lossy(&output.stdout).contains("running 0 tests"),
+        "{full} matched no test"
+    );
     true
 }
 
@@ -203,4 +214,58 @@ async fn batched_writes_commit_together_and_a_failed_one_never_commits_body() {
         .unwrap();
     run(&mut conn, "ROLLBACK", Vec::new()).await.unwrap();
     assert_eq!(names(&mut conn).await.len(), 3);
+}
+
+#[test]
+fn a_replica_behind_its_own_writes_reads_the_primary_until_it_catches_up() {
+    if ran_in_own_process("a_replica_behind_its_own_writes_reads_the_primary_until_it_catches_up") {
+        return;
+    }
+    tokio::runtime::Runtime::new()
+        .expect("runtime")
+        .block_on(a_replica_behind_its_own_writes_reads_the_primary_until_it_catches_up_body());
+}
+
+async fn a_replica_behind_its_own_writes_reads_the_primary_until_it_catches_up_body() {
+    let Some(server) = sqld() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    // Pulled every 60 s, and after each of its own writes.
+    let db = replica_of(&server, dir.path()).await;
+    let mut conn = Connection::open(&db).unwrap();
+    run(
+        &mut conn,
+        "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT UNIQUE NOT NULL)",
+        Vec::new(),
+    )
+    .await
+    .unwrap();
+    // A row the replica has not pulled: written on the primary by another client.
+    let other = Arc::new(
+        Database::new("default", &server.url, "", None)
+            .await
+            .unwrap(),
+    );
+    let mut elsewhere = Connection::open(&other).unwrap();
+    run(&mut elsewhere, "INSERT INTO t (v) VALUES ('b')", Vec::new())
+        .await
+        .unwrap();
+    assert!(names(&mut conn).await.is_empty(), "read from the replica");
+
+    // This node's pull after a write of its own failed (as during sqld's log compaction): its
+    // reads go to the primary, and see the row.
+    let parts = db.replica.as_ref().unwrap();
+    parts.fell_behind(&db.db, "default");
+    assert!(parts.behind());
+    assert_eq!(names(&mut conn).await, ["b"]);
+
+    // The replica pulls again on its own and reads are its file's again, now with the row.
+    let started = std::time::Instant::now();
+    while parts.behind() {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "never caught up"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(names(&mut conn).await, ["b"]);
 }

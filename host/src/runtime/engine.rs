@@ -172,10 +172,7 @@ pub fn load_component(
         .join(cache_key(engine, identity))
         .with_extension("cwasm");
     if path.is_file() {
-        // SAFETY: the file was written by `Engine::precompile_component` of an engine with the
-        // same compatibility hash (it is part of the file name) and is only ever replaced
-        // atomically by rename; Wasmtime also checks the header on load.
-        match unsafe { Component::deserialize_file(engine, &path) } {
+        match map_cached(engine, &path) {
             Ok(component) => {
                 mark_used(&path);
                 return Ok((component, Provenance::Cached, started.elapsed()));
@@ -194,11 +191,14 @@ pub fn load_component(
     match store_atomically(&path, &compiled) {
         Ok(()) => {
             prune(&dir, CACHE_MAX_BYTES);
-            // Loaded from the file it was just stored in, the code is mapped from it (file pages
-            // the kernel may drop and read again) instead of copied into ~40 MiB of the heap.
-            // SAFETY: the file was written just now from `precompile_component` of this engine.
-            if let Ok(component) = unsafe { Component::deserialize_file(engine, &path) } {
-                return Ok((component, Provenance::Compiled, started.elapsed()));
+            // Mapped from the file it was just stored in, the code is file pages the kernel may
+            // drop and read again, instead of ~40 MiB of the heap.
+            match map_cached(engine, &path) {
+                Ok(component) => return Ok((component, Provenance::Compiled, started.elapsed())),
+                Err(e) => eprintln!(
+                    "receta: cannot map the cache entry just stored {}: {e:#}",
+                    path.display()
+                ),
             }
         }
         Err(e) => eprintln!(
@@ -211,6 +211,15 @@ pub fn load_component(
         .anyhow()
         .with_context(|| format!("cannot load compiled component {id:?}"))?;
     Ok((component, Provenance::Compiled, started.elapsed()))
+}
+
+/// Maps a cache entry's compiled code from its file.
+fn map_cached(engine: &Engine, path: &Path) -> wasmtime::Result<Component> {
+    // SAFETY: a cache entry is written only by `store_atomically`, with the bytes of
+    // `Engine::precompile_component` of an engine with the same compatibility hash (it is part of
+    // the file name), and is only ever replaced atomically by rename; Wasmtime also checks the
+    // header on load.
+    unsafe { Component::deserialize_file(engine, path) }
 }
 
 fn cache_key(engine: &Engine, identity: &[u8; 32]) -> String {

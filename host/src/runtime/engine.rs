@@ -165,8 +165,10 @@ pub fn load_component(
         let bytes = produce()?;
         let component = Component::new(engine, &bytes)
             .anyhow()
-            .with_context(|| format!("cannot compile component {id:?}"))?;
-        return Ok((component, Provenance::Compiled, started.elapsed()));
+            .with_context(|| format!("cannot compile component {id:?}"));
+        drop(bytes);
+        release_freed_memory();
+        return Ok((component?, Provenance::Compiled, started.elapsed()));
     };
     let path = dir
         .join(cache_key(engine, identity))
@@ -188,13 +190,28 @@ pub fn load_component(
         .precompile_component(&bytes)
         .anyhow()
         .with_context(|| format!("cannot compile component {id:?}"))?;
-    match store_atomically(&path, &compiled) {
+    drop(bytes);
+    let component = keep_compiled(engine, id, &path, &dir, compiled);
+    release_freed_memory();
+    Ok((component?, Provenance::Compiled, started.elapsed()))
+}
+
+/// Stores `compiled` in the cache and maps it from there; else (the cache cannot be written or
+/// the entry mapped) loads it from the bytes.
+fn keep_compiled(
+    engine: &Engine,
+    id: &str,
+    path: &Path,
+    dir: &Path,
+    compiled: Vec<u8>,
+) -> Result<Component> {
+    match store_atomically(path, &compiled) {
         Ok(()) => {
-            prune(&dir, CACHE_MAX_BYTES);
+            prune(dir, CACHE_MAX_BYTES);
             // Mapped from the file it was just stored in, the code is file pages the kernel may
             // drop and read again, instead of ~40 MiB of the heap.
-            match map_cached(engine, &path) {
-                Ok(component) => return Ok((component, Provenance::Compiled, started.elapsed())),
+            match map_cached(engine, path) {
+                Ok(component) => return Ok(component),
                 Err(e) => eprintln!(
                     "receta: cannot map the cache entry just stored {}: {e:#}",
                     path.display()
@@ -207,10 +224,22 @@ pub fn load_component(
         ),
     }
     // SAFETY: `compiled` was produced just now by `precompile_component` of this very engine.
-    let component = unsafe { Component::deserialize(engine, &compiled) }
+    unsafe { Component::deserialize(engine, &compiled) }
         .anyhow()
-        .with_context(|| format!("cannot load compiled component {id:?}"))?;
-    Ok((component, Provenance::Compiled, started.elapsed()))
+        .with_context(|| format!("cannot load compiled component {id:?}"))
+}
+
+/// Hands the memory a compilation freed back to the OS: mimalloc keeps a thread's freed pages
+/// until that thread allocates again, and the compiler's threads (Rayon's, this one) then sit idle
+/// for the process's life. Measured: RssAnon after a start that compiled the app 104 MiB, after a
+/// start from the cache 31 MiB.
+fn release_freed_memory() {
+    fn collect() {
+        // SAFETY: `mi_collect` has no preconditions; it only frees pages that hold no live block.
+        unsafe { libmimalloc_sys::mi_collect(true) }
+    }
+    rayon::broadcast(|_| collect());
+    collect();
 }
 
 /// Maps a cache entry's compiled code from its file.

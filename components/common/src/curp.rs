@@ -65,22 +65,49 @@ impl Curp {
     }
 }
 
-/// What is compared: `-`, `_` and spaces removed, ASCII letters upper cased, surrounding
-/// whitespace trimmed (stdnum's `compact`). The patients component's SQL matches stored values
-/// normalised the same way (`NORMALISED`).
+/// The characters a CURP is written with that are not part of it: every character Python's
+/// `str.isspace` calls a space (stdnum's `strip`), the zero-width ones, and `_` and every dash
+/// (ASCII, Unicode's U+2010-U+2015, the minus sign and the small and full-width hyphens). Removed
+/// wherever they stand, in Rust ([`normalise`]) and in SQL ([`normalised_sql`]) alike, so a CURP
+/// typed with a no-break space or a dash from a word processor is the same person, never a valid
+/// CURP that links nobody (docs/patients.md, "One person").
+pub const IGNORED: [char; 38] = [
+    ' ', '\t', '\n', '\u{0B}', '\u{0C}', '\r', '\u{1C}', '\u{1D}', '\u{1E}', '\u{1F}', '\u{85}',
+    '\u{A0}', '\u{1680}', '\u{2000}', '\u{2001}', '\u{2002}', '\u{2003}', '\u{2004}', '\u{2005}',
+    '\u{2006}', '\u{2007}', '\u{2008}', '\u{2009}', '\u{200A}', '\u{200B}', '\u{2028}', '\u{2029}',
+    '\u{202F}', '\u{205F}', '\u{3000}', '\u{FEFF}', '-', '_', '\u{2010}', '\u{2011}', '\u{2012}',
+    '\u{2013}', '\u{2014}',
+];
+
+/// More dashes, kept apart only to keep [`IGNORED`]'s lines short.
+const MORE_DASHES: [char; 4] = ['\u{2015}', '\u{2212}', '\u{FE63}', '\u{FF0D}'];
+
+fn ignored(c: char) -> bool {
+    IGNORED.contains(&c) || MORE_DASHES.contains(&c)
+}
+
+/// What is compared: every [`IGNORED`] character removed, ASCII letters upper cased. The patients
+/// component's SQL matches stored values normalised the same way ([`normalised_sql`]).
 pub fn normalise(raw: &str) -> String {
-    raw.trim()
-        .chars()
-        .filter(|c| !matches!(c, '-' | '_' | ' '))
+    raw.chars()
+        .filter(|c| !ignored(*c))
         .map(|c| c.to_ascii_uppercase())
         .collect()
 }
 
-/// The stored `curp` column normalised as [`normalise`] does (ASCII `upper`, the same removals):
-/// the expression the index `patients_by_curp` (migration 0026) is built on, so a lookup by it
-/// reads the index.
-pub const NORMALISED: &str =
-    "upper(replace(replace(replace(trim(curp), '-', ''), '_', ''), ' ', ''))";
+/// The stored `curp` column normalised as [`normalise`] does, in SQL: each ignored character
+/// replaced by nothing (`char(n)`), then SQLite's `upper` (ASCII only, like
+/// `to_ascii_uppercase`). The index `patients_by_curp_key` (migration 0033) is built on this very
+/// expression, so a lookup by it reads the index.
+pub fn normalised_sql() -> String {
+    let inner = IGNORED
+        .iter()
+        .chain(MORE_DASHES.iter())
+        .fold("curp".to_string(), |inner, c| {
+            format!("replace({inner}, char({}), '')", u32::from(*c))
+        });
+    format!("upper({inner})")
+}
 
 /// Whether `YYMMDD` (positions 4..10) is a real date, in the century the 17th character says.
 fn is_date(b: &[u8]) -> bool {
@@ -157,5 +184,33 @@ mod tests {
         };
         assert!(Curp::parse(&with(b'A')).is_some());
         assert!(Curp::parse(&with(b'0')).is_none());
+    }
+
+    #[test]
+    fn unicode_spaces_and_dashes_are_the_same_person() {
+        for raw in [
+            "\u{A0}BOXW310820HNERXN09\u{A0}",
+            "BOXW\u{2011}310820\u{2009}HNERXN09",
+            "boxw\u{2013}310820\u{200B}hnerxn09\u{FEFF}",
+            "\tBOXW 310820_HNERXN09\u{3000}",
+        ] {
+            assert_eq!(
+                Curp::parse(raw).map(|c| c.0),
+                Some("BOXW310820HNERXN09".to_string()),
+                "{raw:?}"
+            );
+        }
+        // Anything else stays and makes it invalid: never valid yet unlinked.
+        assert!(Curp::parse("BOXW310820HNERXN09\u{200D}").is_none());
+        assert!(Curp::parse("ＢOXW310820HNERXN09").is_none());
+    }
+
+    #[test]
+    fn the_sql_removes_every_ignored_character() {
+        let sql = normalised_sql();
+        for c in IGNORED.iter().chain(MORE_DASHES.iter()) {
+            assert!(sql.contains(&format!("char({}), ''", u32::from(*c))), "{c:?}");
+        }
+        assert!(sql.starts_with("upper(replace(") && sql.contains("(curp, char(32), '')"));
     }
 }

@@ -276,7 +276,7 @@ fn patient_answer<T>(
 
 /// A patient-page call's refusal: in the API's error shape for JSON; as a page otherwise (the
 /// friendly 404, a page saying why for 400, 409 and 429).
-fn patient_error(json: bool, signature: &str, e: Error) -> Result<Response, Error> {
+pub fn patient_error(json: bool, signature: &str, e: Error) -> Result<Response, Error> {
     Ok(match (e, json) {
         (
             e @ (Error::NotFound(_)
@@ -318,7 +318,8 @@ fn consents_json(c: &PersonConsents) -> Value {
 }
 
 /// A consent as the API shows it (docs/patients.md): whom (`medic` or `hospital`, the other
-/// null, and `name`), when and how it was given, the link it was given on, and its withdrawal.
+/// null, and `name`), when and how it was given, the folio of the prescription it was given on
+/// (never its link) and whether that is this page's, and its withdrawal.
 fn consent_json(c: &Consent) -> Value {
     let (medic, hospital) = match c.grantee {
         Grantee::Medic(m) => (Some(m), None),
@@ -334,7 +335,8 @@ fn consent_json(c: &Consent) -> Value {
             ConsentVia::PageForm => "page_form",
             ConsentVia::PageJson => "page_json",
         },
-        "given_on": format!("{}/rx/{}", crate::http::base_url(), c.given_on),
+        "given_on": c.given_on,
+        "given_here": c.given_here,
         "withdrawn_at": c.withdrawn_at,
     })
 }
@@ -361,7 +363,7 @@ pub fn not_found() -> Response {
     html(404, landing_html::not_found_page())
 }
 
-fn html(status: u16, body: String) -> Response {
+pub fn html(status: u16, body: String) -> Response {
     private(Response::bytes(
         status,
         "text/html; charset=utf-8",
@@ -376,7 +378,7 @@ fn html(status: u16, body: String) -> Response {
 
 /// The headers every public landing response carries: for the patient only, never indexed, never
 /// stored by a shared cache, never leaked through a referrer.
-fn private(response: Response) -> Response {
+pub fn private(response: Response) -> Response {
     response
         .with_header("cache-control", "private, no-store")
         .with_header("x-robots-tag", "noindex, nofollow")

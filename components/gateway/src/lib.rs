@@ -10,6 +10,7 @@ mod http;
 mod input;
 mod jobs_door;
 mod landing;
+mod linking;
 mod locations;
 mod media;
 mod medics;
@@ -29,7 +30,9 @@ use wasip3::http::types::{ErrorCode, Request as WasiRequest, Response as WasiRes
 
 use common::types::Error;
 use http::{Method, Request, Response};
-use roles::{Handler, admin, caller, medic, pharmacy, pharmacy_or_admin, public, scheduler};
+use roles::{
+    Handler, admin, caller, medic, page_change, pharmacy, pharmacy_or_admin, public, scheduler,
+};
 
 /// The `wasi:http/handler@0.3.0-rc-2026-03-15` export (WASIp3): Spin 4 and `receta` reuse an
 /// instance for many requests, several at once (docs/architecture.md, "What an instance keeps").
@@ -198,12 +201,19 @@ fn handler<'a>(req: &'a Request, method: Method, segments: &'a [&'a str]) -> Opt
         // The patient's page (`cta_link`) and its PDF: the signature is the capability.
         (Get, ["rx", signature]) => public(move || landing::page(signature)),
         (Get, ["rx", signature, "pdf"]) => public(move || landing::pdf(signature)),
-        (Post, ["rx", signature, "counter-code"]) => public(move || landing::counter_code(req, signature)),
-        (Post, ["rx", signature, "whatsapp-opt-out"]) => public(move || landing::whatsapp_opt_out(req, signature)),
+        // Changes made on the patient's page: refused from another site's pages (`page_change`).
+        (Post, ["rx", signature, "counter-code"]) => page_change(req, move || landing::counter_code(req, signature)),
+        (Post, ["rx", signature, "whatsapp-opt-out"]) => page_change(req, move || landing::whatsapp_opt_out(req, signature)),
         (Get, ["rx", signature, "consents"]) => public(move || landing::consents(req, signature)),
-        (Post, ["rx", signature, "consents"]) => public(move || landing::give_consent(req, signature)),
-        (Delete, ["rx", signature, "consents", id]) => public(move || landing::withdraw_consent(req, signature, id, false)),
-        (Post, ["rx", signature, "consents", id, "withdraw"]) => public(move || landing::withdraw_consent(req, signature, id, true)),
+        (Post, ["rx", signature, "consents"]) => page_change(req, move || landing::give_consent(req, signature)),
+        (Delete, ["rx", signature, "consents", id]) => page_change(req, move || landing::withdraw_consent(req, signature, id, false)),
+        (Post, ["rx", signature, "consents", id, "withdraw"]) => page_change(req, move || landing::withdraw_consent(req, signature, id, true)),
+        // The person's other records, proved theirs by a code sent to each (docs/patients.md).
+        (Get, ["rx", signature, "records"]) => public(move || linking::list(req, signature)),
+        (Post, ["rx", signature, "records"]) => page_change(req, move || linking::confirm(req, signature)),
+        (Post, ["rx", signature, "records", "codes"]) => page_change(req, move || linking::send_codes(req, signature)),
+        (Delete, ["rx", signature, "records", id]) => page_change(req, move || linking::unlink(req, signature, id, false)),
+        (Post, ["rx", signature, "records", id, "unlink"]) => page_change(req, move || linking::unlink(req, signature, id, true)),
         (Get, ["rx", ..]) => public(move || Ok(landing::not_found())),
         _ => None,
     }

@@ -234,7 +234,9 @@ pub fn reject(req: &Request, pharmacy: PharmacyId, signature: &str) -> Result<Re
 }
 
 /// `POST /api/v2/pharmacy/rx/<signature>/status/` `{status, pickup_code?, reason?}` → 201 the status
-/// posted (`views::status_json`); docs/lifecycle.md, "The pharmacy's status". 400 on `status` (not
+/// posted (`views::status_json`) with `message_queued` (whether the patient was messaged: once per
+/// status value per pharmacy, `ready_to_collect` once in two hours); docs/lifecycle.md, "The
+/// pharmacy's status". 400 on `status` (not
 /// one of the codes), `pickup_code` (only with `ready_to_collect`; 1-32 letters, digits or `-`)
 /// or `reason` (required with `not_dispensed`, refused with the others); 409 `{message}` for a
 /// status the rules refuse, a prescription rejected, cancelled, expired, claimed by another
@@ -282,19 +284,22 @@ pub fn status(req: &Request, pharmacy: PharmacyId, signature: &str) -> Result<Re
             webhooks: plan(&rx, RxEvent::StatusChanged)?,
         };
         let db = Db::open()?;
-        let posted = prescriptions::set_status(&db.connection(), &pharmacy_ref(pharmacy), &change)?;
-        Ok(Response::json(
-            201,
-            &crate::views::status_json::status(&posted),
-        ))
+        let (posted, queued) =
+            prescriptions::set_status(&db.connection(), &pharmacy_ref(pharmacy), &change)?;
+        let mut answer = serde_json::to_value(crate::views::status_json::status(&posted))
+            .map_err(anyhow::Error::from)?;
+        answer["message_queued"] = queued.into();
+        Ok(Response::json(201, &answer))
     })
 }
 
-/// `POST /api/v2/pharmacy/patients/lookup/` `{curp, code}` → 200 `{count, results}`: the person's
-/// prescriptions (every medic's records with that valid CURP) that this pharmacy may dispense now,
+/// `POST /api/v2/pharmacy/patients/lookup/` `{curp, code}` → 200 `{count, results}`: the
+/// prescriptions of the records the code speaks for (the record whose page asked for it and the
+/// records that page proved the person's, docs/patients.md) that this pharmacy may dispense now,
 /// each in the lookup's shape, and each logged as a lookup (the patient's access log shows it).
 /// The code is used up. 400 on `curp`/`code` when malformed; 404 `{message}` for a wrong, used or
-/// expired code and an unknown CURP alike; 429 once the CURP had 5 misses in the last hour.
+/// expired code and an unknown CURP alike; 429 once the CURP had 5 misses in the last hour, or
+/// this pharmacy 10 across CURPs.
 pub fn patients_lookup(req: &Request, pharmacy: PharmacyId) -> Result<Response, Error> {
     let pharmacy = pharmacy.get();
     let mut f = req.json_fields()?;

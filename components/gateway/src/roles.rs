@@ -151,6 +151,22 @@ pub fn public<'a>(h: impl FnOnce() -> Outcome + 'a) -> Option<Handler<'a>> {
     Some(Box::new(h))
 }
 
+/// No token, but a change made through the patient's page (counter codes, consents, links, the
+/// WhatsApp opt-out): refused with 403 when a browser says it comes from another site's page
+/// (`Sec-Fetch-Site`, `Origin`), so a page elsewhere cannot make the patient's browser post it
+/// (docs/patients.md, "Forms only from the service's own pages").
+pub fn page_change<'a>(req: &'a Request, h: impl FnOnce() -> Outcome + 'a) -> Option<Handler<'a>> {
+    Some(Box::new(move || {
+        if !crate::http::from_own_pages(req) {
+            return Err(Error::Forbidden(
+                "A change to a patient's page is accepted only from the service's own pages."
+                    .into(),
+            ));
+        }
+        h()
+    }))
+}
+
 /// The caller of an admin or medic call: 401 without a valid token, 403 for a pharmacy's token
 /// (good only on the pharmacy calls).
 fn principal(req: &Request) -> Result<Principal, Error> {

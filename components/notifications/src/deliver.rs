@@ -8,7 +8,7 @@ use common::db::{Db, int};
 use common::types::Error;
 
 use crate::config::Config;
-use crate::email::{self, Email, StatusNote};
+use crate::email::{self, Email, LinkNote, StatusNote};
 use crate::outbox::{self, AttemptRecord, EMAIL, Leased, WEBHOOK};
 use crate::webhooks::{self, Signing};
 use common::queue::Outcome;
@@ -244,7 +244,15 @@ fn email_body(db: &Db, config: &Config, leased: &Leased) -> Result<Vec<u8>, Stop
         pdf: Some(&pdf),
     };
     let said = &row.payload["status"];
+    let link = &row.payload["link_code"];
     let body = match said["status"].as_str() {
+        _ if link.is_object() => email::link_code_body(
+            &mail,
+            &LinkNote {
+                code: link["code"].as_str().unwrap_or_default(),
+                asked_on: link["asked_on"].as_str().unwrap_or_default(),
+            },
+        ),
         Some(status) => email::status_body(
             &mail,
             &StatusNote {

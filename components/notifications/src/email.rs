@@ -150,6 +150,52 @@ pub fn status_body(e: &Email, note: &StatusNote) -> Value {
     })
 }
 
+/// A code the person enters on another prescription's page to prove this record theirs
+/// (docs/patients.md, "Who speaks for whom").
+#[derive(Debug, Clone)]
+pub struct LinkNote<'a> {
+    pub code: &'a str,
+    /// The medic and hospital of the page the code was asked on.
+    pub asked_on: &'a str,
+}
+
+/// The email carrying a link code: the code, where it was asked, and what to do if it was not the
+/// person. No link (a page link would hand out a prescription), no PDF, no medication.
+pub fn link_code_body(e: &Email, note: &LinkNote) -> Value {
+    let greeting = greeting(e.patient);
+    let said = format!(
+        "En la página de una receta de {asked} se pidió unir a ella tus recetas de {medic}. \
+         Si fuiste tú, escribe este código en esa página: {code}. Vence en 30 minutos.",
+        asked = note.asked_on,
+        medic = e.medic,
+        code = note.code,
+    );
+    let warn = "Si no fuiste tú, no compartas este código con nadie: alguien pudo escribir tu CURP \
+        en un expediente que no es tuyo, y sin el código no verá nada de tus recetas.";
+    let text = format!(
+        "{greeting}\n\n{said}\n\n{warn}\n\n\
+         Este mensaje se envió automáticamente; por favor no lo respondas.\n"
+    );
+    let html = format!(
+        "<!DOCTYPE html><html lang=\"es\"><body style=\"font-family:Helvetica,Arial,sans-serif;color:#222\">\
+         <p>{greeting}</p><p>{said}</p><p>{warn}</p>\
+         <p style=\"color:#777;font-size:12px\">Este mensaje se envió automáticamente; por favor no lo respondas.</p>\
+         </body></html>",
+        greeting = escape(&greeting),
+        said = escape(&said),
+        warn = escape(warn),
+    );
+    json!({
+        "from": e.from,
+        "to": e.to,
+        "cc": e.cc,
+        "subject": format!("Tu código para unir tus recetas: {}", note.code),
+        "text": text,
+        "html": html,
+        "attachments": [],
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -57,6 +57,16 @@ impl Guest for Notifications {
         lent(db, || webhooks::plan(medic, hospital, event))
     }
 
+    fn queue_link_code(
+        db: &Connection,
+        prescription: i64,
+        to: String,
+        code: String,
+        asked_on: String,
+    ) -> Result<i64, Error> {
+        lent(db, || outbox::queue_link_code(prescription, &to, &code, &asked_on))
+    }
+
     fn resend_email(
         db: &Connection,
         sender: Principal,

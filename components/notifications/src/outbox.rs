@@ -99,6 +99,11 @@ const SIGNATURE_OF: &str = "SELECT signature FROM prescriptions WHERE id = ?";
 const MARK_PENDING: &str =
     "UPDATE prescriptions SET sent_status = ?2 WHERE id = ?1 AND sent_status = ?3";
 
+/// `?1` the row: a link code's email forgets its code once done or dead (it was in clear only on
+/// its way to the relay).
+const FORGET_CODE: &str =
+    "UPDATE outbox SET payload = json_remove(payload, '$.link_code.code') WHERE id = ?1";
+
 const INSERT_ATTEMPT: &str = "INSERT INTO outbox_attempts \
     (outbox_id, number, started_at, duration_ms, status_code, error) VALUES (?, ?, ?, ?, ?, ?)";
 
@@ -208,9 +213,14 @@ pub fn finish(
     outcome: &Outcome,
 ) -> Result<(), Error> {
     let row = &leased.row;
-    // The prescription's own email (not a message about a pharmacy's status) marks it sent.
-    let marks_sent =
-        *outcome == Outcome::Done && row.kind == EMAIL && row.payload.get("status").is_none();
+    // The prescription's own email (not a message about a pharmacy's status, nor a link code's)
+    // marks it sent.
+    let link_code = row.kind == EMAIL && row.payload.get("link_code").is_some();
+    let marks_sent = *outcome == Outcome::Done
+        && row.kind == EMAIL
+        && row.payload.get("status").is_none()
+        && !link_code;
+    let ended = matches!(outcome, Outcome::Done | Outcome::Dead { .. });
     QUEUE.finish(db, &int(row.id), &leased.lease, outcome, |db, held| {
         if let Some(a) = attempt {
             db.execute(
@@ -230,6 +240,9 @@ pub fn finish(
                 MARK_SENT,
                 &[int(row.prescription_id), text(SentState::SentEmail.code())],
             )?;
+        }
+        if held && link_code && ended {
+            db.execute(FORGET_CODE, &[int(row.id)])?;
         }
         Ok::<(), Error>(())
     })?;
@@ -279,6 +292,32 @@ pub fn resend_email(
         )?;
         Ok(id)
     })
+}
+
+/// Queues the email carrying a link code (docs/patients.md, "Who speaks for whom") to `to`, the
+/// address the record's own medic recorded, on the row of that record's prescription
+/// `prescription`; `asked_on` names the page it was asked on. The code stays in the row only until
+/// it is delivered or given up on.
+pub fn queue_link_code(
+    prescription: i64,
+    to: &str,
+    code: &str,
+    asked_on: &str,
+) -> Result<i64, Error> {
+    let db = Db::open()?;
+    let payload = json!({
+        "to": [to],
+        "cc": [],
+        "link_code": {"code": code, "asked_on": asked_on},
+    });
+    let params = [
+        int(prescription),
+        text(to),
+        text(&payload.to_string()),
+        text(&iso8601(SystemTime::now())),
+    ];
+    db.query_opt(INSERT_EMAIL, &params, |r| r.i64("id"))?
+        .ok_or_else(|| anyhow::anyhow!("INSERT … RETURNING returned no row").into())
 }
 
 /// Deliveries matching `filter`, newest first.

@@ -3,44 +3,60 @@
 //! history, only with consent"). Given and withdrawn on the patient's page; each row keeps the
 //! proof (when, which link, how) and a withdrawal keeps the row. LFPDPPP puts the burden of proof on
 //! whoever holds the data: this table is that proof.
+//!
+//! A consent speaks only for the record whose page it was given on, and the records that page
+//! proved its own (`records::scope`; docs/patients.md, "Who speaks for whom"): a medic who writes
+//! someone's CURP on a record of their own can consent on its page, and so reach only that record.
 
 use common::curp::Curp;
-use common::db::{Db, Row, int, numbered, text};
+use common::db::{Db, Param, Row, int, numbered, text};
 use common::types::{Error, FieldError};
 
 use crate::bindings::exports::receta::patients::patients::{
     Consent, ConsentVia, Grantee, PatientKey, PersonConsents,
 };
-use crate::records::of_prescription;
+use crate::records::{of_prescription, scope};
 
-/// The columns of a consent as `from_row` reads it (`c` the consent).
+/// The columns of a consent as `from_row` reads it (`c` the consent, `p` the prescription whose
+/// page it was given on: named by its folio, never its signature).
 const COLUMNS: &str = "c.id, c.medic_id, c.hospital_id, \
     COALESCE(m.name, h.name, '') AS grantee_name, c.given_at, c.given_via, \
-    p.signature AS given_on, c.withdrawn_at FROM consents c \
+    substr(p.signature, 1, 12) AS given_on, c.prescription_id, c.withdrawn_at FROM consents c \
     JOIN prescriptions p ON p.id = c.prescription_id \
     LEFT JOIN medics m ON m.id = c.medic_id LEFT JOIN hospitals h ON h.id = c.hospital_id";
 
-/// `?1` CURP: the person's consents, newest first.
-fn of_person() -> String {
-    format!("SELECT {COLUMNS} WHERE c.curp = ?1 ORDER BY c.id DESC")
+/// `?1` CURP, `?2`… the records a page speaks for: the consents given on their pages, newest first.
+fn of_scope(records: usize) -> String {
+    let listed = numbered(2, records);
+    format!("SELECT {COLUMNS} WHERE c.curp = ?1 AND p.patient_id IN ({listed}) ORDER BY c.id DESC")
 }
 
-/// `?1` CURP, `?2` id: one of the person's consents.
-fn one() -> String {
-    format!("SELECT {COLUMNS} WHERE c.curp = ?1 AND c.id = ?2")
+/// `?1` CURP, `?2` id, `?3`… the records a page speaks for: one of those consents.
+fn one(records: usize) -> String {
+    let listed = numbered(3, records);
+    format!("SELECT {COLUMNS} WHERE c.curp = ?1 AND c.id = ?2 AND p.patient_id IN ({listed})")
 }
 
-/// `?1` CURP, `?2` medic or NULL, `?3` hospital or NULL: a standing consent naming exactly that.
-const STANDING: &str = "SELECT id FROM consents WHERE curp = ?1 AND withdrawn_at IS NULL \
-    AND medic_id IS ?2 AND hospital_id IS ?3 ORDER BY id LIMIT 1";
+/// `?1` CURP, `?2` medic or NULL, `?3` hospital or NULL, `?4` the page's record: a standing consent
+/// naming exactly that, given on a page of that record.
+const STANDING: &str = "SELECT c.id FROM consents c JOIN prescriptions p ON p.id = c.prescription_id \
+    WHERE c.curp = ?1 AND c.withdrawn_at IS NULL AND c.medic_id IS ?2 AND c.hospital_id IS ?3 \
+    AND p.patient_id = ?4 ORDER BY c.id LIMIT 1";
 
 const INSERT: &str = "INSERT INTO consents \
     (curp, medic_id, hospital_id, given_at, given_via, prescription_id) \
     VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING id";
 
-/// `?1` CURP, `?2` id, `?3` now: withdraws a standing consent.
-const WITHDRAW: &str = "UPDATE consents SET withdrawn_at = ?3 \
-    WHERE curp = ?1 AND id = ?2 AND withdrawn_at IS NULL";
+/// `?1` CURP, `?2` id, `?3` now, `?4`… the records a page speaks for: withdraws a standing consent
+/// given on one of their pages.
+fn withdraw_sql(records: usize) -> String {
+    let listed = numbered(4, records);
+    format!(
+        "UPDATE consents SET withdrawn_at = ?3 WHERE curp = ?1 AND id = ?2 \
+         AND withdrawn_at IS NULL AND prescription_id IN \
+         (SELECT id FROM prescriptions WHERE patient_id IN ({listed}))"
+    )
+}
 
 const MEDIC_EXISTS: &str = "SELECT COUNT(*) FROM medics WHERE id = ?1";
 const HOSPITAL_EXISTS: &str = "SELECT COUNT(*) FROM hospitals WHERE id = ?1";
@@ -56,13 +72,14 @@ pub const NEEDS_CONSENT: &str = "The patient has not allowed you to see their pr
 const NO_PERSON: &str = "The patient's record has no valid CURP, so it is not linked to their \
     prescriptions from other medics: add their CURP to the record first.";
 
-fn from_row(r: &Row) -> anyhow::Result<Consent> {
+/// A consent as read, with the prescription it was given on (to tell the page whether it was its own).
+fn from_row(r: &Row) -> anyhow::Result<(Consent, i64)> {
     let grantee = match (r.opt_i64("medic_id")?, r.opt_i64("hospital_id")?) {
         (Some(m), _) => Grantee::Medic(m),
         (None, Some(h)) => Grantee::Hospital(h),
         (None, None) => anyhow::bail!("a consent naming nobody"),
     };
-    Ok(Consent {
+    let consent = Consent {
         id: r.i64("id")?,
         grantee,
         grantee_name: r.string("grantee_name")?,
@@ -72,17 +89,37 @@ fn from_row(r: &Row) -> anyhow::Result<Consent> {
             _ => ConsentVia::PageForm,
         },
         given_on: r.string("given_on")?,
+        given_here: false,
         withdrawn_at: r.opt_string("withdrawn_at")?,
-    })
+    };
+    Ok((consent, r.i64("prescription_id")?))
+}
+
+/// The consents read, each told whether it was given on the page's own prescription `here`.
+fn seen_from(here: i64, rows: Vec<(Consent, i64)>) -> Vec<Consent> {
+    rows.into_iter()
+        .map(|(consent, given_on)| Consent {
+            given_here: given_on == here,
+            ..consent
+        })
+        .collect()
+}
+
+/// `?1` CURP then the records: the parameters of the statements over a page's scope.
+fn with_scope(mut params: Vec<Param>, records: &[i64]) -> Vec<Param> {
+    params.extend(records.iter().map(|r| int(*r)));
+    params
 }
 
 /// See `patients.list-consents` in the WIT.
 pub fn list(signature: &str) -> Result<PersonConsents, Error> {
     let db = Db::open()?;
     let page = of_prescription(&db, signature)?;
-    let consents = db.query(&of_person(), &[text(page.curp.as_str())], from_row)?;
+    let records = scope(&db, page.record, &page.curp)?;
+    let params = with_scope(vec![text(page.curp.as_str())], &records);
+    let rows = db.query(&of_scope(records.len()), &params, from_row)?;
     Ok(PersonConsents {
-        consents,
+        consents: seen_from(page.prescription, rows),
         issuing_medic: page.medic,
         issuing_medic_name: page.medic_name,
         issuing_hospital: page.hospital,
@@ -105,12 +142,12 @@ pub fn give(signature: &str, grantee: Grantee, via: ConsentVia) -> Result<(Conse
         }]));
     }
     let (medic, hospital) = match grantee {
-        Grantee::Medic(id) => (int(id), common::db::Param::Null),
-        Grantee::Hospital(id) => (common::db::Param::Null, int(id)),
+        Grantee::Medic(id) => (int(id), Param::Null),
+        Grantee::Hospital(id) => (Param::Null, int(id)),
     };
     let curp = text(page.curp.as_str());
     let (id, new) = db.transaction(|db| -> Result<(i64, bool), Error> {
-        let standing = [curp.clone(), medic.clone(), hospital.clone()];
+        let standing = [curp.clone(), medic.clone(), hospital.clone(), int(page.record)];
         if let Some(id) = db.query_opt(STANDING, &standing, |r| r.i64("id"))? {
             return Ok((id, false));
         }
@@ -131,33 +168,41 @@ pub fn give(signature: &str, grantee: Grantee, via: ConsentVia) -> Result<(Conse
             .ok_or_else(|| anyhow::anyhow!("INSERT … RETURNING returned no row"))?;
         Ok((id, true))
     })?;
-    let consent = db
-        .query_opt(&one(), &[curp, int(id)], from_row)?
-        .ok_or_else(Error::not_found)?;
-    Ok((consent, new))
+    let params = with_scope(vec![curp, int(id)], &[page.record]);
+    let row = db.query_opt(&one(1), &params, from_row)?;
+    let consent = row.ok_or_else(Error::not_found)?;
+    Ok((seen_from(page.prescription, vec![consent]).remove(0), new))
 }
 
 /// See `patients.withdraw-consent` in the WIT.
 pub fn withdraw(signature: &str, id: i64) -> Result<Consent, Error> {
     let db = Db::open()?;
     let page = of_prescription(&db, signature)?;
+    let records = scope(&db, page.record, &page.curp)?;
     let curp = text(page.curp.as_str());
     let now = text(&common::time::now_iso8601());
-    db.execute(WITHDRAW, &[curp.clone(), int(id), now])?;
-    db.query_opt(&one(), &[curp, int(id)], from_row)?
-        .ok_or_else(Error::not_found)
+    let params = with_scope(vec![curp.clone(), int(id), now], &records);
+    db.execute(&withdraw_sql(records.len()), &params)?;
+    let params = with_scope(vec![curp, int(id)], &records);
+    let row = db.query_opt(&one(records.len()), &params, from_row)?;
+    let consent = row.ok_or_else(Error::not_found)?;
+    Ok(seen_from(page.prescription, vec![consent]).remove(0))
 }
 
-/// `?1` CURP, `?2` medic, then the hospitals: whether a standing consent covers the medic.
+/// `?1` CURP, `?2` medic, then the hospitals: the records on whose pages a standing consent
+/// covering the medic was given.
 fn covering(hospitals: usize) -> String {
     let listed = numbered(3, hospitals);
     format!(
-        "SELECT COUNT(*) FROM consents WHERE curp = ?1 AND withdrawn_at IS NULL \
-         AND (medic_id = ?2 OR hospital_id IN ({listed}))"
+        "SELECT DISTINCT p.patient_id FROM consents c \
+         JOIN prescriptions p ON p.id = c.prescription_id \
+         WHERE c.curp = ?1 AND c.withdrawn_at IS NULL \
+         AND (c.medic_id = ?2 OR c.hospital_id IN ({listed})) ORDER BY 1"
     )
 }
 
-/// See `patients.history-access` in the WIT.
+/// See `patients.history-access` in the WIT: the records a covering consent speaks for (each
+/// consent speaks for the record it was given on and what that record's page proved its own).
 pub fn history_access(medic: i64, hospitals: &[i64], key: &PatientKey) -> Result<Vec<i64>, Error> {
     let db = Db::open()?;
     let (sql, value) = match key {
@@ -170,10 +215,17 @@ pub fn history_access(medic: i64, hospitals: &[i64], key: &PatientKey) -> Result
     let curp = Curp::parse(&stored).ok_or_else(|| Error::Forbidden(NO_PERSON.into()))?;
     let mut params = vec![text(curp.as_str()), int(medic)];
     params.extend(hospitals.iter().map(|h| int(*h)));
-    if db.scalar_i64(&covering(hospitals.len()), &params)? == 0 {
+    let given_on = db.query(&covering(hospitals.len()), &params, |r| r.i64("patient_id"))?;
+    if given_on.is_empty() {
         return Err(Error::Forbidden(NEEDS_CONSENT.into()));
     }
-    crate::records::of_person(&db, &curp)
+    let mut records = Vec::new();
+    for record in given_on {
+        records.extend(scope(&db, record, &curp)?);
+    }
+    records.sort_unstable();
+    records.dedup();
+    Ok(records)
 }
 
 #[cfg(test)]
@@ -183,6 +235,6 @@ mod tests {
     #[test]
     fn a_medic_without_hospitals_is_covered_only_by_name() {
         assert!(covering(0).contains("hospital_id IN (NULL)"));
-        assert!(covering(2).ends_with("hospital_id IN (?3, ?4))"));
+        assert!(covering(2).contains("hospital_id IN (?3, ?4))"));
     }
 }

@@ -4,10 +4,12 @@
 //! - `channels`: how a patient is reached (channels, the phone in E.164, the WhatsApp opt-in)
 //! - `counter`: the codes a patient shows at a pharmacy counter
 //! - `consents`: the person's consents to share their medication history, and who they cover
+//! - `links`: the person proves another record of their CURP theirs (a code sent to its email)
 
 mod channels;
 mod consents;
 mod counter;
+mod links;
 mod records;
 
 use common::db::lent;
@@ -17,8 +19,8 @@ use spin_sdk::sqlite3::Connection;
 mod bindings;
 
 use bindings::exports::receta::patients::patients::{
-    Consent, ConsentVia, CounterCode, Grantee, Guest, NewPatient, OptIn, Patient, PatientKey,
-    PatientPatch, PersonConsents,
+    Consent, ConsentVia, CounterCode, Grantee, Guest, LinkRequest, LinkedRecord, NewPatient, OptIn,
+    Patient, PatientKey, PatientPatch, PersonConsents,
 };
 
 struct Patients;
@@ -95,6 +97,26 @@ impl Guest for Patients {
         key: PatientKey,
     ) -> Result<Vec<i64>, Error> {
         lent(db, || consents::history_access(medic, &hospitals, &key))
+    }
+
+    fn request_link_codes(db: &Connection, signature: String) -> Result<LinkRequest, Error> {
+        lent(db, || links::request(&signature))
+    }
+
+    fn confirm_link(
+        db: &Connection,
+        signature: String,
+        code: String,
+    ) -> Result<(LinkedRecord, bool), Error> {
+        lent(db, || links::confirm(&signature, &code))
+    }
+
+    fn linked_records(db: &Connection, signature: String) -> Result<Vec<LinkedRecord>, Error> {
+        lent(db, || links::list(&signature))
+    }
+
+    fn unlink_record(db: &Connection, signature: String, id: i64) -> Result<(), Error> {
+        lent(db, || links::unlink(&signature, id))
     }
 }
 

@@ -2,7 +2,7 @@
 //! patient is indistinguishable from one that does not exist.
 
 use common::codes::Coded;
-use common::curp::{Curp, NORMALISED};
+use common::curp::{Curp, normalised_sql};
 use common::db::{Db, Param, Row, int, is_unique_violation, like_contains, opt_text, text};
 use common::types::{Error, PageRequest};
 
@@ -52,27 +52,39 @@ const UPDATE_SET: &str = "UPDATE patients SET updated_at = ?3, \
 /// What an update returns: the row, and what its channels are checked against.
 const RETURNING: &str = "RETURNING id, email, phone";
 
-/// `?1` a normalised valid CURP: every patient record of that person, at any medic (through the
-/// index `patients_by_curp`, built on this very expression).
-fn of_person_sql() -> String {
-    format!("SELECT id FROM patients WHERE {NORMALISED} = ?1 ORDER BY id")
+/// `?1` a record, `?2` its normalised valid CURP: the record, and the records the person proved
+/// their own on its page (`record_links`), each only while it still carries that CURP.
+fn scope_sql() -> String {
+    let key = normalised_sql();
+    format!(
+        "SELECT id FROM patients WHERE id = ?1 AND {key} = ?2 \
+         UNION SELECT l.linked_id FROM record_links l JOIN patients ON patients.id = l.linked_id \
+         WHERE l.patient_id = ?1 AND {key} = ?2 ORDER BY 1"
+    )
 }
 
-/// The ids of every record of a valid CURP's person, any medic's (docs/patients.md, "One person").
-pub fn of_person(db: &Db, curp: &Curp) -> Result<Vec<i64>, Error> {
-    Ok(db.query(&of_person_sql(), &[text(curp.as_str())], |r| r.i64("id"))?)
+/// What a record speaks for (docs/patients.md, "Who speaks for whom"): itself, and the records of
+/// the same person whose own channel the person proved on its page (`links`; found through the
+/// index `patients_by_curp_key`, built on the same expression). Never another record only
+/// because it has the same CURP: a medic can write anyone's CURP on a record of their own.
+pub fn scope(db: &Db, record: i64, curp: &Curp) -> Result<Vec<i64>, Error> {
+    Ok(db.query(&scope_sql(), &[int(record), text(curp.as_str())], |r| {
+        r.i64("id")
+    })?)
 }
 
-/// `?1` signature: the prescription, its patient's stored CURP, its medic and hospital with their
-/// names.
-const PRESCRIBED: &str = "SELECT p.id, pa.curp, p.medic_id, m.name AS medic_name, p.hospital_id, \
-    h.name AS hospital_name FROM prescriptions p JOIN patients pa ON pa.id = p.patient_id \
+/// `?1` signature: the prescription, its patient (record and stored CURP), its medic and hospital
+/// with their names.
+const PRESCRIBED: &str = "SELECT p.id, p.patient_id, pa.curp, p.medic_id, m.name AS medic_name, \
+    p.hospital_id, h.name AS hospital_name FROM prescriptions p \
+    JOIN patients pa ON pa.id = p.patient_id \
     JOIN medics m ON m.id = p.medic_id JOIN hospitals h ON h.id = p.hospital_id \
     WHERE p.signature = ?1";
 
-/// The person a prescription's page speaks for (its patient's valid CURP), and who issued it.
+/// The record a prescription's page speaks for (its patient, with a valid CURP), and who issued it.
 pub struct Prescribed {
     pub prescription: i64,
+    pub record: i64,
     pub curp: Curp,
     pub medic: i64,
     pub medic_name: String,
@@ -81,14 +93,13 @@ pub struct Prescribed {
 }
 
 /// The prescription `signature` names, as the patient's page calls need it (counter codes,
-/// consents). `not-found` for an unknown signature; `conflict` when its patient's record has no
-/// valid CURP (there is no person to speak for).
+/// consents, links). `not-found` for an unknown signature; `conflict` when its patient's record has
+/// no valid CURP (there is no person to speak for).
 pub fn of_prescription(db: &Db, signature: &str) -> Result<Prescribed, Error> {
     let found = db
         .query_opt(PRESCRIBED, &[text(signature)], |r| {
             Ok((
-                r.i64("id")?,
-                r.string("curp")?,
+                (r.i64("id")?, r.i64("patient_id")?, r.string("curp")?),
                 r.i64("medic_id")?,
                 r.string("medic_name")?,
                 r.i64("hospital_id")?,
@@ -96,7 +107,7 @@ pub fn of_prescription(db: &Db, signature: &str) -> Result<Prescribed, Error> {
             ))
         })?
         .ok_or_else(Error::not_found)?;
-    let (prescription, curp, medic, medic_name, hospital, hospital_name) = found;
+    let ((prescription, record, curp), medic, medic_name, hospital, hospital_name) = found;
     let curp = Curp::parse(&curp).ok_or_else(|| {
         Error::Conflict(
             "The patient's record has no valid CURP: ask your medic to add it to your record, \
@@ -106,6 +117,7 @@ pub fn of_prescription(db: &Db, signature: &str) -> Result<Prescribed, Error> {
     })?;
     Ok(Prescribed {
         prescription,
+        record,
         curp,
         medic,
         medic_name,
@@ -315,10 +327,11 @@ mod tests {
 
     #[test]
     fn the_person_is_found_through_the_index_expression() {
-        // Migration 0026 builds `patients_by_curp` on this very expression.
-        let migration = include_str!("../../../migrations/0026_counter_codes.sql");
-        assert!(migration.contains(&format!("ON patients ({NORMALISED})")));
-        assert!(of_person_sql().contains(NORMALISED));
+        // Migration 0033 builds `patients_by_curp_key` on this very expression.
+        let migration = include_str!("../../../migrations/0033_person_proof.sql");
+        let key = normalised_sql();
+        assert!(migration.contains(&format!("ON patients (\n    {key}\n);")));
+        assert_eq!(scope_sql().matches(&key).count(), 2);
     }
 
     #[test]

@@ -17,7 +17,8 @@ pub const MAX: i64 = 100;
 fn candidates(patients: usize) -> String {
     let listed = numbered(4, patients);
     format!(
-        "SELECT p.id, p.signature, p.rx_status, t.expires_at FROM prescriptions p \
+        "SELECT p.id, p.signature, p.rx_status, t.expires_at, COALESCE(m.name, '') AS medic_name \
+         FROM prescriptions p LEFT JOIN medics m ON m.id = p.medic_id \
          LEFT JOIN prescription_terms t ON t.prescription_id = p.id \
          LEFT JOIN prescription_drafts dr ON dr.prescription_id = p.id \
          WHERE p.patient_id IN ({listed}) AND p.medic_id <> ?1 AND p.created_at >= ?2 \
@@ -48,11 +49,12 @@ pub fn of(
             r.i64("id")?,
             r.string("signature")?,
             crate::read::shown_state(r)?,
+            r.string("medic_name")?,
         ))
     })?;
     let now = common::time::now_iso8601();
     let mut entries = Vec::new();
-    for (id, signature, shown) in rows {
+    for (id, signature, shown, medic_name) in rows {
         let active = matches!(shown, RxState::Available | RxState::PartiallyDispensed);
         if active_only && !active {
             continue;
@@ -62,6 +64,7 @@ pub fn of(
         db.execute_log_grade(LOGGED, &[int(id), text(reader_name), text(&now)])?;
         entries.push(HistoryEntry {
             prescription,
+            medic_name,
             events,
         });
     }

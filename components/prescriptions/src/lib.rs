@@ -192,7 +192,7 @@ impl Guest for Prescriptions {
         db: &Connection,
         pharmacy: PharmacyRef,
         change: StatusChange,
-    ) -> Result<StatusUpdate, Error> {
+    ) -> Result<(StatusUpdate, bool), Error> {
         lent(db, || status::set(pharmacy, change))
     }
 

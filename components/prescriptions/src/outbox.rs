@@ -28,27 +28,26 @@ const QUEUE_MESSAGES: &str = "INSERT INTO messages \
      updated_at) \
     SELECT r.channel, p.id, r.target, ?2, 'pending', 0, ?3, ?3, ?3 \
     FROM prescriptions p JOIN patient_reach r ON r.patient_id = p.patient_id \
-    WHERE p.id = ?1 AND p.send_rx = 1 AND r.channel IN ('sms', 'whatsapp') ORDER BY r.channel";
+    WHERE p.id = ?1 AND p.send_rx = 1 AND r.channel IN ('sms', 'whatsapp') ORDER BY r.channel \
+    RETURNING id";
 
 /// Queues the patient's SMS and WhatsApp messages about prescription `id` (`QUEUE_MESSAGES`):
 /// `status` is what a pharmacy said, `None` for the prescription's issue. A create's are written
-/// by its statement (migration 0031).
+/// by its statement (migration 0031). Whether any was queued.
 pub fn queue_messages(
     db: &Db,
     id: i64,
     signature: &str,
     status: Option<&serde_json::Value>,
     now: &str,
-) -> Result<(), Error> {
+) -> Result<bool, Error> {
     let payload = match status {
         Some(status) => json!({"signature": signature, "status": status}),
         None => json!({"signature": signature}),
     };
-    db.execute_batched(
-        QUEUE_MESSAGES,
-        &[int(id), text(&payload.to_string()), text(now)],
-    )?;
-    Ok(())
+    let params = [int(id), text(&payload.to_string()), text(now)];
+    let queued = db.query(QUEUE_MESSAGES, &params, |r| r.i64("id"))?;
+    Ok(!queued.is_empty())
 }
 
 /// Queues the NOM-151 constancia of prescription `id`'s document (`signature` is its digest), due

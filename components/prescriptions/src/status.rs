@@ -18,10 +18,12 @@ use crate::bindings::exports::receta::prescriptions::prescriptions::{
 use crate::outbox;
 use crate::state::{closed, state};
 
-/// `?1` prescription, `?2` pharmacy, `?3` now: another pharmacy's live claim (its expiry), whether
-/// this pharmacy sold any of it, this pharmacy's last status, and where the patient's email goes
-/// (the email on file, when the prescription's own email was not ruled out and the patient is
-/// reached by email, `patient_reach`).
+/// `?1` prescription, `?2` pharmacy, `?3` now, `?4` the status posted, `?5` two hours before now:
+/// another pharmacy's live claim (its expiry), whether this pharmacy sold any of it, this
+/// pharmacy's last status, whether the patient was already told of this status (this pharmacy
+/// posted it before, or any pharmacy posted `ready_to_collect` in the last two hours: `told`), and
+/// where the patient's email goes (the email on file, when the prescription's own email was not
+/// ruled out and the patient is reached by email, `patient_reach`).
 const CONTEXT: &str = "SELECT \
     (SELECT c.expires_at FROM claims c WHERE c.prescription_id = ?1 AND c.expires_at > ?3 \
        AND c.pharmacy_id <> ?2) AS claimed_until, \
@@ -29,6 +31,8 @@ const CONTEXT: &str = "SELECT \
        AND e.kind = 'dispense' AND e.pharmacy_id = ?2) AS sold_here, \
     (SELECT s.code FROM pharmacy_statuses s WHERE s.prescription_id = ?1 AND s.pharmacy_id = ?2 \
        ORDER BY s.id DESC LIMIT 1) AS last_code, \
+    EXISTS (SELECT 1 FROM pharmacy_statuses s WHERE s.prescription_id = ?1 AND s.code = ?4 \
+       AND (s.pharmacy_id = ?2 OR (s.code = 'ready_to_collect' AND s.created_at > ?5))) AS told, \
     (SELECT CASE WHEN p.sent_status <> 'not_sent' AND EXISTS (SELECT 1 FROM patient_reach r \
        WHERE r.patient_id = p.patient_id AND r.channel = 'email') THEN p.patient_email END \
        FROM prescriptions p WHERE p.id = ?1) AS message_to";
@@ -37,15 +41,21 @@ const INSERT: &str = "INSERT INTO pharmacy_statuses \
     (prescription_id, pharmacy_id, pharmacy_name, code, pickup_code, reason, created_at) \
     VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id";
 
-/// `pharmacy` posts `change`; see `prescriptions.set-status` in the WIT.
-pub fn set(pharmacy: PharmacyRef, change: StatusChange) -> Result<StatusUpdate, Error> {
+/// A pharmacy's `ready_to_collect` is messaged to the patient at most once in this long, whichever
+/// pharmacy posts it (the NHS's status updates: at most once per two hours).
+const READY_TOLD_EVERY: i64 = 2 * 3600;
+
+/// `pharmacy` posts `change`; see `prescriptions.set-status` in the WIT. The answer says whether
+/// the patient was messaged: at most once per status value per pharmacy and prescription, and
+/// `ready_to_collect` at most once in two hours per prescription (docs/notifications.md).
+pub fn set(pharmacy: PharmacyRef, change: StatusChange) -> Result<(StatusUpdate, bool), Error> {
     let db = Db::open()?;
     let now = common::time::now_iso8601();
     let code = change.status;
-    db.transaction(|db| -> Result<StatusUpdate, Error> {
+    db.transaction(|db| -> Result<(StatusUpdate, bool), Error> {
         let state = state(db, &change.signature)?;
-        let (claimed_until, sold_here, last, message_to) =
-            context(db, state.id, pharmacy.id, &now)?;
+        let (claimed_until, sold_here, last, told, message_to) =
+            context(db, state.id, pharmacy.id, code, &now)?;
         match state.rx_status {
             RxState::Available | RxState::PartiallyDispensed => {}
             RxState::Dispensed if sold_here => {}
@@ -105,40 +115,61 @@ pub fn set(pharmacy: PharmacyRef, change: StatusChange) -> Result<StatusUpdate, 
             &now,
             Some(("status", &said)),
         )?;
-        let tell_patient = matches!(
-            code,
-            PharmacyStatus::ReadyToCollect | PharmacyStatus::NotDispensed
-        );
+        let tell_patient = !told
+            && matches!(
+                code,
+                PharmacyStatus::ReadyToCollect | PharmacyStatus::NotDispensed
+            );
+        let mut queued = false;
         if let Some(to) = message_to.filter(|to| tell_patient && to.contains('@')) {
             outbox::queue_status_email(db, state.id, &change.signature, &to, &said, &now)?;
+            queued = true;
         }
         if tell_patient {
-            outbox::queue_messages(db, state.id, &change.signature, Some(&said), &now)?;
+            queued |= outbox::queue_messages(db, state.id, &change.signature, Some(&said), &now)?;
         }
-        Ok(update)
+        Ok((update, queued))
     })
 }
 
-type Context = (Option<String>, bool, Option<PharmacyStatus>, Option<String>);
+type Context = (
+    Option<String>,
+    bool,
+    Option<PharmacyStatus>,
+    bool,
+    Option<String>,
+);
 
-fn context(db: &Db, prescription: i64, pharmacy: i64, now: &str) -> Result<Context, Error> {
-    let row = db.query_opt(
-        CONTEXT,
-        &[int(prescription), int(pharmacy), text(now)],
-        |r| {
-            Ok((
-                r.opt_string("claimed_until")?,
-                r.bool("sold_here")?,
-                r.opt_string("last_code")?,
-                r.opt_string("message_to")?,
-            ))
-        },
-    )?;
-    let (claimed, sold, last, to) = row.ok_or_else(|| anyhow::anyhow!("no context row"))?;
+fn context(
+    db: &Db,
+    prescription: i64,
+    pharmacy: i64,
+    code: PharmacyStatus,
+    now: &str,
+) -> Result<Context, Error> {
+    let before = common::time::shift(now, -READY_TOLD_EVERY).unwrap_or_default();
+    let params = [
+        int(prescription),
+        int(pharmacy),
+        text(now),
+        text(code.code()),
+        text(&before),
+    ];
+    let row = db.query_opt(CONTEXT, &params, |r| {
+        Ok((
+            r.opt_string("claimed_until")?,
+            r.bool("sold_here")?,
+            r.opt_string("last_code")?,
+            r.bool("told")?,
+            r.opt_string("message_to")?,
+        ))
+    })?;
+    let (claimed, sold, last, told, to) = row.ok_or_else(|| anyhow::anyhow!("no context row"))?;
     Ok((
         claimed,
         sold,
         last.as_deref().and_then(PharmacyStatus::parse),
+        told,
         to,
     ))
 }

@@ -7,7 +7,7 @@ mod origin;
 mod request;
 mod response;
 
-pub use origin::base_url;
+pub use origin::{base_url, from_own_pages};
 pub use request::{Request, path_id};
 pub use response::Response;
 pub use wasip3::http::types::Method;

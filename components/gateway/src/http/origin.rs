@@ -9,6 +9,45 @@ pub fn base_url() -> String {
         .to_string()
 }
 
+/// Whether a state-changing call may have come from the service's own pages: not when the browser
+/// says the page that sent it is of another site (`Sec-Fetch-Site: cross-site` or `same-site`), nor
+/// when its `Origin` is `null` or neither `base_url`'s origin nor the request's own `Host`. A call
+/// with neither header (an integration, a command-line client: nothing a browser sent from
+/// another page) passes.
+pub fn from_own_pages(req: &super::Request) -> bool {
+    own_origin(
+        req.header("sec-fetch-site"),
+        req.header("origin"),
+        req.header("host"),
+        &base_url(),
+    )
+}
+
+fn own_origin(
+    fetch_site: Option<&str>,
+    origin: Option<&str>,
+    host: Option<&str>,
+    base_url: &str,
+) -> bool {
+    if let Some(site) = fetch_site
+        && !matches!(site.trim(), "same-origin" | "none")
+    {
+        return false;
+    }
+    let Some(origin) = origin.map(str::trim) else {
+        return true;
+    };
+    let authority = |url: &str| {
+        url.split_once("://")
+            .map(|(_, rest)| rest.split('/').next().unwrap_or_default().to_ascii_lowercase())
+    };
+    let Some(from) = authority(origin) else {
+        return false;
+    };
+    authority(base_url).is_some_and(|own| own == from)
+        || host.is_some_and(|h| h.trim().to_ascii_lowercase() == from)
+}
+
 /// Whether `authority` is `host[:port]`: a DNS name, an IPv4 address or a bracketed IPv6 address,
 /// and a port of at most 65535.
 pub fn is_host_and_port(authority: &str) -> bool {
@@ -70,6 +109,20 @@ pub fn answers_for(authority: &str, base_url: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_service_own_pages_change_a_patient_page() {
+        let base = "https://receta.example.mx";
+        let own = |site, origin, host| own_origin(site, origin, host, base);
+        // No browser headers: an integration or curl.
+        assert!(own(None, None, None));
+        assert!(own(Some("same-origin"), Some(base), None));
+        assert!(own(None, Some("http://127.0.0.1:3000"), Some("127.0.0.1:3000")));
+        assert!(!own(Some("cross-site"), None, None));
+        assert!(!own(Some("same-site"), Some(base), None));
+        assert!(!own(None, Some("https://evil.example"), Some("receta.example.mx")));
+        assert!(!own(None, Some("null"), Some("receta.example.mx")));
+    }
 
     #[test]
     fn hosts_and_ports() {

@@ -49,9 +49,16 @@ pub fn read(
     )
 }
 
-/// One prescription of the history: who issued it and when, its state, its medications and what
-/// was sold of each. Not its diagnosis, observations or the patient's contact data (the consent is
-/// to see medications, docs/patients.md).
+/// How the history and the warnings name a prescription: its folio, the first 12 characters of its
+/// signature (as the patient's messages do). Never the signature: that is the capability that
+/// opens the prescription's page, PDF and diagnosis (docs/patients.md, "No link leaves its owner").
+pub fn folio(signature: &str) -> &str {
+    signature.get(..12).unwrap_or(signature)
+}
+
+/// One prescription of the history: who issued it (by name) and when, its state, its medications
+/// and what was sold of each, named by its folio. Not its signature, diagnosis, observations or
+/// the patient's contact data (the consent is to see medications, docs/patients.md).
 pub fn entry_json(e: &HistoryEntry) -> Value {
     let rx = &e.prescription;
     let (code, label) =
@@ -89,9 +96,9 @@ pub fn entry_json(e: &HistoryEntry) -> Value {
         })
         .collect();
     json!({
-        "signature": rx.signature,
+        "folio": folio(&rx.signature),
         "created_at": rx.created_at,
-        "medic": {"name": rx.medic},
+        "medic": {"name": e.medic_name},
         "hospital": rx.hospital,
         "rx_status": [code, label],
         "valid_until": rx.valid_until,
@@ -102,7 +109,9 @@ pub fn entry_json(e: &HistoryEntry) -> Value {
 }
 
 /// The history as a FHIR R4 `Bundle` (`collection`): each prescription's resources as its pharmacy
-/// bundle carries them (no national identifier of anyone: docs/fhir.md), each resource once.
+/// bundle carries them (no national identifier of anyone: docs/fhir.md), each resource once, with
+/// no contact data (`telecom`, `address` of the patient) and the prescription named by its folio
+/// (`rx-folio`), never its signature.
 pub fn fhir_bundle(entries: &[HistoryEntry], key: &str) -> Result<Value, Error> {
     let db = Db::open()?;
     let base = crate::http::base_url();
@@ -120,7 +129,16 @@ pub fn fhir_bundle(entries: &[HistoryEntry], key: &str) -> Result<Value, Error> 
         );
         for entry in bundle["entry"].as_array().into_iter().flatten() {
             if seen.insert(entry["fullUrl"].as_str().unwrap_or_default().to_string()) {
-                merged.push(entry.clone());
+                let mut entry = entry.clone();
+                let resource = &mut entry["resource"];
+                if resource["resourceType"] == "Patient" {
+                    if let Some(fields) = resource.as_object_mut() {
+                        fields.remove("telecom");
+                        fields.remove("address");
+                    }
+                }
+                unsign(&mut entry, &e.prescription.signature);
+                merged.push(entry);
             }
         }
     }
@@ -133,6 +151,20 @@ pub fn fhir_bundle(entries: &[HistoryEntry], key: &str) -> Result<Value, Error> 
         "timestamp": now,
         "entry": merged,
     }))
+}
+
+/// Replaces the prescription's signature wherever it stands in `value` by its folio, and names the
+/// identifier systems that carried it `rx-folio`.
+fn unsign(value: &mut Value, signature: &str) {
+    match value {
+        Value::String(s) if s.contains(signature) => *s = s.replace(signature, folio(signature)),
+        Value::String(s) if s.ends_with("/rx-signature") => {
+            *s = s.replace("/rx-signature", "/rx-folio")
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| unsign(v, signature)),
+        Value::Object(fields) => fields.values_mut().for_each(|v| unsign(v, signature)),
+        _ => {}
+    }
 }
 
 /// The active ingredients a medication names: its catalog name (else its presentation) up to the
@@ -193,15 +225,15 @@ pub fn warnings(new: &[Medication], active: &[HistoryEntry]) -> Vec<Value> {
                     "message": format!(
                         "\"{}\" has the active ingredient {ingredient}, as \"{}\" of an active \
                          prescription by {} of {}.",
-                        m.presentation, other.presentation, e.prescription.medic,
+                        m.presentation, other.presentation, e.medic_name,
                         e.prescription.created_at.get(..10).unwrap_or_default()
                     ),
                     "ingredient": ingredient,
                     "medication": m.id,
                     "other": {
-                        "signature": e.prescription.signature,
+                        "folio": folio(&e.prescription.signature),
                         "created_at": e.prescription.created_at,
-                        "medic": {"name": e.prescription.medic},
+                        "medic": {"name": e.medic_name},
                         "presentation": other.presentation,
                     },
                 }));
@@ -234,6 +266,19 @@ mod tests {
             qty_total: 1,
             substitution_allowed: true,
         }
+    }
+
+    #[test]
+    fn the_signature_is_replaced_by_the_folio_everywhere() {
+        let sig = "ab".repeat(32);
+        let mut v = json!({
+            "groupIdentifier": {"system": "https://receta.mx/fhir/sid/rx-signature", "value": sig},
+            "note": [format!("https://x/rx/{sig}")],
+        });
+        unsign(&mut v, &sig);
+        let text = v.to_string();
+        assert!(!text.contains(&sig) && !text.contains("rx-signature"), "{text}");
+        assert_eq!(v["groupIdentifier"]["value"], "abababababab");
     }
 
     #[test]

@@ -314,6 +314,7 @@ fn counter_section(signature: &str) -> String {
          en el mostrador.</p>\n<form method=\"post\" action=\"/rx/{signature}/counter-code\">\
          <button class=\"btn\" id=\"pedir-codigo\" type=\"submit\">Obtener código para la farmacia\
          </button></form>\n<a class=\"link\" id=\"permisos\" href=\"/rx/{signature}/consents\">Quién puede ver \
+         tus recetas de otros médicos</a>\n<a class=\"link\" id=\"expedientes\" href=\"/rx/{signature}/records\">Unir \
          tus recetas de otros médicos</a>\n</section>\n"
     )
 }
@@ -363,6 +364,10 @@ pub fn consents_page(signature: &str, c: &PersonConsents) -> String {
             Some(at) => format!("Retirado el {}", spanish_date(at)),
             None => format!("Desde el {}", spanish_date(&consent.given_at)),
         };
+        let state = match consent.given_here {
+            true => format!("{state}, dado en esta receta"),
+            false => format!("{state}, dado en otra de tus recetas (folio {})", consent.given_on),
+        };
         body.push_str(&format!(
             "<li id=\"permiso-{}\">{}<span class=\"meta\">{}</span>",
             consent.id,
@@ -411,7 +416,7 @@ pub fn counter_refused_page(signature: &str, message: &str) -> String {
     )
 }
 
-fn counter_page(title: &str, body: &str, signature: &str) -> String {
+pub fn counter_page(title: &str, body: &str, signature: &str) -> String {
     let mut html = head(title);
     html.push_str(&format!(
         "<body>\n<main>\n<header class=\"top\">\n<p class=\"brand\">Receta electrónica</p>\n\

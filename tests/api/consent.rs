@@ -26,6 +26,7 @@ fn history(app: &TestApp, p: &Practice) -> TestResponse {
     )
 }
 
+/// The folios the history lists (it names prescriptions by folio, never by signature).
 fn history_signatures(app: &TestApp, p: &Practice) -> Vec<String> {
     let resp = history(app, p);
     assert_eq!(resp.status, 200, "{}", resp.text());
@@ -38,8 +39,12 @@ fn history_signatures(app: &TestApp, p: &Practice) -> Vec<String> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|e| e["signature"].as_str().unwrap().to_string())
+        .map(|e| e["folio"].as_str().unwrap().to_string())
         .collect()
+}
+
+fn folio(signature: &str) -> String {
+    signature[..12].to_string()
 }
 
 #[test]
@@ -65,19 +70,15 @@ fn a_history_needs_a_standing_consent_and_every_read_is_logged() {
     assert_eq!(consent["medic"], json!(b.medic.id));
     assert_eq!(consent["hospital"], Value::Null);
     assert_eq!(consent["given_via"], "page_json");
-    assert!(
-        consent["given_on"]
-            .as_str()
-            .unwrap()
-            .ends_with(&format!("/rx/{from_a}"))
-    );
+    assert_eq!(consent["given_on"], json!(folio(&from_a)));
+    assert_eq!(consent["given_here"], json!(true));
     assert_eq!(consent["withdrawn_at"], Value::Null);
     let again = as_json(&app, "POST", &consents, Some(&json!({"medic": b.medic.id})));
     assert_eq!(again.status, 200);
     assert_eq!(again.json()["id"], consent["id"]);
 
     // B now sees A's prescription (not its own, not another person's), without the diagnosis.
-    assert_eq!(history_signatures(&app, &b), vec![from_a.clone()]);
+    assert_eq!(history_signatures(&app, &b), vec![folio(&from_a)]);
     let entry = &history(&app, &b).json()["results"][0];
     assert!(entry.get("diagnosis").is_none());
     assert_eq!(entry["rx_status"], json!(["available", "Disponible"]));
@@ -117,14 +118,20 @@ fn a_history_needs_a_standing_consent_and_every_read_is_logged() {
     assert_eq!(fhir.status, 200, "{}", fhir.text());
     assert_eq!(fhir.header("content-type"), Some("application/fhir+json"));
     crate::fixtures::validate(&fhir.body).unwrap_or_else(|e| panic!("{e}\n{}", fhir.text()));
-    assert!(fhir.text().contains(&from_a) && !fhir.text().contains(&from_b));
+    let text = fhir.text();
+    assert!(text.contains(&folio(&from_a)) && !text.contains(&from_a) && !text.contains(&from_b));
 
-    // Listed on any of the person's pages; withdrawn there, and the history closes again.
+    // Listed on the pages of the record it was given on, not on another record's (B's record
+    // proved nothing of A's); withdrawn there, and the history closes again.
     let listed = as_json(&app, "GET", &format!("/rx/{from_b}/consents"), None).json();
-    assert_eq!(listed["consents"][0]["id"], consent["id"]);
+    assert_eq!(listed["consents"], json!([]));
     assert_eq!(listed["issuing_medic"]["id"], json!(b.medic.id));
     let id = consent["id"].as_i64().unwrap();
-    let withdrawn = as_json(&app, "DELETE", &format!("/rx/{from_b}/consents/{id}"), None);
+    assert_message(
+        &as_json(&app, "DELETE", &format!("/rx/{from_b}/consents/{id}"), None),
+        404,
+    );
+    let withdrawn = as_json(&app, "DELETE", &format!("{consents}/{id}"), None);
     assert_eq!(withdrawn.status, 200, "{}", withdrawn.text());
     assert!(withdrawn.json()["withdrawn_at"].is_string());
     assert_message(&history(&app, &b), 403);
@@ -145,7 +152,7 @@ fn a_history_needs_a_standing_consent_and_every_read_is_logged() {
         resp.header("location"),
         Some(format!("/rx/{from_a}/consents").as_str())
     );
-    assert_eq!(history_signatures(&app, &b), vec![from_a.clone()]);
+    assert_eq!(history_signatures(&app, &b), vec![folio(&from_a)]);
     let page = app.get(&consents, None);
     assert!(page.text().contains("Retirar permiso"), "{}", page.text());
 }
@@ -222,7 +229,9 @@ fn a_create_warns_of_the_same_active_ingredient_only_with_consent() {
     let warnings = rx["warnings"].as_array().unwrap();
     let amoxicillin: Vec<&Value> = warnings
         .iter()
-        .filter(|w| w["ingredient"] == "amoxicilina" && w["other"]["signature"] == json!(from_a))
+        .filter(|w| {
+            w["ingredient"] == "amoxicilina" && w["other"]["folio"] == json!(folio(&from_a))
+        })
         .collect();
     assert_eq!(amoxicillin.len(), 1, "{warnings:#?}");
     let w = amoxicillin[0];

@@ -1,18 +1,21 @@
 //! The patient as one person at the pharmacy counter (issue 72, docs/patients.md): a CURP is an
 //! identity when PyPI `python-stdnum` says it is valid; the patient asks for a six-digit code on
-//! their page and a pharmacy finds, with the CURP and the code, what it may dispense now of every
-//! medic's records of that person, each listed prescription logged in the patient's access log.
-//! Wrong codes are limited per CURP and never tell whether a CURP is known.
+//! their page and a pharmacy finds, with the CURP and the code, what it may dispense now of the
+//! records that page speaks for (its own, and those the person proved theirs on it: issue 86), each
+//! listed prescription logged in the patient's access log. Wrong codes are limited per CURP and
+//! never tell whether a CURP is known.
 
 use std::process::Command;
 
 use serde_json::{Value, json};
 
 use crate::fixtures::{
-    ANA, BETO, Practice, TestPharmacy, create_patient, later, patient_body, prescribed_for, python,
-    register, reject,
+    ANA, BETO, Listener, Practice, TestPharmacy, create_patient, later, link, patient_body,
+    prescribed_for, python, record_with, register, reject, relay_config,
 };
-use crate::helpers::{TestApp, TestMedic, TestResponse, assert_message, field_errors, spawn_app};
+use crate::helpers::{
+    TestApp, TestMedic, TestResponse, assert_message, field_errors, spawn_app, spawn_app_with,
+};
 
 /// The values the CURP check is compared on, each with what `stdnum.mx.curp.is_valid` says: valid
 /// CURPs drawn by Python (a fixed seed) and each one mutated (check digit, a letter, the date, the
@@ -136,14 +139,15 @@ fn access_log(app: &TestApp, medic: &TestMedic, sig: &str) -> Vec<Value> {
 
 #[test]
 fn one_persons_prescriptions_from_two_medics_are_found_at_the_counter_and_logged() {
-    let app = spawn_app();
+    let relay = Listener::ok();
+    let app = spawn_app_with(relay_config(&relay.url("/send")));
     let mut a = Practice::new(&app, "mostrador-a@example.mx", "Clínica Norte");
     let mut b = Practice::new(&app, "mostrador-b@example.mx", "Clínica Sur");
     let mut c = Practice::new(&app, "mostrador-c@example.mx", "Clínica Oriente");
     let ph = register(&app, "Farmacia Mostrador");
     let from_a = prescribed_for(&app, &mut a, ANA);
-    // The same person at another medic, written the way a person types it.
-    let from_b = prescribed_for(&app, &mut b, "boxw-310820-hnerxn09");
+    // The same person at another medic, written the way a person types it, with her email there.
+    let from_b = record_with(&app, &mut b, "boxw-310820-hnerxn09", "ana.sur@example.mx");
     // Another person, and one whose CURP is free text: never listed.
     let other = prescribed_for(&app, &mut c, BETO);
     let mut free = Practice::new(&app, "mostrador-d@example.mx", "Clínica Poniente");
@@ -151,6 +155,14 @@ fn one_persons_prescriptions_from_two_medics_are_found_at_the_counter_and_logged
     let closed = prescribed_for(&app, &mut a, ANA);
     assert_eq!(reject(&app, &ph, &closed).status, 200);
 
+    // A's page speaks for A's record only, until she proves B's record hers there (a code sent to
+    // the email B's medic recorded).
+    let code = code_for(&app, &from_a);
+    assert_eq!(
+        listed(&counter(&app, &ph, ANA, &code)),
+        vec![from_a.clone()]
+    );
+    link(&app, &relay, &from_a, "ana.sur@example.mx");
     let code = code_for(&app, &from_a);
     let found = listed(&counter(&app, &ph, ANA, &code));
     assert_eq!(found, vec![from_b.clone(), from_a.clone()], "newest first");
@@ -167,13 +179,19 @@ fn one_persons_prescriptions_from_two_medics_are_found_at_the_counter_and_logged
     assert!(first["medications"][0]["sku"].is_string());
     // One use.
     assert_message(&counter(&app, &ph, ANA, &code), 404);
-    // Either record's page gives the person's code, and a new code ends the earlier one.
-    let old = code_for(&app, &from_b);
+    // Each record's page gives its own code; a new code ends the earlier one of the same record,
+    // never another record's. B's page proved nothing of A's: its code lists B only.
+    let old = code_for(&app, &from_a);
+    let of_b = code_for(&app, &from_b);
     let new = code_for(&app, &from_a);
     if old != new {
         assert_message(&counter(&app, &ph, ANA, &old), 404);
     }
     assert_eq!(listed(&counter(&app, &ph, ANA, &new)).len(), 2);
+    assert_eq!(
+        listed(&counter(&app, &ph, ANA, &of_b)),
+        vec![from_b.clone()]
+    );
     // Every listed prescription shows the pharmacy's lookup to the patient.
     for (practice, sig) in [(&a, &from_a), (&b, &from_b)] {
         let log = access_log(&app, &practice.medic, sig);
@@ -285,7 +303,7 @@ fn the_page_gives_the_code_and_a_record_without_a_valid_curp_gets_none() {
     assert!(resp.text().contains("CURP"));
     assert_message(&ask_code(&app, &"0".repeat(64)), 404);
 
-    // At most 10 codes per person per hour (one was given above): then 429, as JSON and as a page.
+    // At most 10 codes per record per hour (one was given above): then 429, as JSON and as a page.
     for _ in 0..9 {
         code_for(&app, &sig);
     }

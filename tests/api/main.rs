@@ -36,6 +36,7 @@ mod migrations;
 mod nodes;
 mod notifications;
 mod patients;
+mod person;
 mod pharmacies;
 mod pharmacy_status;
 mod prescriptions;

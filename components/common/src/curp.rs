@@ -209,7 +209,10 @@ mod tests {
     fn the_sql_removes_every_ignored_character() {
         let sql = normalised_sql();
         for c in IGNORED.iter().chain(MORE_DASHES.iter()) {
-            assert!(sql.contains(&format!("char({}), ''", u32::from(*c))), "{c:?}");
+            assert!(
+                sql.contains(&format!("char({}), ''", u32::from(*c))),
+                "{c:?}"
+            );
         }
         assert!(sql.starts_with("upper(replace(") && sql.contains("(curp, char(32), '')"));
     }

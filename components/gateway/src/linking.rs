@@ -35,13 +35,12 @@ pub fn list(req: &Request, signature: &str) -> Result<Response, Error> {
 /// `POST /rx/<signature>/records/codes`: makes the codes and queues their emails.
 pub fn send_codes(req: &Request, signature: &str) -> Result<Response, Error> {
     let db = Db::open()?;
-    let asked = match patients::request_link_codes(&db.connection(), signature) {
-        Ok(asked) => asked,
+    let codes = match patients::request_link_codes(&db.connection(), signature) {
+        Ok(codes) => codes,
         Err(e) => return patient_error(req.wants_json(), signature, e),
     };
-    let asked_on = format!("{} ({})", asked.asked_on_medic, asked.asked_on_hospital);
-    for c in &asked.codes {
-        notifications::queue_link_code(&db.connection(), c.prescription, &c.to, &c.code, &asked_on)?;
+    for c in &codes {
+        notifications::queue_link_code(&db.connection(), c.prescription, &c.to, &c.code)?;
     }
     if req.wants_json() {
         return Ok(private(Response::json(202, &json!({"message": SENT}))));
@@ -106,6 +105,10 @@ fn answer(
 
 /// The form's answer: back to the page (303: POST, redirect, GET).
 fn to_page(signature: &str) -> Response {
-    private(Response::bytes(303, "text/plain; charset=utf-8", Vec::new()))
-        .with_header("location", format!("/rx/{signature}/records"))
+    private(Response::bytes(
+        303,
+        "text/plain; charset=utf-8",
+        Vec::new(),
+    ))
+    .with_header("location", format!("/rx/{signature}/records"))
 }

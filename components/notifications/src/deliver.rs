@@ -250,7 +250,6 @@ fn email_body(db: &Db, config: &Config, leased: &Leased) -> Result<Vec<u8>, Stop
             &mail,
             &LinkNote {
                 code: link["code"].as_str().unwrap_or_default(),
-                asked_on: link["asked_on"].as_str().unwrap_or_default(),
             },
         ),
         Some(status) => email::status_body(

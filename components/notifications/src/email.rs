@@ -155,18 +155,16 @@ pub fn status_body(e: &Email, note: &StatusNote) -> Value {
 #[derive(Debug, Clone)]
 pub struct LinkNote<'a> {
     pub code: &'a str,
-    /// The medic and hospital of the page the code was asked on.
-    pub asked_on: &'a str,
 }
 
-/// The email carrying a link code: the code, where it was asked, and what to do if it was not the
-/// person. No link (a page link would hand out a prescription), no PDF, no medication.
+/// The email carrying a link code: the code, the record's own medic, and what to do if it was not
+/// the person. Nothing of the page it was asked on (the address may be a forger's, who must not
+/// learn who else treats the person), no link (a link opens a prescription), no PDF, no medication.
 pub fn link_code_body(e: &Email, note: &LinkNote) -> Value {
     let greeting = greeting(e.patient);
     let said = format!(
-        "En la página de una receta de {asked} se pidió unir a ella tus recetas de {medic}. \
+        "En la página de otra de tus recetas se pidió unir a ella tus recetas de {medic}. \
          Si fuiste tú, escribe este código en esa página: {code}. Vence en 30 minutos.",
-        asked = note.asked_on,
         medic = e.medic,
         code = note.code,
     );

@@ -62,9 +62,8 @@ impl Guest for Notifications {
         prescription: i64,
         to: String,
         code: String,
-        asked_on: String,
     ) -> Result<i64, Error> {
-        lent(db, || outbox::queue_link_code(prescription, &to, &code, &asked_on))
+        lent(db, || outbox::queue_link_code(prescription, &to, &code))
     }
 
     fn resend_email(

@@ -296,19 +296,13 @@ pub fn resend_email(
 
 /// Queues the email carrying a link code (docs/patients.md, "Who speaks for whom") to `to`, the
 /// address the record's own medic recorded, on the row of that record's prescription
-/// `prescription`; `asked_on` names the page it was asked on. The code stays in the row only until
-/// it is delivered or given up on.
-pub fn queue_link_code(
-    prescription: i64,
-    to: &str,
-    code: &str,
-    asked_on: &str,
-) -> Result<i64, Error> {
+/// `prescription`. The code stays in the row only until it is delivered or given up on.
+pub fn queue_link_code(prescription: i64, to: &str, code: &str) -> Result<i64, Error> {
     let db = Db::open()?;
     let payload = json!({
         "to": [to],
         "cc": [],
-        "link_code": {"code": code, "asked_on": asked_on},
+        "link_code": {"code": code},
     });
     let params = [
         int(prescription),

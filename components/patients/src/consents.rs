@@ -147,7 +147,12 @@ pub fn give(signature: &str, grantee: Grantee, via: ConsentVia) -> Result<(Conse
     };
     let curp = text(page.curp.as_str());
     let (id, new) = db.transaction(|db| -> Result<(i64, bool), Error> {
-        let standing = [curp.clone(), medic.clone(), hospital.clone(), int(page.record)];
+        let standing = [
+            curp.clone(),
+            medic.clone(),
+            hospital.clone(),
+            int(page.record),
+        ];
         if let Some(id) = db.query_opt(STANDING, &standing, |r| r.i64("id"))? {
             return Ok((id, false));
         }

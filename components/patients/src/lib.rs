@@ -19,7 +19,7 @@ use spin_sdk::sqlite3::Connection;
 mod bindings;
 
 use bindings::exports::receta::patients::patients::{
-    Consent, ConsentVia, CounterCode, Grantee, Guest, LinkRequest, LinkedRecord, NewPatient, OptIn,
+    Consent, ConsentVia, CounterCode, Grantee, Guest, LinkCode, LinkedRecord, NewPatient, OptIn,
     Patient, PatientKey, PatientPatch, PersonConsents,
 };
 
@@ -99,7 +99,7 @@ impl Guest for Patients {
         lent(db, || consents::history_access(medic, &hospitals, &key))
     }
 
-    fn request_link_codes(db: &Connection, signature: String) -> Result<LinkRequest, Error> {
+    fn request_link_codes(db: &Connection, signature: String) -> Result<Vec<LinkCode>, Error> {
         lent(db, || links::request(&signature))
     }
 

@@ -22,7 +22,7 @@ use common::db::{Db, int, text};
 use common::time::iso8601;
 use common::types::{Error, FieldError};
 
-use crate::bindings::exports::receta::patients::patients::{LinkCode, LinkRequest, LinkedRecord};
+use crate::bindings::exports::receta::patients::patients::{LinkCode, LinkedRecord};
 use crate::records::{of_prescription, scope};
 
 /// How long a code works.
@@ -83,13 +83,13 @@ pub const NO_CODE: &str = "No live code of this page matches: it is wrong, used 
     Ask for new codes on this page.";
 
 /// See `patients.request-link-codes` in the WIT.
-pub fn request(signature: &str) -> Result<LinkRequest, Error> {
+pub fn request(signature: &str) -> Result<Vec<LinkCode>, Error> {
     let db = Db::open()?;
     let page = of_prescription(&db, signature)?;
     let now = SystemTime::now();
     let at = iso8601(now);
     let expires_at = iso8601(now + LIFETIME);
-    let codes = db.transaction(|db| -> Result<Vec<LinkCode>, Error> {
+    db.transaction(|db| -> Result<Vec<LinkCode>, Error> {
         let since = text(&iso8601(now - HOUR));
         if db.scalar_i64(REQUESTS_SINCE, &[int(page.record), since])? >= REQUESTS_PER_HOUR {
             return Err(Error::TooManyRequests(HOUR.as_secs() as u32));
@@ -128,11 +128,6 @@ pub fn request(signature: &str) -> Result<LinkRequest, Error> {
             });
         }
         Ok(codes)
-    })?;
-    Ok(LinkRequest {
-        codes,
-        asked_on_medic: page.medic_name,
-        asked_on_hospital: page.hospital_name,
     })
 }
 

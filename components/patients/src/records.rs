@@ -68,9 +68,11 @@ fn scope_sql() -> String {
 /// index `patients_by_curp_key`, built on the same expression). Never another record only
 /// because it has the same CURP: a medic can write anyone's CURP on a record of their own.
 pub fn scope(db: &Db, record: i64, curp: &Curp) -> Result<Vec<i64>, Error> {
-    Ok(db.query(&scope_sql(), &[int(record), text(curp.as_str())], |r| {
-        r.i64("id")
-    })?)
+    Ok(
+        db.query(&scope_sql(), &[int(record), text(curp.as_str())], |r| {
+            r.i64("id")
+        })?,
+    )
 }
 
 /// `?1` signature: the prescription, its patient (record and stored CURP), its medic and hospital

@@ -38,8 +38,12 @@ fn own_origin(
         return true;
     };
     let authority = |url: &str| {
-        url.split_once("://")
-            .map(|(_, rest)| rest.split('/').next().unwrap_or_default().to_ascii_lowercase())
+        url.split_once("://").map(|(_, rest)| {
+            rest.split('/')
+                .next()
+                .unwrap_or_default()
+                .to_ascii_lowercase()
+        })
     };
     let Some(from) = authority(origin) else {
         return false;
@@ -117,10 +121,18 @@ mod tests {
         // No browser headers: an integration or curl.
         assert!(own(None, None, None));
         assert!(own(Some("same-origin"), Some(base), None));
-        assert!(own(None, Some("http://127.0.0.1:3000"), Some("127.0.0.1:3000")));
+        assert!(own(
+            None,
+            Some("http://127.0.0.1:3000"),
+            Some("127.0.0.1:3000")
+        ));
         assert!(!own(Some("cross-site"), None, None));
         assert!(!own(Some("same-site"), Some(base), None));
-        assert!(!own(None, Some("https://evil.example"), Some("receta.example.mx")));
+        assert!(!own(
+            None,
+            Some("https://evil.example"),
+            Some("receta.example.mx")
+        ));
         assert!(!own(None, Some("null"), Some("receta.example.mx")));
     }
 

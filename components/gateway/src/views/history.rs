@@ -277,7 +277,10 @@ mod tests {
         });
         unsign(&mut v, &sig);
         let text = v.to_string();
-        assert!(!text.contains(&sig) && !text.contains("rx-signature"), "{text}");
+        assert!(
+            !text.contains(&sig) && !text.contains("rx-signature"),
+            "{text}"
+        );
         assert_eq!(v["groupIdentifier"]["value"], "abababababab");
     }
 

@@ -366,7 +366,10 @@ pub fn consents_page(signature: &str, c: &PersonConsents) -> String {
         };
         let state = match consent.given_here {
             true => format!("{state}, dado en esta receta"),
-            false => format!("{state}, dado en otra de tus recetas (folio {})", consent.given_on),
+            false => format!(
+                "{state}, dado en otra de tus recetas (folio {})",
+                consent.given_on
+            ),
         };
         body.push_str(&format!(
             "<li id=\"permiso-{}\">{}<span class=\"meta\">{}</span>",

@@ -2,8 +2,8 @@
 -- Owned by the patients component.
 --
 -- `patients_by_curp_key` replaces 0026's `patients_by_curp`: a stored `curp` is normalised with every
--- character `common::curp::IGNORED` lists removed (Unicode spaces, zero-width characters, `_` and
--- every dash), then upper-cased, exactly as the Rust side does (`curp::normalised_sql`, character
+-- character `common::curp::IGNORED` lists removed (ASCII and Unicode spaces, zero-width characters,
+-- `_`, `-` and Unicode's dashes), then upper-cased, exactly as the Rust side does (`curp::normalised_sql`, character
 -- for character: SQLite uses an index on an expression only for the same expression). 0026's
 -- expression removed ASCII spaces only, so a CURP written with a no-break space was valid to Rust
 -- and linked to nobody in SQL.
@@ -27,7 +27,7 @@
 DROP INDEX IF EXISTS patients_by_curp;
 
 CREATE INDEX IF NOT EXISTS patients_by_curp_key ON patients (
-    upper(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(curp, char(32), ''), char(9), ''), char(10), ''), char(11), ''), char(12), ''), char(13), ''), char(28), ''), char(29), ''), char(30), ''), char(31), ''), char(133), ''), char(160), ''), char(5760), ''), char(8192), ''), char(8193), ''), char(8194), ''), char(8195), ''), char(8196), ''), char(8197), ''), char(8198), ''), char(8199), ''), char(8200), ''), char(8201), ''), char(8202), ''), char(8203), ''), char(8232), ''), char(8233), ''), char(8239), ''), char(8287), ''), char(12288), ''), char(65279), ''), char(45), ''), char(95), ''), char(8208), ''), char(8209), ''), char(8210), ''), char(8211), ''), char(8212), ''), char(8213), ''), char(8722), ''), char(65123), ''), char(65293), ''))
+    upper(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(curp, char(32), ''), char(9), ''), char(10), ''), char(13), ''), char(45), ''), char(95), ''), char(160), ''), char(8194), ''), char(8195), ''), char(8199), ''), char(8201), ''), char(8202), ''), char(8203), ''), char(8239), ''), char(12288), ''), char(65279), ''), char(8208), ''), char(8209), ''), char(8210), ''), char(8211), ''), char(8212), ''), char(8722), ''), char(65293), ''))
 );
 
 CREATE TABLE IF NOT EXISTS record_links (

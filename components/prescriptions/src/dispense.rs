@@ -336,8 +336,6 @@ fn check_interval(
     Ok(reached.max(1))
 }
 
-/// A pharmacy rejects a prescription; see `prescriptions.reject` in the WIT.
-
 #[cfg(test)]
 mod tests {
     use super::*;

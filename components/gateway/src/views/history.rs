@@ -131,11 +131,11 @@ pub fn fhir_bundle(entries: &[HistoryEntry], key: &str) -> Result<Value, Error> 
             if seen.insert(entry["fullUrl"].as_str().unwrap_or_default().to_string()) {
                 let mut entry = entry.clone();
                 let resource = &mut entry["resource"];
-                if resource["resourceType"] == "Patient" {
-                    if let Some(fields) = resource.as_object_mut() {
-                        fields.remove("telecom");
-                        fields.remove("address");
-                    }
+                if resource["resourceType"] == "Patient"
+                    && let Some(fields) = resource.as_object_mut()
+                {
+                    fields.remove("telecom");
+                    fields.remove("address");
                 }
                 unsign(&mut entry, &e.prescription.signature);
                 merged.push(entry);

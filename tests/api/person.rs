@@ -39,7 +39,7 @@ fn practice(app: &TestApp, email: &str, hospital: &str, name: &str) -> Practice 
     let p = Practice::new(app, email, hospital);
     let path = format!("/api/v2/medics/{}", p.medic.id);
     let renamed = app.patch(&path, Some(ADMIN_TOKEN), &json!({"name": name}));
-    assert_eq!(renamed.status, 200, "{}", renamed.text());
+    assert_eq!(renamed.status, 202, "{}", renamed.text());
     p
 }
 

@@ -9,8 +9,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::fixtures::{
-    ANA, Listener, Practice, TestPharmacy, ask_link_code, folio, link, link_codes_sent_to,
-    page_json, prescribe, record_with, register, relay_config, signature, wait_link_code,
+    ANA, Listener, Practice, TestPharmacy, folio, link, link_codes_sent_to, page_json, prescribe,
+    record_with, register, relay_config, signature, wait_link_code,
 };
 use crate::helpers::{ADMIN_TOKEN, TestApp, TestResponse, assert_message, spawn_app_with};
 
@@ -505,12 +505,28 @@ fn the_person_links_her_records_and_the_counter_and_history_follow() {
         404,
     );
 
-    // The page of her records, and a code asked again by the form.
+    // The page of her records and its forms: the dentist's record linked again.
     let page = app.get(&records, None);
     assert!(
         page.text().contains("Tus recetas de otros médicos"),
         "{}",
         page.text()
     );
-    let _ = ask_link_code(app, &s.relay, &from_g, AT_DENTIST, 2);
+    assert!(
+        page.text()
+            .contains(&format!("action=\"/rx/{from_g}/records/codes\""))
+    );
+    let form = |path: &str, body: &str| {
+        let content = ("application/x-www-form-urlencoded", body.as_bytes());
+        app.raw("POST", path, None, Some(content))
+    };
+    let sent = form(&format!("{records}/codes"), "");
+    assert_eq!(sent.status, 200, "{}", sent.text());
+    assert!(sent.text().contains("id=\"enviados\""));
+    let code = wait_link_code(app, &s.relay, AT_DENTIST, 2);
+    let linked = form(&records, &format!("code={code}"));
+    assert_eq!(linked.status, 303, "{}", linked.text());
+    assert_eq!(linked.header("location"), Some(records.as_str()));
+    let list = page_json(app, "GET", &records, None).json();
+    assert_eq!(list["records"].as_array().unwrap().len(), 2, "{list:#?}");
 }

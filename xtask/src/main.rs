@@ -93,9 +93,9 @@ fn up(flags: &[String]) -> Result {
 }
 
 /// The black-box groups that run a second time on libSQL: catalog, patients, prescriptions,
-/// notifications (SMS and WhatsApp too), pharmacies and their statuses, the patient's contact, constancias, the prescriber's e.firma, what was handed over
-/// (test-name filters: `efirma` is `efirma::` and `efirma_signing::`).
-const LIBSQL_GROUPS: [&str; 18] = [
+/// notifications (SMS and WhatsApp too), pharmacies and their statuses, the patient's contact, constancias, the prescriber's e.firma, what was handed over,
+/// who speaks for the person (test-name filters: `efirma` is `efirma::` and `efirma_signing::`).
+const LIBSQL_GROUPS: [&str; 19] = [
     "channels::",
     "consent::",
     "contact::",
@@ -114,6 +114,7 @@ const LIBSQL_GROUPS: [&str; 18] = [
     "efirma",
     "handover::",
     "jobs::",
+    "person::",
 ];
 
 fn test() -> Result {

@@ -9,71 +9,13 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::fixtures::{
-    ANA, Listener, Practice, TestPharmacy, folio, link, link_codes_sent_to, page_json, prescribe,
-    record_with, register, relay_config, signature, wait_link_code,
+    ANA, AT_DENTIST, AT_PSYCHIATRIST, FORGER_OWN, Practice, TestPharmacy, folio, link,
+    link_codes_sent_to, medic_name_of, named_practice, nth_curp, page_json, person_scene,
+    prescribe, record_with, register, signature, wait_link_code,
 };
-use crate::helpers::{ADMIN_TOKEN, TestApp, TestResponse, assert_message, spawn_app_with};
+use crate::helpers::{TestApp, TestResponse, assert_message};
 
 const WAIT: Duration = Duration::from_secs(30);
-
-/// The victim's email at the dentist and at the psychiatrist, and the forger's own.
-const AT_DENTIST: &str = "ana.dentista@example.mx";
-const AT_PSYCHIATRIST: &str = "ana.psiquiatra@example.mx";
-const FORGER_OWN: &str = "buzon.del.medico.z@example.mx";
-
-/// The victim's records at a dentist (`b`) and a psychiatrist (`c`), each with her email and a
-/// prescription, and medic Z's record with her CURP and Z's own email (`z`).
-struct Scene {
-    relay: Listener,
-    app: TestApp,
-    b: Practice,
-    c: Practice,
-    z: Practice,
-    from_b: String,
-    from_c: String,
-    from_z: String,
-}
-
-/// A practice whose medic has a name of its own (every test medic starts as the same one).
-fn practice(app: &TestApp, email: &str, hospital: &str, name: &str) -> Practice {
-    let p = Practice::new(app, email, hospital);
-    let path = format!("/api/v2/medics/{}", p.medic.id);
-    let renamed = app.patch(&path, Some(ADMIN_TOKEN), &json!({"name": name}));
-    assert_eq!(renamed.status, 202, "{}", renamed.text());
-    p
-}
-
-fn scene(tag: &str) -> Scene {
-    let relay = Listener::ok();
-    let app = spawn_app_with(relay_config(&relay.url("/send")));
-    let email = |who: &str| format!("{who}.{tag}@example.mx");
-    let mut b = practice(&app, &email("dentista"), "Dental Roma", "Dra. Lucía Méndez");
-    let mut c = practice(
-        &app,
-        &email("psiquiatra"),
-        "Salud Mental",
-        "Dr. Ramón Ibarra",
-    );
-    let mut z = practice(
-        &app,
-        &email("medico.z"),
-        "Consultorio Z",
-        "Dr. Zacarías Falso",
-    );
-    let from_b = record_with(&app, &mut b, ANA, AT_DENTIST);
-    let from_c = record_with(&app, &mut c, ANA, AT_PSYCHIATRIST);
-    let from_z = record_with(&app, &mut z, ANA, FORGER_OWN);
-    Scene {
-        relay,
-        app,
-        b,
-        c,
-        z,
-        from_b,
-        from_c,
-        from_z,
-    }
-}
 
 fn history(app: &TestApp, p: &Practice) -> TestResponse {
     let uid = p.patient["uid"].as_str().unwrap();
@@ -128,15 +70,10 @@ fn sorted(mut v: Vec<String>) -> Vec<String> {
     v
 }
 
-fn medic_name(app: &TestApp, p: &Practice) -> String {
-    let medic = app.get(&format!("/api/v2/medics/{}", p.medic.id), p.medic.token());
-    medic.json()["name"].as_str().unwrap().to_string()
-}
-
 /// Attack 1: medic Z writes the victim's CURP on a record of their own and uses its page.
 #[test]
 fn a_medic_who_writes_someones_curp_reaches_nothing_of_theirs() {
-    let s = scene("uno");
+    let s = person_scene("uno");
     let app = &s.app;
     let ph = register(app, "Farmacia Uno");
     // The victim trusts her dentist with her history, on the psychiatrist's prescription's page.
@@ -219,11 +156,11 @@ fn a_medic_who_writes_someones_curp_reaches_nothing_of_theirs() {
 /// and a medic is named by name.
 #[test]
 fn no_answer_hands_out_another_prescriptions_link_or_contact() {
-    let s = scene("dos");
+    let s = person_scene("dos");
     let app = &s.app;
     // She proves the psychiatrist's record hers on the dentist's prescription's page.
     let linked = link(app, &s.relay, &s.from_b, AT_PSYCHIATRIST);
-    assert_eq!(linked["medic"]["name"], json!(medic_name(app, &s.c)));
+    assert_eq!(linked["medic"]["name"], json!(medic_name_of(app, &s.c)));
     // A consent given on the psychiatrist's page, seen from the dentist's: by folio only.
     let given = page_json(
         app,
@@ -246,7 +183,7 @@ fn no_answer_hands_out_another_prescriptions_link_or_contact() {
     let read = history(app, &s.z);
     assert_eq!(folios(&read), vec![folio(&s.from_c).to_string()]);
     let entry = &read.json()["results"][0];
-    assert_eq!(entry["medic"]["name"], json!(medic_name(app, &s.c)));
+    assert_eq!(entry["medic"]["name"], json!(medic_name_of(app, &s.c)));
     for leaked in [&s.from_c, AT_PSYCHIATRIST, s.c.medic.email.as_str()] {
         assert!(!read.text().contains(leaked), "{leaked} in {}", read.text());
     }
@@ -255,7 +192,7 @@ fn no_answer_hands_out_another_prescriptions_link_or_contact() {
     assert!(!warnings.is_empty(), "{rx:#?}");
     for w in warnings {
         assert_eq!(w["other"]["folio"], json!(folio(&s.from_c)));
-        assert_eq!(w["other"]["medic"]["name"], json!(medic_name(app, &s.c)));
+        assert_eq!(w["other"]["medic"]["name"], json!(medic_name_of(app, &s.c)));
         let text = w.to_string();
         assert!(
             !text.contains(&s.from_c) && !text.contains(&s.c.medic.email),
@@ -278,7 +215,7 @@ fn no_answer_hands_out_another_prescriptions_link_or_contact() {
 /// Attack 5: a pharmacy alternating statuses messages the patient once.
 #[test]
 fn a_pharmacy_messages_the_patient_about_a_status_at_most_once() {
-    let s = scene("tres");
+    let s = person_scene("tres");
     let app = &s.app;
     let ph = register(app, "Farmacia Vaivén");
     let other = register(app, "Farmacia Otra");
@@ -333,7 +270,7 @@ fn a_pharmacy_messages_the_patient_about_a_status_at_most_once() {
 /// Attack 6: a CURP written with no-break spaces or Unicode dashes is the same person.
 #[test]
 fn a_curp_with_unicode_spaces_or_dashes_is_the_same_person() {
-    let s = scene("cuatro");
+    let s = person_scene("cuatro");
     let app = &s.app;
     let ph = register(app, "Farmacia Espacios");
     let mut n = Practice::new(app, "espacios@example.mx", "Clínica Espacios");
@@ -362,23 +299,11 @@ fn a_curp_with_unicode_spaces_or_dashes_is_the_same_person() {
     assert_eq!(found, sorted(vec![s.from_b.clone(), from_n, from_d]));
 }
 
-/// A valid CURP for `n` (1-12): a birth date in 1980 and its check digit.
-fn nth_curp(n: u32) -> String {
-    const ALPHABET: &[u8] = b"0123456789ABCDEFGHIJKLMN&OPQRSTUVWXYZ";
-    let first = format!("GOMA80{n:02}{n:02}HDFRRN0");
-    let sum: usize = first
-        .bytes()
-        .zip((2..=18).rev())
-        .map(|(c, w)| ALPHABET.iter().position(|a| *a == c).unwrap() * w)
-        .sum();
-    format!("{first}{}", (10 - sum % 10) % 10)
-}
-
 /// Attack 8: one pharmacy's wrong codes across many CURPs lock that pharmacy out, not the people;
 /// a page change sent from another site is refused.
 #[test]
 fn one_pharmacy_cannot_lock_people_out_and_other_sites_cannot_post() {
-    let s = scene("cinco");
+    let s = person_scene("cinco");
     let app = &s.app;
     let guesser = register(app, "Farmacia Adivina");
     let honest = register(app, "Farmacia Honesta");
@@ -426,10 +351,10 @@ fn one_pharmacy_cannot_lock_people_out_and_other_sites_cannot_post() {
 /// medic's history follow; she withdraws and unlinks from that page; a link gives nothing back.
 #[test]
 fn the_person_links_her_records_and_the_counter_and_history_follow() {
-    let s = scene("seis");
+    let s = person_scene("seis");
     let app = &s.app;
     let ph = register(app, "Farmacia Completa");
-    let mut g = practice(
+    let mut g = named_practice(
         app,
         "nuevo.medico@example.mx",
         "Clínica Nueva",
@@ -461,9 +386,9 @@ fn the_person_links_her_records_and_the_counter_and_history_follow() {
         assert!(!text.contains("/rx/"), "{text}");
         if mail["to"] == json!([FORGER_OWN]) {
             for name in [
-                medic_name(app, &g),
-                medic_name(app, &s.b),
-                medic_name(app, &s.c),
+                medic_name_of(app, &g),
+                medic_name_of(app, &s.b),
+                medic_name_of(app, &s.c),
             ] {
                 assert!(!text.contains(&name), "{name} in {text}");
             }

@@ -157,7 +157,9 @@ pub fn public<'a>(h: impl FnOnce() -> Outcome + 'a) -> Option<Handler<'a>> {
 /// (docs/patients.md, "Forms only from the service's own pages").
 pub fn page_change<'a>(req: &'a Request, h: impl FnOnce() -> Outcome + 'a) -> Option<Handler<'a>> {
     Some(Box::new(move || {
-        if !crate::http::from_own_pages(req) {
+        let header = |name| req.header(name);
+        if !crate::http::from_own_pages(header("sec-fetch-site"), header("origin"), header("host"))
+        {
             return Err(Error::Forbidden(
                 "A change to a patient's page is accepted only from the service's own pages."
                     .into(),

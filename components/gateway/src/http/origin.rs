@@ -13,14 +13,9 @@ pub fn base_url() -> String {
 /// says the page that sent it is of another site (`Sec-Fetch-Site: cross-site` or `same-site`), nor
 /// when its `Origin` is `null` or neither `base_url`'s origin nor the request's own `Host`. A call
 /// with neither header (an integration, a command-line client: nothing a browser sent from
-/// another page) passes.
-pub fn from_own_pages(req: &super::Request) -> bool {
-    own_origin(
-        req.header("sec-fetch-site"),
-        req.header("origin"),
-        req.header("host"),
-        &base_url(),
-    )
+/// another page) passes. The request's `Sec-Fetch-Site`, `Origin` and `Host` headers.
+pub fn from_own_pages(fetch_site: Option<&str>, origin: Option<&str>, host: Option<&str>) -> bool {
+    own_origin(fetch_site, origin, host, &base_url())
 }
 
 fn own_origin(

@@ -24,6 +24,7 @@ mod manifests;
 mod oci;
 mod project;
 mod spin;
+mod stages;
 
 use std::process::{Command, ExitCode};
 
@@ -38,7 +39,7 @@ fn main() -> ExitCode {
         Some("up") => build().and_then(|()| up(&args[1..])),
         Some("build") => build(),
         // The host is built by the unit tests' step (`test`), not before it.
-        Some("test") => project::build_components().and_then(|()| test()),
+        Some("test") => test(),
         Some("lint") => lint(),
         Some("cycles") => cycles::check(),
         Some("manifests") => manifests::write(),
@@ -117,8 +118,18 @@ const LIBSQL_GROUPS: [&str; 19] = [
     "person::",
 ];
 
+/// Every test, stage by stage; the stages' times are printed at the end, passed or failed
+/// (`stages.rs`).
 fn test() -> Result {
-    ensure_test_tools()?;
+    let mut stages = stages::Stages::new();
+    let result = test_stages(&mut stages);
+    eprint!("{}", stages.table());
+    result
+}
+
+fn test_stages(stages: &mut stages::Stages) -> Result {
+    stages.run("components (wasm32-wasip2)", project::build_components)?;
+    stages.run("test tools (apt)", ensure_test_tools)?;
     // Several passes need a libSQL server: say so in one line before anything runs.
     let sqld = cluster::sqld_binary()?;
     // Unit tests of every crate natively, then the black-box suite against the real host.
@@ -129,23 +140,29 @@ fn test() -> Result {
     for name in NOT_NATIVE {
         unit.args(["--exclude", name]);
     }
-    run(&mut unit)?;
+    stages.run("unit tests (native; builds the host)", || run(&mut unit))?;
     // That step built the host binary (the host's own behaviour tests run it). Building the host
     // before it, as `build()` does, cost a second compile of the host and its TLS crates (~6 min
     // of the run): Cargo rebuilt `ring`, `rustls` and everything above them whenever the package
     // set changed between the two commands (cause in Cargo not found). `receta-verify` is built
     // on its own: no test of the workspace builds its binary.
-    run(cargo().args(["build", "--release", "-p", "receta-verify"]))?;
-    component_tests()?;
+    stages.run("receta-verify", || {
+        run(cargo().args(["build", "--release", "-p", "receta-verify"]))
+    })?;
+    stages.run("component tests", component_tests)?;
     // The gateway's unit tests: `--lib` builds only their test harness, not the cdylib.
-    run(cargo().args(["test", "--release", "--lib", "-p", "gateway"]))?;
+    stages.run("gateway unit tests", || {
+        run(cargo().args(["test", "--release", "--lib", "-p", "gateway"]))
+    })?;
     // The contract: valid OpenAPI 3.1; then every black-box response is checked against it
     // (`tests/api/contract.rs`); then a bounded fuzzing pass over every operation.
-    fuzz::validate_openapi()?;
-    run(cargo()
-        .args(["test", "--release", "-p", "receta-tests"])
-        .env("RECETA_BIN", host_binary())
-        .env("RECETA_SQLD", &sqld))?;
+    stages.run("OpenAPI valid (Python tools)", fuzz::validate_openapi)?;
+    stages.run("black-box suite on receta", || {
+        run(cargo()
+            .args(["test", "--release", "-p", "receta-tests"])
+            .env("RECETA_BIN", host_binary())
+            .env("RECETA_SQLD", &sqld))
+    })?;
     // No pass with `RECETA_COMPOSITION=static` or `lazy-dynamic` any more: the gateway is a WASIp3
     // handler, which the host always composes ahead of time, as Spin does (host/README.md); lazy
     // linking, typed and dynamic, is left to the WASIp2 cron worker and the host's own tests
@@ -154,20 +171,24 @@ fn test() -> Result {
     // then on a node with an embedded replica of it: reads from the node's copy, transactions held
     // back and sent in few requests (`host/src/capability/sqlite/remote/deferred.rs`).
     for database in ["libsql", "libsql-replica"] {
-        run(cargo()
-            .args(["test", "--release", "-p", "receta-tests", "--"])
-            .args(LIBSQL_GROUPS)
-            .env("RECETA_BIN", host_binary())
-            .env("RECETA_SQLD", &sqld)
-            .env("RECETA_TEST_DATABASE", database))?;
+        stages.run(&format!("libSQL groups on receta ({database})"), || {
+            run(cargo()
+                .args(["test", "--release", "-p", "receta-tests", "--"])
+                .args(LIBSQL_GROUPS)
+                .env("RECETA_BIN", host_binary())
+                .env("RECETA_SQLD", &sqld)
+                .env("RECETA_TEST_DATABASE", database))
+        })?;
     }
     // The whole suite once more on real Spin, with the app built by `spin build` and the cron
     // plugin, again cron-less (`spin.cloud.toml`, no plugin, a scheduler calling the jobs door),
     // then the same groups as above cron-less on real Spin with the database on libSQL (`spin.rs`).
-    let (spin, data) = spin::suite(&LIBSQL_GROUPS)?;
+    let (spin, data) = spin::suite(stages, &LIBSQL_GROUPS)?;
     // The app pushed to a loopback OCI registry, pulled and run by `spin up --from` (`oci.rs`).
-    oci::smoke_pass(&spin, data.as_deref(), &sqld, spin::SKIPPED_ON_SPIN)?;
-    fuzz::ci_pass()
+    stages.run("OCI: pushed, pulled, smoke groups on real Spin", || {
+        oci::smoke_pass(&spin, data.as_deref(), &sqld, spin::SKIPPED_ON_SPIN)
+    })?;
+    stages.run("fuzz pass (schemathesis)", fuzz::ci_pass)
 }
 
 /// Crates without native unit tests: the black-box suite (run next, against the host) and the HTTP

@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use crate::project::{Result, cargo, host_binary, on_path, root, run, target_dir};
+use crate::stages::Stages;
 
 /// Tests that exercise what only `receta` does, with the reason each is skipped on Spin.
 pub const SKIPPED_ON_SPIN: &[(&str, &str)] = &[
@@ -104,7 +105,7 @@ pub fn locate() -> Result<(PathBuf, Option<PathBuf>)> {
 /// cron-less (`spin.cloud.toml`, no plugin, the app migrating itself, a loopback scheduler calling
 /// the jobs door), `libsql_groups` cron-less with the database on a libSQL server (two nodes start
 /// at once). Gives back where Spin is, for the OCI pass (`oci.rs`) that follows.
-pub fn suite(libsql_groups: &[&str]) -> Result<(PathBuf, Option<PathBuf>)> {
+pub fn suite(stages: &mut Stages, libsql_groups: &[&str]) -> Result<(PathBuf, Option<PathBuf>)> {
     let (spin, data) = locate()?;
     let with_data = |cmd: &mut Command| {
         if let Some(data) = &data {
@@ -114,7 +115,7 @@ pub fn suite(libsql_groups: &[&str]) -> Result<(PathBuf, Option<PathBuf>)> {
     let mut build = Command::new(&spin);
     build.arg("build");
     with_data(&mut build);
-    run(&mut build)?;
+    stages.run("spin build", || run(&mut build))?;
 
     eprintln!(
         "xtask: the black-box suite on real Spin ({}):",
@@ -145,13 +146,17 @@ pub fn suite(libsql_groups: &[&str]) -> Result<(PathBuf, Option<PathBuf>)> {
         }
         run(&mut test)
     };
-    test(&[], None, false)?;
+    stages.run("suite on real Spin (cron plugin)", || {
+        test(&[], None, false)
+    })?;
     eprintln!(
         "xtask: the suite on real Spin again, cron-less: spin.cloud.toml, no plugin, no --sqlite, \
          a loopback scheduler calling POST /api/v2/jobs/run/ every second:"
     );
-    test(&[], None, true)?;
+    stages.run("suite on real Spin, cron-less", || test(&[], None, true))?;
     eprintln!("xtask: the libSQL groups on real Spin, cron-less, the database on sqld:");
-    test(libsql_groups, Some("libsql"), true)?;
+    stages.run("libSQL groups on real Spin, cron-less", || {
+        test(libsql_groups, Some("libsql"), true)
+    })?;
     Ok((spin, data))
 }

@@ -3,7 +3,8 @@
 //! - `up [HOST FLAGS]`  build everything, then run the app (`receta up`), flags passed through
 //! - `test`             build everything, then run every test (unit, component, black-box, real Spin)
 //! - `lint`             `cargo fmt --check`, clippy for the host (also without libSQL) and the wasm
-//!   target, no module cycles, no file over 500 lines without a reason
+//!   target, the deployment floors name the gateway's WASIp3 world (`floors.rs`), no module
+//!   cycles, no file over 500 lines without a reason
 //! - `push REF [-k]`    `spin registry push` the app (`spin.cloud.toml`, composed) to an OCI registry (`oci.rs`)
 //! - `manifests`        write `spin.cloud.toml`, the cron-less manifest, from `spin.toml` (`manifests.rs`)
 //! - `cycles`           no module of any crate imports one that imports it back (`cycles.rs`)
@@ -18,6 +19,7 @@
 mod bench;
 mod cluster;
 mod cycles;
+mod floors;
 mod fuzz;
 mod long_files;
 mod manifests;
@@ -295,6 +297,7 @@ fn lint() -> Result {
         "warnings",
     ]))?;
     manifests::check()?;
+    floors::check()?;
     cycles::check()?;
     long_files::check()
 }

@@ -10,6 +10,7 @@ pub mod db;
 pub mod error;
 pub mod events;
 pub mod fields;
+pub mod folio;
 pub mod gtin;
 pub mod hex;
 pub mod html;

@@ -27,7 +27,7 @@ const SENT: &str = "If you have prescriptions from other medics whose record has
 /// `GET /rx/<signature>/records`.
 pub fn list(req: &Request, signature: &str) -> Result<Response, Error> {
     match patients::linked_records(&Db::open()?.connection(), signature) {
-        Ok(records) => Ok(answer(req, signature, &records, false, 200)),
+        Ok(records) => Ok(answer(req, signature, &records, false)),
         Err(e) => patient_error(req.wants_json(), signature, e),
     }
 }
@@ -46,7 +46,7 @@ pub fn send_codes(req: &Request, signature: &str) -> Result<Response, Error> {
         return Ok(private(Response::json(202, &json!({"message": SENT}))));
     }
     let records = patients::linked_records(&db.connection(), signature)?;
-    Ok(answer(req, signature, &records, true, 200))
+    Ok(answer(req, signature, &records, true))
 }
 
 /// `POST /rx/<signature>/records` `{code}` (JSON or the page's form).
@@ -87,19 +87,14 @@ fn record_json(r: &LinkedRecord) -> Value {
     })
 }
 
-fn answer(
-    req: &Request,
-    signature: &str,
-    records: &[LinkedRecord],
-    sent: bool,
-    status: u16,
-) -> Response {
+/// The page's records: 200 as JSON, or the page (`sent`: codes were just asked for).
+fn answer(req: &Request, signature: &str, records: &[LinkedRecord], sent: bool) -> Response {
     match req.wants_json() {
         true => private(Response::json(
-            status,
+            200,
             &json!({"records": records.iter().map(record_json).collect::<Vec<_>>()}),
         )),
-        false => crate::landing::html(status, records_html::page(signature, records, sent)),
+        false => crate::landing::html(200, records_html::page(signature, records, sent)),
     }
 }
 

@@ -68,6 +68,9 @@ pub fn p7s(caller: Principal, signature: &str) -> Result<Response, Error> {
     let cms = prescriptions::get_efirma_cms(&Db::open()?.connection(), caller, signature)?;
     Ok(Response::bytes(200, P7S, cms).with_header(
         "content-disposition",
-        format!("attachment; filename=\"receta-{}.p7s\"", &signature[..12]),
+        format!(
+            "attachment; filename=\"receta-{}.p7s\"",
+            common::folio::of(signature)
+        ),
     ))
 }

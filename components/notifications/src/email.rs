@@ -59,7 +59,7 @@ pub fn relay_body(e: &Email) -> Value {
         .pdf
         .map(|pdf| {
             json!({
-                "filename": format!("receta-{}.pdf", &e.signature[..e.signature.len().min(12)]),
+                "filename": format!("receta-{}.pdf", common::folio::of(e.signature)),
                 "content_type": "application/pdf",
                 "content": STANDARD.encode(pdf),
             })
@@ -98,7 +98,7 @@ pub struct StatusNote<'a> {
 /// The short email about a pharmacy's status: the pharmacy, the prescriber, the folio (the
 /// signature's first 12 characters) and the link; no PDF, no medication, no diagnosis.
 pub fn status_body(e: &Email, note: &StatusNote) -> Value {
-    let folio = &e.signature[..e.signature.len().min(12)];
+    let folio = common::folio::of(e.signature);
     let greeting = greeting(e.patient);
     let (subject, said) = if note.status == "not_dispensed" {
         let why = note

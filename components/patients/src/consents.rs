@@ -18,7 +18,7 @@ use crate::bindings::exports::receta::patients::patients::{
 use crate::records::{of_prescription, scope};
 
 /// The columns of a consent as `from_row` reads it (`c` the consent, `p` the prescription whose
-/// page it was given on: named by its folio, never its signature).
+/// page it was given on: named by its folio, `common::folio::LEN` characters, never its signature).
 const COLUMNS: &str = "c.id, c.medic_id, c.hospital_id, \
     COALESCE(m.name, h.name, '') AS grantee_name, c.given_at, c.given_via, \
     substr(p.signature, 1, 12) AS given_on, c.prescription_id, c.withdrawn_at FROM consents c \
@@ -72,14 +72,14 @@ pub const NEEDS_CONSENT: &str = "The patient has not allowed you to see their pr
 const NO_PERSON: &str = "The patient's record has no valid CURP, so it is not linked to their \
     prescriptions from other medics: add their CURP to the record first.";
 
-/// A consent as read, with the prescription it was given on (to tell the page whether it was its own).
-fn from_row(r: &Row) -> anyhow::Result<(Consent, i64)> {
+/// A consent as the page of prescription `here` reads it (`given_here`: given on that page).
+fn from_row(r: &Row, here: i64) -> anyhow::Result<Consent> {
     let grantee = match (r.opt_i64("medic_id")?, r.opt_i64("hospital_id")?) {
         (Some(m), _) => Grantee::Medic(m),
         (None, Some(h)) => Grantee::Hospital(h),
         (None, None) => anyhow::bail!("a consent naming nobody"),
     };
-    let consent = Consent {
+    Ok(Consent {
         id: r.i64("id")?,
         grantee,
         grantee_name: r.string("grantee_name")?,
@@ -89,20 +89,9 @@ fn from_row(r: &Row) -> anyhow::Result<(Consent, i64)> {
             _ => ConsentVia::PageForm,
         },
         given_on: r.string("given_on")?,
-        given_here: false,
+        given_here: r.i64("prescription_id")? == here,
         withdrawn_at: r.opt_string("withdrawn_at")?,
-    };
-    Ok((consent, r.i64("prescription_id")?))
-}
-
-/// The consents read, each told whether it was given on the page's own prescription `here`.
-fn seen_from(here: i64, rows: Vec<(Consent, i64)>) -> Vec<Consent> {
-    rows.into_iter()
-        .map(|(consent, given_on)| Consent {
-            given_here: given_on == here,
-            ..consent
-        })
-        .collect()
+    })
 }
 
 /// `?1` CURP then the records: the parameters of the statements over a page's scope.
@@ -117,9 +106,10 @@ pub fn list(signature: &str) -> Result<PersonConsents, Error> {
     let page = of_prescription(&db, signature)?;
     let records = scope(&db, page.record, &page.curp)?;
     let params = with_scope(vec![text(page.curp.as_str())], &records);
-    let rows = db.query(&of_scope(records.len()), &params, from_row)?;
+    let here = page.prescription;
+    let consents = db.query(&of_scope(records.len()), &params, |r| from_row(r, here))?;
     Ok(PersonConsents {
-        consents: seen_from(page.prescription, rows),
+        consents,
         issuing_medic: page.medic,
         issuing_medic_name: page.medic_name,
         issuing_hospital: page.hospital,
@@ -174,9 +164,9 @@ pub fn give(signature: &str, grantee: Grantee, via: ConsentVia) -> Result<(Conse
         Ok((id, true))
     })?;
     let params = with_scope(vec![curp, int(id)], &[page.record]);
-    let row = db.query_opt(&one(1), &params, from_row)?;
-    let consent = row.ok_or_else(Error::not_found)?;
-    Ok((seen_from(page.prescription, vec![consent]).remove(0), new))
+    let here = page.prescription;
+    let consent = db.query_opt(&one(1), &params, |r| from_row(r, here))?;
+    Ok((consent.ok_or_else(Error::not_found)?, new))
 }
 
 /// See `patients.withdraw-consent` in the WIT.
@@ -189,9 +179,9 @@ pub fn withdraw(signature: &str, id: i64) -> Result<Consent, Error> {
     let params = with_scope(vec![curp.clone(), int(id), now], &records);
     db.execute(&withdraw_sql(records.len()), &params)?;
     let params = with_scope(vec![curp, int(id)], &records);
-    let row = db.query_opt(&one(records.len()), &params, from_row)?;
-    let consent = row.ok_or_else(Error::not_found)?;
-    Ok(seen_from(page.prescription, vec![consent]).remove(0))
+    let here = page.prescription;
+    db.query_opt(&one(records.len()), &params, |r| from_row(r, here))?
+        .ok_or_else(Error::not_found)
 }
 
 /// `?1` CURP, `?2` medic, then the hospitals: the records on whose pages a standing consent

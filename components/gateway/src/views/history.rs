@@ -5,6 +5,7 @@
 use serde_json::{Value, json};
 
 use common::db::Db;
+use common::folio;
 use common::types::Error;
 
 use crate::bindings::catalog;
@@ -49,13 +50,6 @@ pub fn read(
     )
 }
 
-/// How the history and the warnings name a prescription: its folio, the first 12 characters of its
-/// signature (as the patient's messages do). Never the signature: that is the capability that
-/// opens the prescription's page, PDF and diagnosis (docs/patients.md, "No link leaves its owner").
-pub fn folio(signature: &str) -> &str {
-    signature.get(..12).unwrap_or(signature)
-}
-
 /// One prescription of the history: who issued it (by name) and when, its state, its medications
 /// and what was sold of each, named by its folio. Not its signature, diagnosis, observations or
 /// the patient's contact data (the consent is to see medications, docs/patients.md).
@@ -96,7 +90,7 @@ pub fn entry_json(e: &HistoryEntry) -> Value {
         })
         .collect();
     json!({
-        "folio": folio(&rx.signature),
+        "folio": folio::of(&rx.signature),
         "created_at": rx.created_at,
         "medic": {"name": e.medic_name},
         "hospital": rx.hospital,
@@ -157,7 +151,9 @@ pub fn fhir_bundle(entries: &[HistoryEntry], key: &str) -> Result<Value, Error> 
 /// identifier systems that carried it `rx-folio`.
 fn unsign(value: &mut Value, signature: &str) {
     match value {
-        Value::String(s) if s.contains(signature) => *s = s.replace(signature, folio(signature)),
+        Value::String(s) if s.contains(signature) => {
+            *s = s.replace(signature, folio::of(signature))
+        }
         Value::String(s) if s.ends_with("/rx-signature") => {
             *s = s.replace("/rx-signature", "/rx-folio")
         }
@@ -231,7 +227,7 @@ pub fn warnings(new: &[Medication], active: &[HistoryEntry]) -> Vec<Value> {
                     "ingredient": ingredient,
                     "medication": m.id,
                     "other": {
-                        "folio": folio(&e.prescription.signature),
+                        "folio": folio::of(&e.prescription.signature),
                         "created_at": e.prescription.created_at,
                         "medic": {"name": e.medic_name},
                         "presentation": other.presentation,

@@ -16,9 +16,6 @@ use crate::messages::rows::Row;
 const SOURCE: &str = "SELECT p.signature, p.medic_email, d.canonical FROM prescriptions p \
     JOIN prescription_documents d ON d.prescription_id = p.id WHERE p.id = ?1";
 
-/// Characters of the signature that make the folio (as the status emails and the PDF print it).
-const FOLIO: usize = 12;
-
 /// What a message is about.
 #[derive(Debug, Clone, PartialEq)]
 pub enum About {
@@ -74,7 +71,7 @@ pub fn said(db: &Db, config: &Config, row: &Row) -> anyhow::Result<Said> {
     };
     Ok(Said {
         about,
-        folio: signature.chars().take(FOLIO).collect(),
+        folio: common::folio::of(&signature).to_string(),
         link: config.cta_link(&signature),
         signature,
     })

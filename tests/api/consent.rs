@@ -6,29 +6,14 @@
 
 use serde_json::{Value, json};
 
-use crate::fixtures::{ANA, BETO, Practice, prescribe, prescribed_for};
-use crate::helpers::{TestApp, TestResponse, assert_message, field_errors, spawn_app};
-
-fn as_json(app: &TestApp, method: &str, path: &str, body: Option<&Value>) -> TestResponse {
-    let bytes = body.map(|b| serde_json::to_vec(b).unwrap());
-    let mut headers = vec![("Accept", "application/json")];
-    if bytes.is_some() {
-        headers.push(("Content-Type", "application/json"));
-    }
-    app.request_with_headers(method, path, &headers, bytes.as_deref())
-}
-
-fn history(app: &TestApp, p: &Practice) -> TestResponse {
-    let uid = p.patient["uid"].as_str().unwrap();
-    app.get(
-        &format!("/api/v2/patient/{uid}/medication-history/"),
-        p.medic.token(),
-    )
-}
+use crate::fixtures::{
+    ANA, BETO, Practice, medication_history, page_json, prescribe, prescribed_for,
+};
+use crate::helpers::{TestApp, assert_message, field_errors, spawn_app};
 
 /// The folios the history lists (it names prescriptions by folio, never by signature).
 fn history_signatures(app: &TestApp, p: &Practice) -> Vec<String> {
-    let resp = history(app, p);
+    let resp = medication_history(app, p);
     assert_eq!(resp.status, 200, "{}", resp.text());
     let json = resp.json();
     assert_eq!(
@@ -58,13 +43,13 @@ fn a_history_needs_a_standing_consent_and_every_read_is_logged() {
     let _other_person = prescribed_for(&app, &mut c, BETO);
 
     // Without consent: 403, saying how the patient gives it.
-    let refused = history(&app, &b);
+    let refused = medication_history(&app, &b);
     assert_message(&refused, 403);
     assert!(refused.json()["message"].as_str().unwrap().contains("/rx/"));
 
     // The patient allows medic B on the page of A's prescription (JSON).
     let consents = format!("/rx/{from_a}/consents");
-    let given = as_json(&app, "POST", &consents, Some(&json!({"medic": b.medic.id})));
+    let given = page_json(&app, "POST", &consents, Some(&json!({"medic": b.medic.id})));
     assert_eq!(given.status, 201, "{}", given.text());
     let consent = given.json();
     assert_eq!(consent["medic"], json!(b.medic.id));
@@ -73,18 +58,18 @@ fn a_history_needs_a_standing_consent_and_every_read_is_logged() {
     assert_eq!(consent["given_on"], json!(folio(&from_a)));
     assert_eq!(consent["given_here"], json!(true));
     assert_eq!(consent["withdrawn_at"], Value::Null);
-    let again = as_json(&app, "POST", &consents, Some(&json!({"medic": b.medic.id})));
+    let again = page_json(&app, "POST", &consents, Some(&json!({"medic": b.medic.id})));
     assert_eq!(again.status, 200);
     assert_eq!(again.json()["id"], consent["id"]);
 
     // B now sees A's prescription (not its own, not another person's), without the diagnosis.
     assert_eq!(history_signatures(&app, &b), vec![folio(&from_a)]);
-    let entry = &history(&app, &b).json()["results"][0];
+    let entry = &medication_history(&app, &b).json()["results"][0];
     assert!(entry.get("diagnosis").is_none());
     assert_eq!(entry["rx_status"], json!(["available", "Disponible"]));
     assert_eq!(entry["medications"].as_array().unwrap().len(), 2);
     // Medic A, whom nobody named, still cannot.
-    assert_message(&history(&app, &a), 403);
+    assert_message(&medication_history(&app, &a), 403);
 
     // The patient sees B's reads on A's prescription.
     let log = app
@@ -123,20 +108,20 @@ fn a_history_needs_a_standing_consent_and_every_read_is_logged() {
 
     // Listed on the pages of the record it was given on, not on another record's (B's record
     // proved nothing of A's); withdrawn there, and the history closes again.
-    let listed = as_json(&app, "GET", &format!("/rx/{from_b}/consents"), None).json();
+    let listed = page_json(&app, "GET", &format!("/rx/{from_b}/consents"), None).json();
     assert_eq!(listed["consents"], json!([]));
     assert_eq!(listed["issuing_medic"]["id"], json!(b.medic.id));
     let id = consent["id"].as_i64().unwrap();
     assert_message(
-        &as_json(&app, "DELETE", &format!("/rx/{from_b}/consents/{id}"), None),
+        &page_json(&app, "DELETE", &format!("/rx/{from_b}/consents/{id}"), None),
         404,
     );
-    let withdrawn = as_json(&app, "DELETE", &format!("{consents}/{id}"), None);
+    let withdrawn = page_json(&app, "DELETE", &format!("{consents}/{id}"), None);
     assert_eq!(withdrawn.status, 200, "{}", withdrawn.text());
     assert!(withdrawn.json()["withdrawn_at"].is_string());
-    assert_message(&history(&app, &b), 403);
+    assert_message(&medication_history(&app, &b), 403);
     // Kept as the record that it existed.
-    let listed = as_json(&app, "GET", &consents, None).json();
+    let listed = page_json(&app, "GET", &consents, None).json();
     assert!(listed["consents"][0]["withdrawn_at"].is_string());
 
     // Every medic of B's hospital, through the page's form: back to the page, and open again.
@@ -163,21 +148,21 @@ fn consents_refuse_what_names_nobody_and_records_without_a_person() {
     let mut a = Practice::new(&app, "permiso@example.mx", "Clínica Permiso");
     let sig = prescribed_for(&app, &mut a, ANA);
     let consents = format!("/rx/{sig}/consents");
-    field_errors(&as_json(&app, "POST", &consents, Some(&json!({}))));
-    field_errors(&as_json(
+    field_errors(&page_json(&app, "POST", &consents, Some(&json!({}))));
+    field_errors(&page_json(
         &app,
         "POST",
         &consents,
         Some(&json!({"medic": 999_999})),
     ));
-    field_errors(&as_json(
+    field_errors(&page_json(
         &app,
         "POST",
         &consents,
         Some(&json!({"medic": a.medic.id, "hospital": a.hospital})),
     ));
     assert_message(
-        &as_json(
+        &page_json(
             &app,
             "GET",
             &format!("/rx/{}/consents", "1".repeat(64)),
@@ -186,16 +171,16 @@ fn consents_refuse_what_names_nobody_and_records_without_a_person() {
         404,
     );
     assert_message(
-        &as_json(&app, "DELETE", &format!("{consents}/999999"), None),
+        &page_json(&app, "DELETE", &format!("{consents}/999999"), None),
         404,
     );
     let free = prescribed_for(&app, &mut a, "ABCTEST");
     assert_message(
-        &as_json(&app, "GET", &format!("/rx/{free}/consents"), None),
+        &page_json(&app, "GET", &format!("/rx/{free}/consents"), None),
         409,
     );
     // A record without a valid CURP has no history to share; another medic's patient is 404.
-    assert_message(&history(&app, &a), 403);
+    assert_message(&medication_history(&app, &a), 403);
     let stranger = Practice::new(&app, "ajeno-h@example.mx", "Clínica Ajena");
     let uid = a.patient["uid"].as_str().unwrap();
     assert_message(
@@ -218,7 +203,7 @@ fn a_create_warns_of_the_same_active_ingredient_only_with_consent() {
     let rx = prescribe(&app, &b);
     assert_eq!(rx["warnings"], json!([]));
 
-    let given = as_json(
+    let given = page_json(
         &app,
         "POST",
         &format!("/rx/{from_a}/consents"),

@@ -10,19 +10,17 @@ use serde_json::{Value, json};
 
 use crate::fixtures::{
     ANA, AT_DENTIST, AT_PSYCHIATRIST, FORGER_OWN, Practice, TestPharmacy, folio, link,
-    link_codes_sent_to, medic_name_of, named_practice, nth_curp, page_json, person_scene,
-    prescribe, record_with, register, signature, wait_link_code,
+    link_codes_sent_to, medic_name_of, medication_history, named_practice, nth_curp, page_json,
+    person_scene, prescribe, record_with, register, signature, wait_link_code,
 };
 use crate::helpers::{TestApp, TestResponse, assert_message};
 
 const WAIT: Duration = Duration::from_secs(30);
 
-fn history(app: &TestApp, p: &Practice) -> TestResponse {
-    let uid = p.patient["uid"].as_str().unwrap();
-    app.get(
-        &format!("/api/v2/patient/{uid}/medication-history/"),
-        p.medic.token(),
-    )
+/// `POST /rx/<sig>/consents` naming `medic`, as JSON.
+fn consent_to(app: &TestApp, sig: &str, medic: i64) -> TestResponse {
+    let body = json!({"medic": medic});
+    page_json(app, "POST", &format!("/rx/{sig}/consents"), Some(&body))
 }
 
 fn folios(resp: &TestResponse) -> Vec<String> {
@@ -77,12 +75,7 @@ fn a_medic_who_writes_someones_curp_reaches_nothing_of_theirs() {
     let app = &s.app;
     let ph = register(app, "Farmacia Uno");
     // The victim trusts her dentist with her history, on the psychiatrist's prescription's page.
-    let given = page_json(
-        app,
-        "POST",
-        &format!("/rx/{}/consents", s.from_c),
-        Some(&json!({"medic": s.b.medic.id})),
-    );
+    let given = consent_to(app, &s.from_c, s.b.medic.id);
     assert_eq!(given.status, 201, "{}", given.text());
     let victims = given.json()["id"].as_i64().unwrap();
 
@@ -95,14 +88,9 @@ fn a_medic_who_writes_someones_curp_reaches_nothing_of_theirs() {
     assert_eq!(hers.json()["consents"][0]["withdrawn_at"], Value::Null);
 
     // Z consents to Z on Z's own page: Z's history holds nothing of hers.
-    let own = page_json(
-        app,
-        "POST",
-        &format!("/rx/{}/consents", s.from_z),
-        Some(&json!({"medic": s.z.medic.id})),
-    );
+    let own = consent_to(app, &s.from_z, s.z.medic.id);
     assert_eq!(own.status, 201, "{}", own.text());
-    assert_eq!(folios(&history(app, &s.z)), Vec::<String>::new());
+    assert_eq!(folios(&medication_history(app, &s.z)), Vec::<String>::new());
 
     // Her live counter code and her hour of codes are untouched by Z's ten codes.
     let hers = code_of(counter_code(app, &s.from_b));
@@ -149,7 +137,7 @@ fn a_medic_who_writes_someones_curp_reaches_nothing_of_theirs() {
         page_json(app, "GET", &records, None).json()["records"],
         json!([])
     );
-    assert_eq!(folios(&history(app, &s.z)), Vec::<String>::new());
+    assert_eq!(folios(&medication_history(app, &s.z)), Vec::<String>::new());
 }
 
 /// Attacks 2, 3, 4 and 7: no answer hands out another prescription's signature or contact data,
@@ -162,12 +150,7 @@ fn no_answer_hands_out_another_prescriptions_link_or_contact() {
     let linked = link(app, &s.relay, &s.from_b, AT_PSYCHIATRIST);
     assert_eq!(linked["medic"]["name"], json!(medic_name_of(app, &s.c)));
     // A consent given on the psychiatrist's page, seen from the dentist's: by folio only.
-    let given = page_json(
-        app,
-        "POST",
-        &format!("/rx/{}/consents", s.from_c),
-        Some(&json!({"medic": s.z.medic.id})),
-    );
+    let given = consent_to(app, &s.from_c, s.z.medic.id);
     assert_eq!(given.status, 201, "{}", given.text());
     assert_eq!(given.json()["given_on"], json!(folio(&s.from_c)));
     assert_eq!(given.json()["given_here"], json!(true));
@@ -180,7 +163,7 @@ fn no_answer_hands_out_another_prescriptions_link_or_contact() {
     assert!(!seen.text().contains(&s.from_c), "{}", seen.text());
 
     // The consented medic's history and warnings: folios, names, no signature, no contact data.
-    let read = history(app, &s.z);
+    let read = medication_history(app, &s.z);
     assert_eq!(folios(&read), vec![folio(&s.from_c).to_string()]);
     let entry = &read.json()["results"][0];
     assert_eq!(entry["medic"]["name"], json!(medic_name_of(app, &s.c)));
@@ -407,16 +390,16 @@ fn the_person_links_her_records_and_the_counter_and_history_follow() {
 
     // She lets the new medic see her history, from the new prescription's page.
     let consents = format!("/rx/{from_g}/consents");
-    let given = page_json(app, "POST", &consents, Some(&json!({"medic": g.medic.id})));
+    let given = consent_to(app, &from_g, g.medic.id);
     assert_eq!(given.status, 201, "{}", given.text());
-    let seen = sorted(folios(&history(app, &g)));
+    let seen = sorted(folios(&medication_history(app, &g)));
     let expected = sorted(vec![folio(&s.from_b).into(), folio(&s.from_c).into()]);
     assert_eq!(seen, expected);
     // Withdrawn from her own page: closed again.
     let id = given.json()["id"].as_i64().unwrap();
     let withdrawn = page_json(app, "DELETE", &format!("{consents}/{id}"), None);
     assert_eq!(withdrawn.status, 200, "{}", withdrawn.text());
-    assert_message(&history(app, &g), 403);
+    assert_message(&medication_history(app, &g), 403);
 
     // Undone: the counter stops listing the unlinked record.
     let id = linked["id"].as_i64().unwrap();

@@ -5,10 +5,10 @@
 //! The Python tools (schemathesis, openapi-spec-validator, and the tests' biip) live in a virtualenv under the target
 //! directory that this module creates and fills from PyPI, pinned; nothing is installed by hand.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use crate::project::{Result, host_binary, root, run, target_dir};
+use crate::project::{Result, host_binary, root, run, target_dir, tested_host};
 
 /// Pinned Python tools.
 /// `biip` and `fhir.resources` are the black-box tests' independent GS1 reader
@@ -61,20 +61,20 @@ pub fn validate_openapi() -> Result {
 pub const CI_SEED: &str = "20261123";
 
 pub fn fuzz(examples: u32) -> Result {
-    fuzz_with(examples, None)
+    fuzz_with(&host_binary(), examples, None)
 }
 
 /// The bounded, reproducible pass `cargo xtask test` ends with.
 pub fn ci_pass() -> Result {
-    fuzz_with(CI_EXAMPLES, Some(CI_SEED))
+    fuzz_with(&tested_host(), CI_EXAMPLES, Some(CI_SEED))
 }
 
-fn fuzz_with(examples: u32, seed: Option<&str>) -> Result {
+fn fuzz_with(host: &Path, examples: u32, seed: Option<&str>) -> Result {
     let bin = python_tools()?;
     validate_openapi()?;
     let state = target_dir().join("fuzz-state");
     let _ = std::fs::remove_dir_all(&state);
-    let mut host = Command::new(host_binary())
+    let mut host = Command::new(host)
         .args(["up", "--listen", "127.0.0.1:0", "--state-dir"])
         .arg(&state)
         .arg("--from")

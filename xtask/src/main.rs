@@ -31,8 +31,8 @@ mod stages;
 use std::process::{Command, ExitCode};
 
 use project::{
-    DEV_OUTBOUND, Result, WASM_TARGET, apt_install, build, cargo, component_crates, host_binary,
-    on_path, run,
+    DEV_OUTBOUND, Result, WASM_TARGET, apt_install, build, cargo, cargo_tested, component_crates,
+    host_binary, on_path, run, tested_host,
 };
 
 fn main() -> ExitCode {
@@ -46,7 +46,7 @@ fn main() -> ExitCode {
         Some("cycles") => cycles::check(),
         Some("manifests") => manifests::write(),
         Some("push") => spin::locate()
-            .and_then(|(spin, data)| oci::push_command(&spin, data.as_deref(), &args[1..])),
+            .and_then(|spins| oci::push_command(&spins.current, spins.data.as_deref(), &args[1..])),
         Some("cluster") => {
             let base = args.get(1).and_then(|p| p.parse().ok()).unwrap_or(3000);
             build().and_then(|()| cluster::cluster(base))
@@ -135,10 +135,9 @@ fn test_stages(stages: &mut stages::Stages) -> Result {
     // Several passes need a libSQL server: say so in one line before anything runs.
     let sqld = cluster::sqld_binary()?;
     // Unit tests of every crate natively, then the black-box suite against the real host.
-    let mut unit = cargo();
+    let mut unit = cargo_tested("test");
     // The host's tests of its libSQL replicas talk to a real server.
-    unit.args(["test", "--release", "--workspace"])
-        .env("RECETA_SQLD", &sqld);
+    unit.arg("--workspace").env("RECETA_SQLD", &sqld);
     for name in NOT_NATIVE {
         unit.args(["--exclude", name]);
     }
@@ -149,20 +148,20 @@ fn test_stages(stages: &mut stages::Stages) -> Result {
     // set changed between the two commands (cause in Cargo not found). `receta-verify` is built
     // on its own: no test of the workspace builds its binary.
     stages.run("receta-verify", || {
-        run(cargo().args(["build", "--release", "-p", "receta-verify"]))
+        run(cargo_tested("build").args(["-p", "receta-verify"]))
     })?;
     stages.run("component tests", component_tests)?;
     // The gateway's unit tests: `--lib` builds only their test harness, not the cdylib.
     stages.run("gateway unit tests", || {
-        run(cargo().args(["test", "--release", "--lib", "-p", "gateway"]))
+        run(cargo_tested("test").args(["--lib", "-p", "gateway"]))
     })?;
     // The contract: valid OpenAPI 3.1; then every black-box response is checked against it
     // (`tests/api/contract.rs`); then a bounded fuzzing pass over every operation.
     stages.run("OpenAPI valid (Python tools)", fuzz::validate_openapi)?;
     stages.run("black-box suite on receta", || {
-        run(cargo()
-            .args(["test", "--release", "-p", "receta-tests"])
-            .env("RECETA_BIN", host_binary())
+        run(cargo_tested("test")
+            .args(["-p", "receta-tests"])
+            .env("RECETA_BIN", tested_host())
             .env("RECETA_SQLD", &sqld))
     })?;
     // No pass with `RECETA_COMPOSITION=static` or `lazy-dynamic` any more: the gateway is a WASIp3
@@ -174,10 +173,10 @@ fn test_stages(stages: &mut stages::Stages) -> Result {
     // back and sent in few requests (`host/src/capability/sqlite/remote/deferred.rs`).
     for database in ["libsql", "libsql-replica"] {
         stages.run(&format!("libSQL groups on receta ({database})"), || {
-            run(cargo()
-                .args(["test", "--release", "-p", "receta-tests", "--"])
+            run(cargo_tested("test")
+                .args(["-p", "receta-tests", "--"])
                 .args(LIBSQL_GROUPS)
-                .env("RECETA_BIN", host_binary())
+                .env("RECETA_BIN", tested_host())
                 .env("RECETA_SQLD", &sqld)
                 .env("RECETA_TEST_DATABASE", database))
         })?;
@@ -185,10 +184,15 @@ fn test_stages(stages: &mut stages::Stages) -> Result {
     // The whole suite once more on real Spin, with the app built by `spin build` and the cron
     // plugin, again cron-less (`spin.cloud.toml`, no plugin, a scheduler calling the jobs door),
     // then the same groups as above cron-less on real Spin with the database on libSQL (`spin.rs`).
-    let (spin, data) = spin::suite(stages, &LIBSQL_GROUPS)?;
+    let spins = spin::suite(stages, &LIBSQL_GROUPS)?;
     // The app pushed to a loopback OCI registry, pulled and run by `spin up --from` (`oci.rs`).
     stages.run("OCI: pushed, pulled, smoke groups on real Spin", || {
-        oci::smoke_pass(&spin, data.as_deref(), &sqld, spin::SKIPPED_ON_SPIN)
+        oci::smoke_pass(
+            &spins.current,
+            spins.data.as_deref(),
+            &sqld,
+            spin::SKIPPED_ON_SPIN,
+        )
     })?;
     stages.run("fuzz pass (schemathesis)", fuzz::ci_pass)
 }
@@ -211,15 +215,8 @@ const NOT_NATIVE: &[&str] = &[
 /// The component tests (`tests/harness`, docs/testing-components.md): each domain component alone,
 /// and the gateway composed, in-process on the host's capabilities. Says how many before running.
 fn component_tests() -> Result {
-    let listed = cargo()
-        .args([
-            "test",
-            "--release",
-            "-p",
-            "receta-harness",
-            "--test",
-            "component",
-        ])
+    let listed = cargo_tested("test")
+        .args(["-p", "receta-harness", "--test", "component"])
         .args(["--", "--list", "--format", "terse"])
         .current_dir(project::root())
         .output()
@@ -238,7 +235,7 @@ fn component_tests() -> Result {
         return Err("no component tests found in tests/harness".into());
     }
     println!("xtask: {count} component tests (tests/harness: one component in-process per test)");
-    run(cargo().args(["test", "--release", "-p", "receta-harness"]))
+    run(cargo_tested("test").args(["-p", "receta-harness"]))
 }
 
 /// Command-line tools the tests drive, and the Debian packages that provide them. `chromium` runs

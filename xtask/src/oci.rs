@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::project::{Result, cargo, host_binary, run, target_dir};
+use crate::project::{Result, cargo_tested, run, target_dir, tested_host};
 
 /// The groups of the black-box suite run against the pulled artifact: the skeleton, the jobs door
 /// and what it delivers, a pharmacy's whole round, verification (~1 min on 2 cores).
@@ -113,10 +113,10 @@ pub fn smoke_pass(
     let reference = format!("{}/receta/app:ci", registry.address);
     push(spin, data, &reference, true)?;
     eprintln!("xtask: the smoke groups on `spin up --from {reference}` (pulled, cron-less):");
-    let mut test = cargo();
-    test.args(["test", "--release", "-p", "receta-tests", "--"])
+    let mut test = cargo_tested("test");
+    test.args(["-p", "receta-tests", "--"])
         .args(SMOKE)
-        .env("RECETA_BIN", host_binary())
+        .env("RECETA_BIN", tested_host())
         .env("RECETA_TEST_RUNTIME", "spin")
         .env("RECETA_TEST_CRONLESS", "1")
         .env("RECETA_TEST_FROM", &reference)

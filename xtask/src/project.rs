@@ -123,8 +123,25 @@ fn build_host() -> Result {
     ]))
 }
 
+/// The shipped host (`release`: fat LTO), as `build` leaves it: for `up`, the bench, the cluster.
 pub fn host_binary() -> PathBuf {
     target_dir().join("release").join("receta")
+}
+
+/// The profile `cargo xtask test` builds every native crate with (Cargo.toml, `[profile.test-run]`:
+/// the release profile without fat LTO).
+pub const TEST_PROFILE: &str = "test-run";
+
+/// `cargo <command> --profile test-run`: a `test` or a `build` of the test command.
+pub fn cargo_tested(command: &str) -> Command {
+    let mut cmd = cargo();
+    cmd.args([command, "--profile", TEST_PROFILE]);
+    cmd
+}
+
+/// The host the tests run, as the test command's unit-test stage builds it (`TEST_PROFILE`).
+pub fn tested_host() -> PathBuf {
+    target_dir().join(TEST_PROFILE).join("receta")
 }
 
 /// Development defaults for the outbound permissions (spin.toml's defaults allow nothing): local

@@ -6,10 +6,10 @@
 //! JWT as Spin requires: a runtime config with `type = "libsql"`, docs/scale-out.md). The cron-less
 //! passes are what Fermyon Cloud and SpinKube run (docs/deploying.md).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::project::{Result, cargo, host_binary, on_path, root, run, target_dir};
+use crate::project::{Result, cargo_tested, on_path, root, run, target_dir, tested_host};
 use crate::stages::Stages;
 
 /// Tests that exercise what only `receta` does, with the reason each is skipped on Spin.
@@ -77,61 +77,107 @@ pub const SKIPPED_ON_SPIN: &[(&str, &str)] = &[
     ),
 ];
 
-/// Where Spin is: `RECETA_SPIN`, `spin` on `PATH` (plugins where Spin keeps them), or the offline
-/// copy beside the repository unpacked under the target directory; the second value is the
-/// `XDG_DATA_HOME` its cron trigger plugin is installed under, when it is not the default.
-pub fn locate() -> Result<(PathBuf, Option<PathBuf>)> {
+/// The Spins the app is tested on: the newest (the whole suite) and the floor the app promises
+/// (docs/deploying.md, "Floors": the smoke groups), with the `XDG_DATA_HOME` their cron trigger
+/// plugin is installed under when it is not the default.
+pub struct Spins {
+    /// The Spin people install today: `RECETA_SPIN`, `spin` on `PATH`, or the offline `spin41`.
+    pub current: PathBuf,
+    /// Spin 4.0: `RECETA_SPIN_FLOOR`, or the offline `spin` (4.0.2); none when neither is there.
+    pub floor: Option<PathBuf>,
+    pub data: Option<PathBuf>,
+}
+
+impl Spins {
+    /// Each Spin to measure or test on, the floor first.
+    pub fn each(&self) -> impl Iterator<Item = &Path> {
+        self.floor
+            .iter()
+            .map(PathBuf::as_path)
+            .chain([self.current.as_path()])
+    }
+}
+
+/// Where Spin is: `RECETA_SPIN` (with `RECETA_SPIN_FLOOR`), `spin` on `PATH` (plugins where Spin
+/// keeps them), or the offline copies beside the repository (4.1 and 4.0.2) unpacked under the
+/// target directory.
+pub fn locate() -> Result<Spins> {
+    let floor = std::env::var_os("RECETA_SPIN_FLOOR")
+        .filter(|b| !b.is_empty())
+        .map(PathBuf::from);
     if let Some(bin) = std::env::var_os("RECETA_SPIN").filter(|b| !b.is_empty()) {
-        return Ok((PathBuf::from(bin), None));
+        let data = std::env::var_os("RECETA_SPIN_DATA").map(PathBuf::from);
+        return Ok(Spins {
+            current: PathBuf::from(bin),
+            floor,
+            data,
+        });
     }
     if on_path("spin") {
-        return Ok((PathBuf::from("spin"), None));
+        return Ok(Spins {
+            current: PathBuf::from("spin"),
+            floor,
+            data: None,
+        });
     }
     let install = root().join("../shared/tools/spin/install.sh");
     if install.is_file() {
         let dir = target_dir().join("spin-real");
         run(Command::new("bash").arg(&install).arg(&dir))?;
-        return Ok((dir.join("spin"), Some(dir.join("data"))));
+        return Ok(Spins {
+            current: dir.join("spin41"),
+            floor: Some(dir.join("spin")),
+            data: Some(dir.join("data")),
+        });
     }
     Err(
-        "no Spin for the suite's pass on real Spin: install Spin 4.0.2 \
+        "no Spin for the suite's pass on real Spin: install Spin 4.1 or newer \
          (https://spinframework.dev/install) and its cron trigger (`spin plugins install \
-         trigger-cron`), or set RECETA_SPIN to a `spin` binary"
+         trigger-cron`), or set RECETA_SPIN to a `spin` binary (and RECETA_SPIN_FLOOR to a Spin \
+         4.0 for the floor's pass)"
             .into(),
     )
 }
 
-/// `spin build`, then the suite on `spin up` (the cron plugin, `--sqlite` flags), the suite again
-/// cron-less (`spin.cloud.toml`, no plugin, the app migrating itself, a loopback scheduler calling
-/// the jobs door), `libsql_groups` cron-less with the database on a libSQL server (two nodes start
-/// at once). Gives back where Spin is, for the OCI pass (`oci.rs`) that follows.
-pub fn suite(stages: &mut Stages, libsql_groups: &[&str]) -> Result<(PathBuf, Option<PathBuf>)> {
-    let (spin, data) = locate()?;
-    let with_data = |cmd: &mut Command| {
-        if let Some(data) = &data {
-            cmd.env("XDG_DATA_HOME", data);
-        }
-    };
-    let mut build = Command::new(&spin);
+/// `spin --version`'s line (`spin 4.1.0-pre0 (94a8fc8a 2026-08-21)`).
+pub fn version(spin: &Path) -> Result<String> {
+    Command::new(spin)
+        .arg("--version")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .map_err(|e| format!("{}: {e}", spin.display()))
+}
+
+/// `spin build`, then on the newest Spin the suite on `spin up` (the cron plugin, `--sqlite`
+/// flags), the suite again cron-less (`spin.cloud.toml`, no plugin, the app migrating itself, a
+/// loopback scheduler calling the jobs door), `libsql_groups` cron-less with the database on a
+/// libSQL server (two nodes start at once); then on the floor (Spin 4.0) the smoke groups, with
+/// the cron plugin and cron-less. Gives back the Spins, for the OCI pass (`oci.rs`) that follows.
+pub fn suite(stages: &mut Stages, libsql_groups: &[&str]) -> Result<Spins> {
+    let spins = locate()?;
+    let mut build = Command::new(&spins.current);
     build.arg("build");
-    with_data(&mut build);
+    if let Some(data) = &spins.data {
+        build.env("XDG_DATA_HOME", data);
+    }
     stages.run("spin build", || run(&mut build))?;
 
+    let current = version(&spins.current)?;
     eprintln!(
-        "xtask: the black-box suite on real Spin ({}):",
-        spin.display()
+        "xtask: the black-box suite on real Spin ({current}, {}):",
+        spins.current.display()
     );
     for (name, why) in SKIPPED_ON_SPIN {
         eprintln!("xtask: skipped on Spin: {name} ({why})");
     }
     let sqld = crate::cluster::sqld_binary()?;
-    let test = |groups: &[&str], database: Option<&str>, cronless: bool| {
-        let mut test = cargo();
-        test.args(["test", "--release", "-p", "receta-tests", "--"])
+    let test = |spin: &Path, groups: &[&str], database: Option<&str>, cronless: bool| {
+        let mut test = cargo_tested("test");
+        test.args(["-p", "receta-tests", "--"])
             .args(groups)
-            .env("RECETA_BIN", host_binary())
+            .env("RECETA_BIN", tested_host())
             .env("RECETA_TEST_RUNTIME", "spin")
-            .env("RECETA_SPIN", &spin)
+            .env("RECETA_SPIN", spin)
             .env("RECETA_SQLD", &sqld);
         for (name, _) in SKIPPED_ON_SPIN {
             test.args(["--skip", name]);
@@ -141,22 +187,44 @@ pub fn suite(stages: &mut Stages, libsql_groups: &[&str]) -> Result<(PathBuf, Op
         }
         if cronless {
             test.env("RECETA_TEST_CRONLESS", "1");
-        } else if let Some(data) = &data {
+        } else if let Some(data) = &spins.data {
             test.env("RECETA_SPIN_DATA", data);
         }
         run(&mut test)
     };
-    stages.run("suite on real Spin (cron plugin)", || {
-        test(&[], None, false)
+    let on = |what: &str| format!("{what} on {current}");
+    stages.run(&on("suite (cron plugin)"), || {
+        test(&spins.current, &[], None, false)
     })?;
     eprintln!(
         "xtask: the suite on real Spin again, cron-less: spin.cloud.toml, no plugin, no --sqlite, \
          a loopback scheduler calling POST /api/v2/jobs/run/ every second:"
     );
-    stages.run("suite on real Spin, cron-less", || test(&[], None, true))?;
-    eprintln!("xtask: the libSQL groups on real Spin, cron-less, the database on sqld:");
-    stages.run("libSQL groups on real Spin, cron-less", || {
-        test(libsql_groups, Some("libsql"), true)
+    stages.run(&on("suite, cron-less"), || {
+        test(&spins.current, &[], None, true)
     })?;
-    Ok((spin, data))
+    eprintln!("xtask: the libSQL groups on real Spin, cron-less, the database on sqld:");
+    stages.run(&on("libSQL groups, cron-less"), || {
+        test(&spins.current, libsql_groups, Some("libsql"), true)
+    })?;
+    match &spins.floor {
+        Some(floor) => {
+            let floor_version = version(floor)?;
+            eprintln!(
+                "xtask: the floor (docs/deploying.md), {floor_version}: the smoke groups with the \
+                 cron plugin, then cron-less:"
+            );
+            stages.run(
+                &format!("smoke groups on {floor_version}, both ways"),
+                || {
+                    test(floor, crate::oci::SMOKE, None, false)?;
+                    test(floor, crate::oci::SMOKE, None, true)
+                },
+            )?;
+        }
+        None => eprintln!(
+            "xtask: no Spin 4.0 given (RECETA_SPIN_FLOOR): the floor's smoke pass is not run"
+        ),
+    }
+    Ok(spins)
 }

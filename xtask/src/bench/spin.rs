@@ -29,17 +29,30 @@ pub fn rows(
     rows: &mut Vec<Row>,
     notes: &mut Vec<String>,
 ) -> Result {
-    let (spin, data) = crate::spin::locate()?;
-    let version = Command::new(&spin)
-        .arg("--version")
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .map_err(|e| format!("{}: {e}", spin.display()))?;
-    let work = dir.join("spin");
+    let spins = crate::spin::locate()?;
+    for spin in spins.each() {
+        rows_on(spin, spins.data.as_deref(), settings, dir, baselines, rows)?;
+    }
+    notes.push(SPIN_NOTE.to_string());
+    Ok(())
+}
+
+/// The rows on one Spin (`spin`, its cron plugin under `data`), in a section of their own.
+fn rows_on(
+    spin: &Path,
+    data: Option<&Path>,
+    settings: &Settings,
+    dir: &Path,
+    baselines: &Baselines,
+    rows: &mut Vec<Row>,
+) -> Result {
+    let version = crate::spin::version(spin)?;
+    let name = spin.file_name().unwrap_or_default().to_string_lossy();
+    let work = dir.join(format!("{name}-work"));
     let scripts_dir = work.join("scripts");
     std::fs::create_dir_all(&scripts_dir).map_err(|e| e.to_string())?;
 
-    let mut cmd = Command::new(&spin);
+    let mut cmd = Command::new(spin);
     cmd.arg("up")
         .args(["--listen", "127.0.0.1:0", "--state-dir"])
         .arg(dir.join("app-state"))
@@ -50,7 +63,7 @@ pub fn rows(
         // Its own process group: `spin up` runs each trigger as a child process, and stopping
         // the server stops them all.
         .process_group(0);
-    if let Some(data) = &data {
+    if let Some(data) = data {
         cmd.env("XDG_DATA_HOME", data);
     }
     let server = Server::start(
@@ -117,7 +130,6 @@ pub fn rows(
         row.peak_rss_mib = None;
     }
     server.stop();
-    notes.push(SPIN_NOTE.to_string());
     Ok(())
 }
 
@@ -135,8 +147,9 @@ fn migrations() -> Result<Vec<String>> {
         .collect())
 }
 
-const SPIN_NOTE: &str = "Spin rows: `spin up` (Spin 4.0.2, the offline copy of \
-    `../shared/tools/spin` unless `RECETA_SPIN` or `spin` on `PATH`) on the repository's \
+const SPIN_NOTE: &str = "Spin rows: `spin up` (Spin 4.0.2, the floor, then Spin 4.1: the offline \
+    copies of `../shared/tools/spin` unless `RECETA_SPIN_FLOOR` and `RECETA_SPIN`, or `spin` on \
+    `PATH`) on the repository's \
     `spin.toml` and the app stage's state dir, after that stage's host stopped; CPU per request \
     is `spin up` and its trigger processes. The gateway is a WASIp3 handler: Spin reuses an \
     instance of the whole composition (the gateway and its dependencies) for up to 128 requests, \

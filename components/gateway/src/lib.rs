@@ -48,7 +48,7 @@ impl wasip3::exports::http::handler::Guest for Gateway {
             // The schema first (once per instance): a database a newer build migrated is refused.
             Ok(request) => {
                 if let Err(refusal) = schema::ensure() {
-                    return schema_refused(refusal).send();
+                    return schema_refused(refusal).send().await;
                 }
                 let outcome = route(&request);
                 if matches!(outcome, Err(Error::Internal(_) | Error::Unavailable(_))) {
@@ -58,7 +58,7 @@ impl wasip3::exports::http::handler::Guest for Gateway {
             }
             Err(response) => response,
         };
-        response.send()
+        response.send().await
     }
 }
 

@@ -261,28 +261,15 @@ pub fn spin() -> Option<Spin> {
 }
 
 impl Spin {
-    /// `spin up` as the README's "Running on real Spin" runs it: every migration as `--sqlite
-    /// @file` (Spin runs them at every start; each is idempotent), variables from `SPIN_VARIABLE_*`.
-    /// A cron-less pass's Spin has no `--sqlite` flags (the app migrates itself) and no plugins (an
-    /// empty data directory in `state_dir`).
+    /// `spin up` as the README's "Running on real Spin" runs it: no `--sqlite` flags (the app
+    /// migrates itself; migrations/README.md), variables from `SPIN_VARIABLE_*`. A cron-less pass's
+    /// Spin has no plugins either (an empty data directory in `state_dir`).
     fn launch(
         &self,
         config: &AppConfig,
         state_dir: &Path,
     ) -> (PathBuf, Vec<String>, Vec<(String, String)>) {
         let mut args = Vec::new();
-        if config.manifest == repo_root().join("spin.toml") {
-            let mut files: Vec<PathBuf> = std::fs::read_dir(repo_root().join("migrations"))
-                .expect("migrations/")
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|x| x == "sql"))
-                .collect();
-            files.sort();
-            for file in files {
-                args.push("--sqlite".to_string());
-                args.push(format!("@{}", file.display()));
-            }
-        }
         if oci_reference().is_some() {
             // Each node its own cache: Spin 4.0.2's pull writes the image config to the cached
             // `spin.lock` before the locked app, so a second `spin up --from` pulling into the same

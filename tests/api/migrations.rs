@@ -1,28 +1,47 @@
-//! The migrations (migrations/README.md): the rule that every file is idempotent (real Spin's
-//! `--sqlite @file` runs each at every start), and the app migrating its database itself
-//! (`components/schema`): each file once, the ledger, a database a newer build migrated refused.
-//! The ledger and schema readers here serve `nodes.rs` too.
+//! The migrations (migrations/README.md): the app migrating its database itself
+//! (`components/schema`): each file once, the ledger, a database a newer build migrated refused;
+//! and a database built the earlier way (`spin up --sqlite @file` at every start, which the files
+//! up to [`LAST_RUN_BY_FLAGS`] allowed by being idempotent) adopted by the ledger. The ledger and
+//! schema readers here serve `nodes.rs` too.
 
 use std::time::Duration;
 
 use serde_json::json;
 
 use crate::fixtures::{
-    cron_less, db, each_file_once, eventually, ledger, reference_schema, schema_of,
+    cron_less, db, each_file_once, eventually, ledger, migration_files, reference_schema, schema_of,
 };
-use crate::helpers::{ADMIN_TOKEN, JOBS_TOKEN, repo_root, spawn_app, spawn_app_with, start};
+use crate::helpers::{ADMIN_TOKEN, JOBS_TOKEN, on_libsql, spawn_app, spawn_app_with, start};
+
+/// The last file of the time when `spin up --sqlite @file` ran every file at every start: it and
+/// every file before it are idempotent. Files after it run once (the ledger), and may alter tables.
+const LAST_RUN_BY_FLAGS: &str = "0033_person_proof.sql";
+
+/// The files a flagged start ran, as SQLite runs a whole file.
+fn flag_era_files() -> Vec<(String, String)> {
+    let files: Vec<_> = migration_files()
+        .into_iter()
+        .filter(|(name, _)| name.as_str() <= LAST_RUN_BY_FLAGS)
+        .collect();
+    assert!(
+        files.iter().any(|(name, _)| name == LAST_RUN_BY_FLAGS),
+        "{LAST_RUN_BY_FLAGS} is a migration"
+    );
+    files
+}
+
+/// A database `spin up --sqlite @file` built: the files run whole at each of `starts` starts.
+fn built_by_flags(db: &rusqlite::Connection, starts: usize) {
+    for _ in 0..starts {
+        for (name, sql) in flag_era_files() {
+            db.execute_batch(&sql)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+    }
+}
 
 #[test]
-fn every_migration_runs_twice_without_error_or_change() {
-    let dir = repo_root().join("migrations");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "sql"))
-        .collect();
-    files.sort();
-    assert!(files.len() >= 9, "{files:?}");
-    let db = rusqlite::Connection::open_in_memory().unwrap();
+fn the_files_spin_ran_at_every_start_run_twice_without_error_or_change() {
     let dump = |db: &rusqlite::Connection| -> Vec<(String, i64)> {
         let mut stmt = db
             .prepare("SELECT name, (SELECT count(*) FROM pragma_table_info(name)) FROM sqlite_master WHERE type = 'table' ORDER BY name")
@@ -32,29 +51,47 @@ fn every_migration_runs_twice_without_error_or_change() {
             .map(Result::unwrap)
             .collect()
     };
-    let run_all = |db: &rusqlite::Connection| {
-        for file in &files {
-            let sql = std::fs::read_to_string(file).unwrap();
-            db.execute_batch(&sql)
-                .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-        }
+    let drugs = |db: &rusqlite::Connection| -> i64 {
+        db.query_row("SELECT count(*) FROM drugs", [], |r| r.get(0))
+            .unwrap()
     };
-    run_all(&db);
-    let first = dump(&db);
-    let drugs: i64 = db
-        .query_row("SELECT count(*) FROM drugs", [], |r| r.get(0))
-        .unwrap();
-    run_all(&db);
+    let db = rusqlite::Connection::open_in_memory().unwrap();
+    built_by_flags(&db, 1);
+    let (first, seeded) = (dump(&db), drugs(&db));
+    built_by_flags(&db, 1);
     assert_eq!(dump(&db), first, "the second run changed the schema");
-    let again: i64 = db
-        .query_row("SELECT count(*) FROM drugs", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(again, drugs, "the second run added seed rows");
+    assert_eq!(drugs(&db), seeded, "the second run added seed rows");
+}
+
+/// A database built by two flagged starts and never by the app (no ledger): the app records every
+/// file once, runs those after the flags' time, and ends with a fresh start's schema.
+#[test]
+fn a_database_built_by_sqlite_flags_is_adopted_by_the_ledger() {
+    if on_libsql() {
+        return; // The database is prepared as a local file.
+    }
+    let state_dir = tempfile::tempdir().unwrap();
+    built_by_flags(&db_at(&state_dir), 2);
+    assert!(ledger_absent(&db_at(&state_dir)));
+    let app = start(cron_less(&[]), state_dir);
+    assert_eq!(app.get("/api/v2/hospital/", Some(ADMIN_TOKEN)).status, 200);
+    assert_eq!(ledger(&db(&app)), each_file_once());
+    assert_eq!(schema_of(&db(&app)), reference_schema());
+}
+
+fn ledger_absent(db: &rusqlite::Connection) -> bool {
+    db.query_row(
+        "SELECT count(*) FROM sqlite_master WHERE name = '_receta_migrations'",
+        [],
+        |r| r.get::<_, i64>(0),
+    )
+    .unwrap()
+        == 0
 }
 
 #[test]
 fn the_app_migrates_a_fresh_database_itself_once_and_refuses_one_a_newer_build_migrated() {
-    if crate::helpers::on_libsql() {
+    if on_libsql() {
         return; // It writes the ledger in the database file: a local database only.
     }
     let app = spawn_app_with(cron_less(&[]));
@@ -100,9 +137,8 @@ fn the_app_migrates_a_fresh_database_itself_once_and_refuses_one_a_newer_build_m
     });
 }
 
-/// However the pass built the schema first (`receta`'s own migration step; `spin up --sqlite @file`
-/// on the cron pass; nothing but the app on the cron-less pass), after a request every migration
-/// is recorded once and the schema is a single start's.
+/// However the pass built the schema first (`receta`'s own migration step; nothing but the app on
+/// Spin), after a request every migration is recorded once and the schema is a single start's.
 #[test]
 fn whatever_built_the_schema_each_migration_is_recorded_once() {
     let app = spawn_app();

@@ -1,6 +1,6 @@
 //! The black-box suite's passes on real Spin: `spin build`, then every test of `tests/api` against
-//! `spin up` on the repository's own `spin.toml` (the README's "Running on real Spin": migrations as
-//! `--sqlite @file`, variables as `SPIN_VARIABLE_*`, the cron trigger plugin installed), except the
+//! `spin up` on the repository's own `spin.toml` (the README's "Running on real Spin": the app
+//! migrating itself, variables as `SPIN_VARIABLE_*`, the cron trigger plugin installed), except the
 //! tests of this project's host extensions, skipped by name with their reason; then the groups that
 //! run on libSQL once more with the app's database on a libSQL server (`sqld`, authenticated with a
 //! JWT as Spin requires: a runtime config with `type = "libsql"`, docs/scale-out.md). The cron-less
@@ -148,11 +148,11 @@ pub fn version(spin: &Path) -> Result<String> {
         .map_err(|e| format!("{}: {e}", spin.display()))
 }
 
-/// `spin build`, then on the newest Spin the suite on `spin up` (the cron plugin, `--sqlite`
-/// flags), the suite again cron-less (`spin.cloud.toml`, no plugin, the app migrating itself, a
-/// loopback scheduler calling the jobs door), `libsql_groups` cron-less with the database on a
-/// libSQL server (two nodes start at once); then on the floor (Spin 4.0) the smoke groups, with
-/// the cron plugin and cron-less. Gives back the Spins, for the OCI pass (`oci.rs`) that follows.
+/// `spin build`, then on the newest Spin the suite on `spin up` (the cron plugin), the suite again
+/// cron-less (`spin.cloud.toml`, no plugin, a loopback scheduler calling the jobs door),
+/// `libsql_groups` cron-less with the database on a libSQL server (two nodes start at once); then
+/// on the floor (Spin 4.0) the smoke groups, with the cron plugin and cron-less. Gives back the
+/// Spins, for the OCI pass (`oci.rs`) that follows.
 pub fn suite(stages: &mut Stages, libsql_groups: &[&str]) -> Result<Spins> {
     let spins = locate()?;
     let mut build = Command::new(&spins.current);
@@ -197,7 +197,7 @@ pub fn suite(stages: &mut Stages, libsql_groups: &[&str]) -> Result<Spins> {
         test(&spins.current, &[], None, false)
     })?;
     eprintln!(
-        "xtask: the suite on real Spin again, cron-less: spin.cloud.toml, no plugin, no --sqlite, \
+        "xtask: the suite on real Spin again, cron-less: spin.cloud.toml, no plugin, \
          a loopback scheduler calling POST /api/v2/jobs/run/ every second:"
     );
     stages.run(&on("suite, cron-less"), || {

@@ -1,6 +1,6 @@
 //! The rows on real Spin (issues 37 and 59): the same app, state and loads as the app stage's
 //! detail, search, create, pharmacy lookup and claim-then-burn, served by `spin up` on the
-//! repository's `spin.toml` as the README runs it (migrations as `--sqlite @file`, variables as
+//! repository's `spin.toml` as the README runs it (the app migrating itself, variables as
 //! `SPIN_VARIABLE_*`, and Spin's default instance reuse: no reuse flag given), beside the same rows
 //! on this project's host and the Django peer, so the table says what the host adds and where the
 //! app stands where its users deploy it.
@@ -56,7 +56,6 @@ fn rows_on(
     cmd.arg("up")
         .args(["--listen", "127.0.0.1:0", "--state-dir"])
         .arg(dir.join("app-state"))
-        .args(migrations()?)
         .env("SPIN_VARIABLE_ADMIN_TOKEN", ADMIN_TOKEN)
         .env("SPIN_VARIABLE_VERIFY_CALLS_PER_MINUTE", "100000000")
         .current_dir(root())
@@ -131,20 +130,6 @@ fn rows_on(
     }
     server.stop();
     Ok(())
-}
-
-/// `--sqlite @migrations/<file>` for every migration, in order.
-fn migrations() -> Result<Vec<String>> {
-    let mut files: Vec<_> = std::fs::read_dir(root().join("migrations"))
-        .map_err(|e| format!("migrations/: {e}"))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "sql"))
-        .collect();
-    files.sort();
-    Ok(files
-        .iter()
-        .flat_map(|f| ["--sqlite".to_string(), format!("@{}", f.display())])
-        .collect())
 }
 
 const SPIN_NOTE: &str = "Spin rows: `spin up` (Spin 4.0.2, the floor, then Spin 4.1: the offline \

@@ -9,6 +9,7 @@
 use std::time::SystemTime;
 
 use common::db::{Db, blob, int, text};
+use common::queue::drain::{self, Drain};
 use common::queue::{self, DUE, Outcome, Queue};
 use common::types::{DeliveryRun, Error};
 use outbound::send::{self, Answer, Failure};
@@ -42,87 +43,106 @@ type Leased = queue::Leased<Row>;
 /// An accepted reply and what it says.
 type Accepted = (Vec<u8>, pkix::tsp::Stamp);
 
-/// Stamps up to `limit` due digests. Nothing is leased while no
+/// Stamps up to `limit` due digests (`common::queue::drain`). Nothing is leased while no
 /// authority is configured (`timestamp_url` empty): the rows wait, as emails wait for a relay.
 pub fn run(config: &Config, limit: u32) -> Result<DeliveryRun, Error> {
-    let mut summary = DeliveryRun {
-        attempted: 0,
-        delivered: 0,
-        failed: 0,
-    };
     let Some(stamping) = config.stamping.as_ref() else {
-        return Ok(summary);
+        return Ok(DeliveryRun {
+            attempted: 0,
+            delivered: 0,
+            failed: 0,
+        });
     };
-    if limit == 0 {
-        return Ok(summary);
+    let stamps = Stamps {
+        config,
+        stamping,
+        target: Target::parse(&stamping.url).map_err(|e| format!("timestamp_url: {e}")),
+        anchors: anchors(stamping).map_err(|e| format!("timestamp_ca: {e}")),
+    };
+    drain::run(&stamps, limit)
+}
+
+/// The stamp queue's steps of a run, with the authority's address and anchors read once.
+struct Stamps<'a> {
+    config: &'a Config,
+    stamping: &'a Stamping,
+    target: Result<Target, String>,
+    anchors: Result<Option<Vec<pkix::Certificate>>, String>,
+}
+
+impl Drain for Stamps<'_> {
+    type Row = Row;
+    /// A row's request, or why it cannot be sent (judged a failed attempt: it is tried again).
+    type Request = Result<Prepared, String>;
+    /// `None` when nothing was sent.
+    type Answer = Option<Result<Answer, Failure>>;
+    /// The accepted reply, stored with the row's end.
+    type Record = Option<Accepted>;
+
+    const COMPONENT: &'static str = "constancias";
+
+    fn describe(&self, row: &Row) -> String {
+        row.digest.clone()
     }
-    let db = Db::open()?;
-    let now = SystemTime::now();
-    if !QUEUE.any_due(&db, DUE, now, &[])? {
-        return Ok(summary);
+
+    fn any_due(&self, db: &Db, now: SystemTime) -> Result<bool, Error> {
+        QUEUE.any_due(db, DUE, now, &[])
     }
-    let leased = QUEUE.lease(
-        &db,
-        DUE,
-        LEASED_COLUMNS,
-        now,
-        now + config.lease(),
-        limit,
-        &[],
-        |r| {
+
+    fn lease(&self, db: &Db, now: SystemTime, limit: u32) -> Result<Vec<Leased>, Error> {
+        let until = now + self.config.lease();
+        QUEUE.lease(db, DUE, LEASED_COLUMNS, now, until, limit, &[], |r| {
             Ok(Row {
                 digest: r.string("digest")?,
                 subject: r.string("subject")?,
                 prescription_id: r.i64("prescription_id")?,
             })
-        },
-    )?;
-    let target = Target::parse(&stamping.url);
-    let anchors = anchors(stamping);
-    let requests: Vec<_> = leased.iter().map(|row| request(stamping, row)).collect();
-    let timeout = config.timeout;
-    let answers = spin_sdk::http::run(futures::future::join_all(requests.iter().map(|prepared| {
-        let target = target.as_ref();
-        async move {
-            match (target, prepared) {
-                (Ok(t), Ok(p)) => Some(send::post(t, &p.headers, p.query.clone(), timeout).await),
-                _ => None,
-            }
-        }
-    })));
+        })
+    }
 
-    // Each row is recorded on its own (`common::queue`'s commit policy): a constancia is stored
-    // once whatever happens (`STORE`). The first failure to record is returned at the end.
-    let mut trouble = None;
-    for ((row, prepared), answer) in leased.iter().zip(&requests).zip(answers) {
-        summary.attempted += 1;
-        let judged = match (&target, &anchors, prepared, answer) {
-            (Err(e), ..) => Err(format!("timestamp_url: {e}")),
-            (_, Err(e), ..) => Err(format!("timestamp_ca: {e}")),
-            (_, _, Err(e), _) => Err(e.clone()),
+    fn prepare(&self, _: &Db, row: &Leased) -> Result<Self::Request, Outcome> {
+        Ok(request(self.stamping, row))
+    }
+
+    async fn send(&self, prepared: &Self::Request) -> Self::Answer {
+        match (&self.target, prepared) {
+            (Ok(t), Ok(p)) => {
+                Some(send::post(t, &p.headers, p.query.clone(), self.config.timeout).await)
+            }
+            _ => None,
+        }
+    }
+
+    fn judge(
+        &self,
+        row: &Leased,
+        prepared: &Self::Request,
+        answer: Self::Answer,
+        _: SystemTime,
+    ) -> (Outcome, Option<Accepted>) {
+        let judged = match (&self.target, &self.anchors, prepared, answer) {
+            (Err(e), ..) | (_, Err(e), ..) | (_, _, Err(e), _) => Err(e.clone()),
             (Ok(_), Ok(anchors), Ok(p), Some(answer)) => judge(p, anchors.as_deref(), answer),
             (_, _, _, None) => Err("not sent".into()),
         };
-        let (outcome, accepted) = match judged {
-            Ok(accepted) => {
-                summary.delivered += 1;
-                (Outcome::Done, Some(accepted))
-            }
+        match judged {
+            Ok(accepted) => (Outcome::Done, Some(accepted)),
             Err(error) => {
-                summary.failed += 1;
                 eprintln!("constancias: {}: {error}", row.row.digest);
-                let outcome = Outcome::failed(row.attempts, error, config.retry_scale);
+                let outcome = Outcome::failed(row.attempts, error, self.config.retry_scale);
                 (outcome, None)
             }
-        };
-        if let Err(e) = finish(&db, row, &outcome, accepted.as_ref()) {
-            eprintln!("constancias: recording {}: {e:?}", row.row.digest);
-            trouble.get_or_insert(e);
         }
     }
-    match trouble {
-        Some(e) => Err(e),
-        None => Ok(summary),
+
+    fn finish(
+        &self,
+        db: &Db,
+        row: &Leased,
+        outcome: &Outcome,
+        accepted: Option<&Option<Accepted>>,
+    ) -> Result<(), Error> {
+        finish(db, row, outcome, accepted.and_then(Option::as_ref))
     }
 }
 

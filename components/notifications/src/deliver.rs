@@ -12,6 +12,7 @@ use crate::email::{self, Email, LinkNote, StatusNote};
 use crate::outbox::{self, AttemptRecord, EMAIL, Leased, WEBHOOK};
 use crate::webhooks::{self, Signing};
 use common::queue::Outcome;
+use common::queue::drain::{self, Drain};
 use common::types::DeliveryRun;
 use outbound::send::{self, Answer, Failure};
 use outbound::target::Target;
@@ -33,80 +34,81 @@ struct Prepared {
     subscription: Option<i64>,
 }
 
-/// Leases up to `limit` due rows and delivers them.
+/// Leases up to `limit` due rows and delivers them (`common::queue::drain`).
 pub fn run(limit: u32) -> Result<DeliveryRun, Error> {
-    let mut summary = DeliveryRun {
-        attempted: 0,
-        delivered: 0,
-        failed: 0,
-    };
-    if limit == 0 {
-        return Ok(summary);
-    }
     let config = Config::load();
-    let db = Db::open()?;
-    let now = SystemTime::now();
     let emails = config.relay_url.is_some();
-    if !outbox::any_due(&db, now, emails)? {
-        return Ok(summary);
-    }
-    let leased = outbox::lease(&db, now, now + config.lease(), limit, emails)?;
+    drain::run(&Outbox { config, emails }, limit)
+}
 
-    let mut ready = Vec::with_capacity(leased.len());
-    let mut trouble = None;
-    for row in leased {
-        let outcome = match prepare(&db, &config, &row) {
-            Ok(request) => {
-                ready.push((row, request));
-                continue;
-            }
-            Err(Stop::Dead(reason)) => Outcome::Dead { error: reason },
-            Err(Stop::Internal(e)) => {
+/// The outbox's steps of a run: emails only while a relay is configured.
+struct Outbox {
+    config: Config,
+    emails: bool,
+}
+
+impl Drain for Outbox {
+    type Row = outbox::Row;
+    type Request = Prepared;
+    /// The answer and how long it took (ms).
+    type Answer = (Result<Answer, Failure>, u32);
+    /// The attempt's record, and the subscription a 410 disables.
+    type Record = (AttemptRecord, Option<i64>);
+
+    const COMPONENT: &'static str = "notifications";
+
+    fn describe(&self, row: &outbox::Row) -> String {
+        format!("outbox row {}", row.id)
+    }
+
+    fn any_due(&self, db: &Db, now: SystemTime) -> Result<bool, Error> {
+        outbox::any_due(db, now, self.emails)
+    }
+
+    fn lease(&self, db: &Db, now: SystemTime, limit: u32) -> Result<Vec<Leased>, Error> {
+        outbox::lease(db, now, now + self.config.lease(), limit, self.emails)
+    }
+
+    fn prepare(&self, db: &Db, row: &Leased) -> Result<Prepared, Outcome> {
+        prepare(db, &self.config, row).map_err(|stop| match stop {
+            Stop::Dead(reason) => Outcome::Dead { error: reason },
+            Stop::Internal(e) => {
                 eprintln!("notifications: outbox row {}: {e:?}", row.row.id);
                 let error = format!("internal error: {e:?}");
-                Outcome::failed(row.attempts, error, config.retry_scale)
+                Outcome::failed(row.attempts, error, self.config.retry_scale)
             }
-        };
-        if let Err(e) = outbox::finish(&db, &row, None, &outcome) {
-            eprintln!("notifications: recording outbox row {}: {e:?}", row.row.id);
-            trouble.get_or_insert(e);
-        }
+        })
     }
 
-    let started_at = SystemTime::now();
-    let timeout = config.timeout;
-    let answers = spin_sdk::http::run(futures::future::join_all(ready.iter().map(
-        |(_, p)| async move {
-            let start = send::monotonic_now();
-            let answer = send::post(&p.target, &p.headers, p.body.clone(), timeout).await;
-            (answer, send::elapsed_ms(start))
-        },
-    )));
-
-    // Each row is recorded on its own (`common::queue`'s commit policy). The first failure to record
-    // is returned at the end.
-    for ((row, prepared), (answer, duration_ms)) in ready.iter().zip(answers) {
-        summary.attempted += 1;
-        let (record, outcome) = judge(&config, row, started_at, duration_ms, &answer);
-        if outcome == Outcome::Done {
-            summary.delivered += 1;
-        } else {
-            summary.failed += 1;
-        }
-        let gone = matches!((&answer, prepared.subscription), (Ok(a), Some(_)) if a.status == 410);
-        let recorded = match prepared.subscription {
-            Some(subscription) if gone => webhooks::disable(&db, subscription),
-            _ => Ok(()),
-        }
-        .and_then(|()| outbox::finish(&db, row, Some(&record), &outcome));
-        if let Err(e) = recorded {
-            eprintln!("notifications: recording outbox row {}: {e:?}", row.row.id);
-            trouble.get_or_insert(e);
-        }
+    async fn send(&self, p: &Prepared) -> Self::Answer {
+        let start = send::monotonic_now();
+        let answer = send::post(&p.target, &p.headers, p.body.clone(), self.config.timeout).await;
+        (answer, send::elapsed_ms(start))
     }
-    match trouble {
-        Some(e) => Err(e),
-        None => Ok(summary),
+
+    fn judge(
+        &self,
+        row: &Leased,
+        prepared: &Prepared,
+        (answer, duration_ms): Self::Answer,
+        started_at: SystemTime,
+    ) -> (Outcome, Self::Record) {
+        let (record, outcome) = judge(&self.config, row, started_at, duration_ms, &answer);
+        let gone = matches!(&answer, Ok(a) if a.status == 410);
+        (outcome, (record, prepared.subscription.filter(|_| gone)))
+    }
+
+    fn finish(
+        &self,
+        db: &Db,
+        row: &Leased,
+        outcome: &Outcome,
+        record: Option<&Self::Record>,
+    ) -> Result<(), Error> {
+        if let Some((_, Some(subscription))) = record {
+            webhooks::disable(db, *subscription)?;
+        }
+        outbox::finish(db, row, record.map(|(attempt, _)| attempt), outcome)
     }
 }
 

@@ -1,5 +1,7 @@
 //! A leased, retried queue, written once: the outbox (emails and webhooks, the notifications
-//! component) and the stamp queue (NOM-151 constancias, the constancias component) are two uses.
+//! component), the messages (SMS and WhatsApp, the same component) and the stamp queue (NOM-151
+//! constancias, the constancias component) are its uses, and [`drain::run`] is the one run of them
+//! all.
 //!
 //! A queue is a table with `status` (`pending`, `done`, `dead`), `attempts`, `next_attempt_at`,
 //! `lease_until`, `updated_at` and `last_error`, keyed by one column; times are stored ISO 8601 text
@@ -19,6 +21,7 @@
 //! send or stamp them again when the lease ends. A batch is at most 25 rows a second, so the cost
 //! is a few short write transactions a second.
 
+pub mod drain;
 pub mod schedule;
 
 use std::time::{Duration, SystemTime};

@@ -22,6 +22,7 @@ pub mod whatsapp;
 use std::time::SystemTime;
 
 use common::db::{Db, int};
+use common::queue::drain::{self, Drain};
 use common::queue::{Leased, Outcome};
 use common::types::{DeliveryRun, Error};
 use outbound::send::{self, Answer, Failure};
@@ -31,68 +32,99 @@ use provider::{Provider, Request};
 use rows::{Row, SENDING, finish, lease};
 pub use rows::{list, list_for, replay};
 
-/// Leases up to `limit` due messages of the configured channels and sends them.
+/// Leases up to `limit` due messages of the configured channels and sends them
+/// (`common::queue::drain`).
 pub fn run(limit: u32) -> Result<DeliveryRun, Error> {
-    let mut summary = DeliveryRun {
-        attempted: 0,
-        delivered: 0,
-        failed: 0,
-    };
     let config = Config::load();
     let providers = Providers::load(&config);
     let channels = providers.channels();
-    if limit == 0 || channels.is_empty() {
-        return Ok(summary);
+    if channels.is_empty() {
+        return Ok(DeliveryRun {
+            attempted: 0,
+            delivered: 0,
+            failed: 0,
+        });
     }
-    let db = Db::open()?;
-    let now = SystemTime::now();
-    if !rows::any_due(&db, now, &channels)? {
-        return Ok(summary);
-    }
-    let leased = lease(&db, now, now + config.lease(), limit, &channels)?;
-    let mut trouble = None;
-    let mut ready = Vec::with_capacity(leased.len());
-    for row in leased {
-        let outcome = match prepare(&db, &config, &providers, &row) {
-            Ok(request) => {
-                ready.push((row, request));
-                continue;
-            }
-            Err(outcome) => outcome,
-        };
-        if let Err(e) = finish(&db, &row, &outcome, None) {
-            eprintln!("notifications: recording message {}: {e:?}", row.row.id);
-            trouble.get_or_insert(e);
-        }
-    }
-    let timeout = config.timeout;
-    let answers = spin_sdk::http::run(futures::future::join_all(ready.iter().map(
-        |(_, (_, request))| async move {
-            send::post(
-                &request.target,
-                &request.headers,
-                request.body.clone(),
-                timeout,
-            )
-            .await
+    drain::run(
+        &Messages {
+            config,
+            providers,
+            channels,
         },
-    )));
-    for ((row, (provider, _)), answer) in ready.iter().zip(answers) {
-        summary.attempted += 1;
-        let (outcome, provider_id) = judge(&config, *provider, row, &answer);
-        if outcome == Outcome::Done {
-            summary.delivered += 1;
-        } else {
-            summary.failed += 1;
-        }
-        if let Err(e) = finish(&db, row, &outcome, provider_id.as_deref()) {
-            eprintln!("notifications: recording message {}: {e:?}", row.row.id);
-            trouble.get_or_insert(e);
+        limit,
+    )
+}
+
+/// The messages' steps of a run: only the channels whose provider is configured.
+struct Messages {
+    config: Config,
+    providers: Providers,
+    channels: Vec<&'static str>,
+}
+
+impl Drain for Messages {
+    type Row = Row;
+    /// The row's channel and its provider's request.
+    type Request = (String, Request);
+    type Answer = Result<Answer, Failure>;
+    /// The provider's id of an accepted message.
+    type Record = Option<String>;
+
+    const COMPONENT: &'static str = "notifications";
+
+    fn describe(&self, row: &Row) -> String {
+        format!("message {}", row.id)
+    }
+
+    fn any_due(&self, db: &Db, now: SystemTime) -> Result<bool, Error> {
+        rows::any_due(db, now, &self.channels)
+    }
+
+    fn lease(&self, db: &Db, now: SystemTime, limit: u32) -> Result<Vec<Leased<Row>>, Error> {
+        lease(db, now, now + self.config.lease(), limit, &self.channels)
+    }
+
+    fn prepare(&self, db: &Db, row: &Leased<Row>) -> Result<Self::Request, Outcome> {
+        prepare(db, &self.config, &self.providers, row)
+            .map(|request| (row.row.channel.clone(), request))
+    }
+
+    async fn send(&self, (_, request): &Self::Request) -> Self::Answer {
+        send::post(
+            &request.target,
+            &request.headers,
+            request.body.clone(),
+            self.config.timeout,
+        )
+        .await
+    }
+
+    fn judge(
+        &self,
+        row: &Leased<Row>,
+        (channel, _): &Self::Request,
+        answer: Self::Answer,
+        _: SystemTime,
+    ) -> (Outcome, Option<String>) {
+        match self.providers.of(channel) {
+            Some(provider) => judge(&self.config, provider, row, &answer),
+            None => (
+                Outcome::Dead {
+                    error: format!("no provider for channel {channel:?}"),
+                },
+                None,
+            ),
         }
     }
-    match trouble {
-        Some(e) => Err(e),
-        None => Ok(summary),
+
+    fn finish(
+        &self,
+        db: &Db,
+        row: &Leased<Row>,
+        outcome: &Outcome,
+        provider_id: Option<&Option<String>>,
+    ) -> Result<(), Error> {
+        finish(db, row, outcome, provider_id.and_then(Option::as_deref))
     }
 }
 
@@ -131,13 +163,13 @@ impl Providers {
     }
 }
 
-/// The row's provider and request, marked `sending`; or how it ends without one.
-fn prepare<'a>(
+/// The row's provider's request, marked `sending`; or how it ends without one.
+fn prepare(
     db: &Db,
     config: &Config,
-    providers: &'a Providers,
+    providers: &Providers,
     leased: &Leased<Row>,
-) -> Result<(&'a dyn Provider, Request), Outcome> {
+) -> Result<Request, Outcome> {
     let row = &leased.row;
     if let Some(attempt) = row.sending {
         return Err(Outcome::Dead {
@@ -172,7 +204,7 @@ fn prepare<'a>(
         |r| r.i64("id"),
     );
     match marked {
-        Ok(Some(_)) => Ok((provider, request)),
+        Ok(Some(_)) => Ok(request),
         Ok(None) => Err(Outcome::failed(
             leased.attempts,
             "the lease was lost before sending".into(),

@@ -10,7 +10,7 @@ use std::time::SystemTime;
 
 use common::db::{Db, blob, int, text};
 use common::queue::drain::{self, Drain};
-use common::queue::{self, DUE, Outcome, Queue};
+use common::queue::{self, Outcome, Queue};
 use common::types::{DeliveryRun, Error};
 use outbound::send::{self, Answer, Failure};
 use outbound::target::Target;
@@ -86,12 +86,12 @@ impl Drain for Stamps<'_> {
     }
 
     fn any_due(&self, db: &Db, now: SystemTime) -> Result<bool, Error> {
-        QUEUE.any_due(db, DUE, now, &[])
+        QUEUE.any_due(db, "", now, &[])
     }
 
     fn lease(&self, db: &Db, now: SystemTime, limit: u32) -> Result<Vec<Leased>, Error> {
         let until = now + self.config.lease();
-        QUEUE.lease(db, DUE, LEASED_COLUMNS, now, until, limit, &[], |r| {
+        QUEUE.lease(db, "", LEASED_COLUMNS, now, until, limit, &[], |r| {
             Ok(Row {
                 digest: r.string("digest")?,
                 subject: r.string("subject")?,

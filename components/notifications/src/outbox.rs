@@ -63,22 +63,15 @@ const QUEUE: Queue = Queue {
     key: "id",
 };
 
-/// `common::queue::DUE` with `?4`: whether email rows may be taken.
-const DUE: &str = "status = 'pending' AND next_attempt_at <= ?1 \
-    AND (lease_until IS NULL OR lease_until < ?1) AND (?4 OR kind <> 'email')";
-
-/// [`DUE`] for every webhook row, when no email relay is configured (`?4` false):
-/// found through `outbox_due_by_kind` (migration 0007). With [`DUE`]'s `kind <> 'email'` SQLite
-/// walks every pending email row, and without a relay those stay pending: the cron worker's check
-/// grew with the backlog (50,000 pending emails in `cargo xtask bench`).
-const DUE_WEBHOOKS: &str = "kind = 'webhook' AND status = 'pending' AND next_attempt_at <= ?1 \
-    AND (lease_until IS NULL OR lease_until < ?1) AND NOT ?4";
-
-/// The due-rows condition: the webhooks alone (no relay), or every row. Both take `?1` and `?4`.
+/// What narrows the queue's due rows (`common::queue`), on `?4`: whether email rows may be taken.
+/// Without a relay (`?4` false) only the webhooks, found through `outbox_due_by_kind` (migration
+/// 0007): with `kind <> 'email'` SQLite walks every pending email row, and without a relay those
+/// stay pending: the cron worker's check grew with the backlog (50,000 pending emails in `cargo
+/// xtask bench`).
 fn due(emails: bool) -> &'static str {
     match emails {
-        false => DUE_WEBHOOKS,
-        true => DUE,
+        false => "kind = 'webhook' AND NOT ?4",
+        true => "(?4 OR kind <> 'email')",
     }
 }
 
@@ -144,10 +137,6 @@ const ATTEMPTS_OF: &str = "SELECT number, started_at, duration_ms, status_code, 
     FROM outbox_attempts WHERE outbox_id = ? ORDER BY id";
 
 /// A fresh schedule, due now, unless a worker holds the row right now: `?1` now, `?2` id.
-const REPLAY: &str = "UPDATE outbox SET status = 'pending', attempts = 0, next_attempt_at = ?1, \
-    lease_until = NULL, updated_at = ?1 \
-    WHERE id = ?2 AND (lease_until IS NULL OR lease_until < ?1) RETURNING id";
-
 /// A leased row's content.
 #[derive(Debug, Clone)]
 pub struct Row {
@@ -365,11 +354,7 @@ pub fn replay(
     let db = Db::open()?;
     let current = get_with(&db, id)?;
     check(&db, &current)?;
-    let now = common::time::now_iso8601();
-    if db
-        .query_opt(REPLAY, &[text(&now), int(id)], |r| r.i64("id"))?
-        .is_none()
-    {
+    if !QUEUE.replay(&db, &int(id), "")? {
         return Err(Error::BadRequest(
             "This delivery is being attempted right now; replay it once the attempt ends.".into(),
         ));
@@ -421,12 +406,9 @@ mod tests {
     fn both_due_conditions_take_the_same_parameters() {
         for emails in [false, true] {
             let sql = due(emails);
-            for p in ["?1", "?4"] {
-                assert!(sql.contains(p), "{sql} lacks {p}");
-            }
+            assert!(sql.contains("?4"), "{sql} lacks ?4");
             assert!(!sql.contains("?2") && !sql.contains("?3"), "{sql}");
         }
-        assert!(DUE.starts_with(queue::DUE));
-        assert!(due(false).starts_with("kind = 'webhook' AND status"));
+        assert!(due(false).starts_with("kind = 'webhook'"));
     }
 }

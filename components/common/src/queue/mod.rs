@@ -30,10 +30,18 @@ use crate::db::{Db, Param, Row, int, text};
 use crate::time::iso8601;
 use crate::types::Error;
 
-/// The rows due now: `?1` now. A use may narrow it with conditions on its own parameters, numbered
-/// from `?4` (`?2` and `?3` are the lease's end and limit).
-pub const DUE: &str = "status = 'pending' AND next_attempt_at <= ?1 \
+/// The rows due now: `?1` now. A use narrows it with its own condition (`also` below), on its own
+/// parameters numbered from `?4` (`?2` and `?3` are the lease's end and limit).
+const DUE: &str = "status = 'pending' AND next_attempt_at <= ?1 \
     AND (lease_until IS NULL OR lease_until < ?1)";
+
+/// [`DUE`] and a use's own condition (none when empty).
+fn due(also: &str) -> String {
+    match also {
+        "" => DUE.to_string(),
+        also => format!("{DUE} AND {also}"),
+    }
+}
 
 /// A queue table and its key column.
 #[derive(Debug, Clone, Copy)]
@@ -83,19 +91,34 @@ pub fn lease_length(timeout: Duration) -> Duration {
 }
 
 impl Queue {
-    fn any_due_sql(&self, due: &str) -> String {
-        format!("SELECT EXISTS (SELECT 1 FROM {} WHERE {due})", self.table)
+    fn any_due_sql(&self, also: &str) -> String {
+        format!(
+            "SELECT EXISTS (SELECT 1 FROM {} WHERE {})",
+            self.table,
+            due(also)
+        )
     }
 
     /// `?1` now, `?2` the lease's end, `?3` the limit; `columns` are returned with `attempts` and
     /// `lease_until`.
-    fn lease_sql(&self, due: &str, columns: &str) -> String {
+    fn lease_sql(&self, also: &str, columns: &str) -> String {
         let Queue { table, key } = self;
+        let due = due(also);
         format!(
             "UPDATE {table} SET lease_until = ?2, attempts = attempts + 1, updated_at = ?1 \
              WHERE {key} IN (SELECT {key} FROM {table} WHERE {due} \
              ORDER BY next_attempt_at, {key} LIMIT ?3) \
              RETURNING {columns}, attempts, lease_until"
+        )
+    }
+
+    /// `?1` now, `?2` the key; `reset` the use's own columns set back, each followed by a comma.
+    fn replay_sql(&self, reset: &str) -> String {
+        let Queue { table, key } = self;
+        format!(
+            "UPDATE {table} SET status = 'pending', attempts = 0, next_attempt_at = ?1, \
+             lease_until = NULL, {reset} updated_at = ?1 \
+             WHERE {key} = ?2 AND (lease_until IS NULL OR lease_until < ?1) RETURNING {key}"
         )
     }
 
@@ -114,12 +137,12 @@ impl Queue {
         )
     }
 
-    /// Whether any row is due (a read, so an idle worker never takes the write lock). `extra` are
-    /// the parameters of `due` from `?4` on.
+    /// Whether any row is due and meets `also` (a read, so an idle worker never takes the write
+    /// lock). `extra` are the parameters of `also` from `?4` on.
     pub fn any_due(
         &self,
         db: &Db,
-        due: &str,
+        also: &str,
         now: SystemTime,
         extra: &[Param],
     ) -> Result<bool, Error> {
@@ -129,15 +152,15 @@ impl Queue {
             [] => vec![text(&iso8601(now))],
             _ => leading(now, None, None, extra),
         };
-        Ok(db.scalar_i64(&self.any_due_sql(due), &params)? != 0)
+        Ok(db.scalar_i64(&self.any_due_sql(also), &params)? != 0)
     }
 
-    /// Leases up to `limit` rows matching `due` until `until`, oldest due first.
+    /// Leases up to `limit` due rows meeting `also` until `until`, oldest due first.
     #[allow(clippy::too_many_arguments)]
     pub fn lease<T>(
         &self,
         db: &Db,
-        due: &str,
+        also: &str,
         columns: &str,
         now: SystemTime,
         until: SystemTime,
@@ -146,7 +169,7 @@ impl Queue {
         map: impl Fn(&Row) -> anyhow::Result<T>,
     ) -> Result<Vec<Leased<T>>, Error> {
         let params = leading(now, Some(until), Some(limit), extra);
-        let rows = db.query(&self.lease_sql(due, columns), &params, |r| {
+        let rows = db.query(&self.lease_sql(also, columns), &params, |r| {
             Ok(Leased {
                 row: map(r)?,
                 attempts: u32::try_from(r.i64("attempts")?).unwrap_or(u32::MAX),
@@ -182,6 +205,19 @@ impl Queue {
     }
 }
 
+impl Queue {
+    /// Makes the row `key` due now with a fresh schedule (a done or dead one is tried anew), with
+    /// the use's own columns in `reset` set back (`"sending = NULL,"`); not while a worker holds
+    /// it. Whether it was.
+    pub fn replay(&self, db: &Db, key: &Param, reset: &str) -> Result<bool, Error> {
+        let now = text(&crate::time::now_iso8601());
+        let sql = self.replay_sql(reset);
+        Ok(db
+            .query_opt(&sql, &[now, key.clone()], |_| Ok(()))?
+            .is_some())
+    }
+}
+
 /// `?1` now, `?2` the lease's end, `?3` the limit (NULL where a statement has none), then `extra`.
 fn leading(
     now: SystemTime,
@@ -209,14 +245,15 @@ mod tests {
 
     #[test]
     fn the_lease_is_one_update_returning_the_due_rows() {
-        let sql = Q.lease_sql(DUE, "id, kind");
+        let sql = Q.lease_sql("kind = ?4", "id, kind");
         assert!(sql.starts_with("UPDATE outbox SET lease_until = ?2, attempts = attempts + 1"));
-        assert!(sql.contains(DUE) && sql.contains("LIMIT ?3"), "{sql}");
+        assert!(sql.contains(&format!("{DUE} AND kind = ?4")), "{sql}");
+        assert!(sql.contains("LIMIT ?3"), "{sql}");
         assert!(
             sql.ends_with("RETURNING id, kind, attempts, lease_until"),
             "{sql}"
         );
-        assert!(Q.any_due_sql(DUE).contains(DUE));
+        assert!(Q.any_due_sql("").ends_with(&format!("WHERE {DUE})")));
     }
 
     #[test]
@@ -232,6 +269,14 @@ mod tests {
             assert!(sql.contains(&format!("?{highest}")), "{sql}");
             assert!(!sql.contains(&format!("?{}", highest + 1)), "{sql}");
         }
+    }
+
+    #[test]
+    fn a_replay_sets_the_row_back_unless_a_worker_holds_it() {
+        let sql = Q.replay_sql("sending = NULL,");
+        assert!(sql.contains("attempts = 0, next_attempt_at = ?1"), "{sql}");
+        assert!(sql.contains("sending = NULL, updated_at = ?1"), "{sql}");
+        assert!(sql.ends_with("(lease_until IS NULL OR lease_until < ?1) RETURNING id"));
     }
 
     #[test]

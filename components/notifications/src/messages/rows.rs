@@ -49,10 +49,14 @@ const QUEUE: Queue = Queue {
     key: "id",
 };
 
-/// `common::queue::DUE` with `?4`: the channels whose provider is configured (a JSON array).
-const DUE: &str = "status = 'pending' AND next_attempt_at <= ?1 \
-    AND (lease_until IS NULL OR lease_until < ?1) \
-    AND channel IN (SELECT value FROM json_each(?4))";
+/// What narrows the queue's due rows (`common::queue`), on `?4`: the channels whose provider is
+/// configured (a JSON array).
+const DUE: &str = "channel IN (SELECT value FROM json_each(?4))";
+
+/// What a replay sets back beside the queue's columns: the mark of an attempt in flight and the
+/// provider's receipt.
+const REPLAY_RESET: &str =
+    "sending = NULL, receipt = NULL, receipt_at = NULL, receipt_error = NULL,";
 
 /// What a lease returns of each row (`sending`: an earlier attempt still marked in flight).
 const LEASED_COLUMNS: &str = "id, channel, prescription_id, target, payload, sending";
@@ -75,10 +79,6 @@ const FILTER: &str = "(?1 IS NULL OR m.channel = ?1) AND (?2 IS NULL OR m.status
 
 /// A fresh schedule, due now, unless a worker holds the row right now: `?1` now, `?2` id. The
 /// in-flight mark and the last receipt go: a replay is a new message.
-const REPLAY: &str = "UPDATE messages SET status = 'pending', attempts = 0, next_attempt_at = ?1, \
-    lease_until = NULL, sending = NULL, receipt = NULL, receipt_at = NULL, receipt_error = NULL, \
-    updated_at = ?1 WHERE id = ?2 AND (lease_until IS NULL OR lease_until < ?1) RETURNING id";
-
 fn select(filter: &str, tail: &str) -> String {
     format!(
         "SELECT {COLUMNS} FROM messages m JOIN prescriptions p ON p.id = m.prescription_id \
@@ -197,14 +197,10 @@ pub fn list_for(prescription: i64) -> Result<Vec<Message>, Error> {
 /// Makes a message due now with a fresh schedule (a done or dead one is sent anew).
 pub fn replay(id: i64) -> Result<Message, Error> {
     let db = Db::open()?;
-    let now = common::time::now_iso8601();
     let by_id = select("m.id = ?1", "");
     db.query_opt(&by_id, &[int(id)], message)?
         .ok_or_else(Error::not_found)?;
-    if db
-        .query_opt(REPLAY, &[text(&now), int(id)], |r| r.i64("id"))?
-        .is_none()
-    {
+    if !QUEUE.replay(&db, &int(id), REPLAY_RESET)? {
         return Err(Error::BadRequest(
             "This message is being attempted right now; replay it once the attempt ends.".into(),
         ));
@@ -248,8 +244,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_due_condition_is_the_queues_with_the_channels() {
-        assert!(DUE.starts_with(common::queue::DUE));
+    fn the_due_condition_takes_the_channels_alone() {
         assert!(DUE.contains("?4") && !DUE.contains("?2") && !DUE.contains("?3"));
     }
 }

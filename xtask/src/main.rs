@@ -137,30 +137,29 @@ fn test_stages(stages: &mut stages::Stages) -> Result {
     // Unit tests of every crate natively, then the black-box suite against the real host.
     let mut unit = cargo_tested("test");
     // The host's tests of its libSQL replicas talk to a real server.
-    unit.arg("--workspace").env("RECETA_SQLD", &sqld);
-    for name in NOT_NATIVE {
-        unit.args(["--exclude", name]);
-    }
+    unit.env("RECETA_SQLD", &sqld);
     stages.run("unit tests (native; builds the host)", || run(&mut unit))?;
-    // That step built the host binary (the host's own behaviour tests run it). Building the host
-    // before it, as `build()` does, cost a second compile of the host and its TLS crates (~6 min
-    // of the run): Cargo rebuilt `ring`, `rustls` and everything above them whenever the package
-    // set changed between the two commands (cause in Cargo not found). `receta-verify` is built
-    // on its own: no test of the workspace builds its binary.
+    // That step built the host binary (the host's own behaviour tests run it). Every native step
+    // selects the same packages (`cargo_tested`): a step that selected fewer made Cargo resolve
+    // other features and build the host, wasmtime and the TLS crates again (the cause of the ~6
+    // min an earlier `build()` before this step cost). `receta-verify` is built on its own: no
+    // test of the workspace builds its binary.
     stages.run("receta-verify", || {
-        run(cargo_tested("build").args(["-p", "receta-verify"]))
+        run(cargo_tested("build").args(["--bin", "receta-verify"]))
     })?;
     stages.run("component tests", component_tests)?;
     // The gateway's unit tests: `--lib` builds only their test harness, not the cdylib.
     stages.run("gateway unit tests", || {
-        run(cargo_tested("test").args(["--lib", "-p", "gateway"]))
+        run(cargo()
+            .args(["test", "--profile", project::TEST_PROFILE])
+            .args(["--lib", "-p", "gateway"]))
     })?;
     // The contract: valid OpenAPI 3.1; then every black-box response is checked against it
     // (`tests/api/contract.rs`); then a bounded fuzzing pass over every operation.
     stages.run("OpenAPI valid (Python tools)", fuzz::validate_openapi)?;
     stages.run("black-box suite on receta", || {
         run(cargo_tested("test")
-            .args(["-p", "receta-tests"])
+            .args(["--test", "api"])
             .env("RECETA_BIN", tested_host())
             .env("RECETA_SQLD", &sqld))
     })?;
@@ -174,7 +173,7 @@ fn test_stages(stages: &mut stages::Stages) -> Result {
     for database in ["libsql", "libsql-replica"] {
         stages.run(&format!("libSQL groups on receta ({database})"), || {
             run(cargo_tested("test")
-                .args(["-p", "receta-tests", "--"])
+                .args(["--test", "api", "--"])
                 .args(LIBSQL_GROUPS)
                 .env("RECETA_BIN", tested_host())
                 .env("RECETA_SQLD", &sqld)
@@ -197,26 +196,11 @@ fn test_stages(stages: &mut stages::Stages) -> Result {
     stages.run("fuzz pass (schemathesis)", fuzz::ci_pass)
 }
 
-/// Crates without native unit tests: the black-box suite (run next, against the host) and the HTTP
-/// components, whose `wasi:http` export only links on wasm32 (the test and bench fixtures too), and
-/// the component tests (their own pass, `component_tests`).
-const NOT_NATIVE: &[&str] = &[
-    "receta-tests",
-    "receta-harness",
-    "gateway",
-    "probe",
-    "echo",
-    "echo-front",
-    "hello",
-    "hello-p3",
-    "pdfbench",
-];
-
 /// The component tests (`tests/harness`, docs/testing-components.md): each domain component alone,
 /// and the gateway composed, in-process on the host's capabilities. Says how many before running.
 fn component_tests() -> Result {
     let listed = cargo_tested("test")
-        .args(["-p", "receta-harness", "--test", "component"])
+        .args(["--test", "component"])
         .args(["--", "--list", "--format", "terse"])
         .current_dir(project::root())
         .output()
@@ -235,7 +219,7 @@ fn component_tests() -> Result {
         return Err("no component tests found in tests/harness".into());
     }
     println!("xtask: {count} component tests (tests/harness: one component in-process per test)");
-    run(cargo_tested("test").args(["-p", "receta-harness"]))
+    run(cargo_tested("test").args(["--test", "component"]))
 }
 
 /// Command-line tools the tests drive, and the Debian packages that provide them. `chromium` runs

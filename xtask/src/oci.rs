@@ -114,7 +114,7 @@ pub fn smoke_pass(
     push(spin, data, &reference, true)?;
     eprintln!("xtask: the smoke groups on `spin up --from {reference}` (pulled, cron-less):");
     let mut test = cargo_tested("test");
-    test.args(["-p", "receta-tests", "--"])
+    test.args(["--test", "api", "--"])
         .args(SMOKE)
         .env("RECETA_BIN", tested_host())
         .env("RECETA_TEST_RUNTIME", "spin")

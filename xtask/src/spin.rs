@@ -173,7 +173,7 @@ pub fn suite(stages: &mut Stages, libsql_groups: &[&str]) -> Result<Spins> {
     let sqld = crate::cluster::sqld_binary()?;
     let test = |spin: &Path, groups: &[&str], database: Option<&str>, cronless: bool| {
         let mut test = cargo_tested("test");
-        test.args(["-p", "receta-tests", "--"])
+        test.args(["--test", "api", "--"])
             .args(groups)
             .env("RECETA_BIN", tested_host())
             .env("RECETA_TEST_RUNTIME", "spin")

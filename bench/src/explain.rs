@@ -144,8 +144,10 @@ const STATEMENTS: &[(&str, &str, &[&str])] = &[
             "SELECT EXISTS (SELECT 1 FROM ",
             "outbox",
             " WHERE ",
-            "kind = 'webhook' AND status = 'pending' AND next_attempt_at <= ?1 \
-             AND (lease_until IS NULL OR lease_until < ?1) AND NOT ?4",
+            "status = 'pending' AND next_attempt_at <= ?1 \
+             AND (lease_until IS NULL OR lease_until < ?1)",
+            " AND ",
+            "kind = 'webhook' AND NOT ?4",
             ")",
         ],
     ),
@@ -157,7 +159,9 @@ const STATEMENTS: &[(&str, &str, &[&str])] = &[
             "outbox",
             " WHERE ",
             "status = 'pending' AND next_attempt_at <= ?1 \
-    AND (lease_until IS NULL OR lease_until < ?1) AND (?4 OR kind <> 'email')",
+             AND (lease_until IS NULL OR lease_until < ?1)",
+            " AND ",
+            "(?4 OR kind <> 'email')",
             ")",
         ],
     ),

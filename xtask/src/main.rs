@@ -251,10 +251,16 @@ fn ensure_test_tools() -> Result {
 
 fn lint() -> Result {
     run(cargo().args(["fmt", "--all", "--check"]))?;
+    // `--all-targets` leaves out the test targets marked `test = false` (the black-box suite and
+    // the component tests, run by name): named here.
     run(cargo().args([
         "clippy",
         "--release",
         "--all-targets",
+        "--test",
+        "api",
+        "--test",
+        "component",
         "--",
         "-D",
         "warnings",

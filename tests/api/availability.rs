@@ -263,8 +263,11 @@ fn a_slow_webhook_receiver_never_slows_creates_or_reads() {
     );
     assert!(count >= 40, "only {count} creates in 4 s");
     assert!(create_p99 < 2000.0, "creates p99 {create_p99:.0} ms");
+    // A read that waited for a delivery would take ~9 s. The floor leaves room for a runtime whose
+    // every request is a new instance on two cores the eight creators keep busy (Spin 4.1: reads
+    // p50 58 ms against 5 ms calm, once).
     assert!(
-        read_p50 <= (calm_p50 * 5.0).max(50.0),
+        read_p50 <= (calm_p50 * 5.0).max(250.0),
         "reads p50 {read_p50:.1} ms"
     );
     // Nothing is lost: every create's webhook row is in the outbox, delivered or still due.

@@ -85,6 +85,8 @@ pub struct Spins {
     pub current: PathBuf,
     /// Spin 4.0: `RECETA_SPIN_FLOOR`, or the offline `spin` (4.0.2); none when neither is there.
     pub floor: Option<PathBuf>,
+    /// The `XDG_DATA_HOME` the cron trigger plugin is installed under (`RECETA_SPIN_DATA`, or the
+    /// offline copies'); none for Spin's default.
     pub data: Option<PathBuf>,
 }
 

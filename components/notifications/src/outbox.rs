@@ -136,7 +136,6 @@ fn by_id_sql() -> String {
 const ATTEMPTS_OF: &str = "SELECT number, started_at, duration_ms, status_code, error \
     FROM outbox_attempts WHERE outbox_id = ? ORDER BY id";
 
-/// A fresh schedule, due now, unless a worker holds the row right now: `?1` now, `?2` id.
 /// A leased row's content.
 #[derive(Debug, Clone)]
 pub struct Row {

@@ -203,9 +203,7 @@ impl Queue {
             Ok(held)
         })
     }
-}
 
-impl Queue {
     /// Makes the row `key` due now with a fresh schedule (a done or dead one is tried anew), with
     /// the use's own columns in `reset` set back (`"sending = NULL,"`); not while a worker holds
     /// it. Whether it was.

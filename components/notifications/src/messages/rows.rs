@@ -54,7 +54,7 @@ const QUEUE: Queue = Queue {
 const DUE: &str = "channel IN (SELECT value FROM json_each(?4))";
 
 /// What a replay sets back beside the queue's columns: the mark of an attempt in flight and the
-/// provider's receipt.
+/// last receipt go, since a replay is a new message.
 const REPLAY_RESET: &str =
     "sending = NULL, receipt = NULL, receipt_at = NULL, receipt_error = NULL,";
 
@@ -77,8 +77,6 @@ const COLUMNS: &str = "m.id, m.channel, p.signature, m.prescription_id, m.target
 const FILTER: &str = "(?1 IS NULL OR m.channel = ?1) AND (?2 IS NULL OR m.status = ?2) \
     AND (?3 IS NULL OR p.signature = ?3)";
 
-/// A fresh schedule, due now, unless a worker holds the row right now: `?1` now, `?2` id. The
-/// in-flight mark and the last receipt go: a replay is a new message.
 fn select(filter: &str, tail: &str) -> String {
     format!(
         "SELECT {COLUMNS} FROM messages m JOIN prescriptions p ON p.id = m.prescription_id \

@@ -45,5 +45,6 @@ mod replicas;
 mod reuse;
 mod scale_out;
 mod skeleton;
+mod upgrade;
 mod verification;
 mod webhooks;

@@ -24,6 +24,7 @@ mod fuzz;
 mod long_files;
 mod manifests;
 mod oci;
+mod previous;
 mod project;
 mod spin;
 mod stages;
@@ -131,6 +132,8 @@ fn test() -> Result {
 
 fn test_stages(stages: &mut stages::Stages) -> Result {
     stages.run("components (wasm32-wasip2)", project::build_components)?;
+    // The previous release's components, from git, for the upgrade test (`previous.rs`).
+    let previous = stages.run("previous release's components (from git)", previous::build)?;
     stages.run("test tools (apt)", ensure_test_tools)?;
     // Several passes need a libSQL server: say so in one line before anything runs.
     let sqld = cluster::sqld_binary()?;
@@ -158,10 +161,15 @@ fn test_stages(stages: &mut stages::Stages) -> Result {
     // (`tests/api/contract.rs`); then a bounded fuzzing pass over every operation.
     stages.run("OpenAPI valid (Python tools)", fuzz::validate_openapi)?;
     stages.run("black-box suite on receta", || {
-        run(cargo_tested("test")
+        let mut suite = cargo_tested("test");
+        suite
             .args(["--test", "api"])
             .env("RECETA_BIN", tested_host())
-            .env("RECETA_SQLD", &sqld))
+            .env("RECETA_SQLD", &sqld);
+        if let Some(previous) = &previous {
+            suite.env("RECETA_PREVIOUS_MANIFEST", previous);
+        }
+        run(&mut suite)
     })?;
     // No pass with `RECETA_COMPOSITION=static` or `lazy-dynamic` any more: the gateway is a WASIp3
     // handler, which the host always composes ahead of time, as Spin does (host/README.md); lazy

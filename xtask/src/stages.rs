@@ -21,7 +21,7 @@ impl Stages {
     }
 
     /// Runs `stage`, recording its time under `name`.
-    pub fn run(&mut self, name: &str, stage: impl FnOnce() -> Result) -> Result {
+    pub fn run<T>(&mut self, name: &str, stage: impl FnOnce() -> Result<T>) -> Result<T> {
         let started = Instant::now();
         let result = stage();
         self.rows
@@ -57,7 +57,11 @@ mod tests {
     fn the_table_lists_each_stage_and_marks_the_failed_one() {
         let mut stages = Stages::new();
         stages.run("unit tests", || Ok(())).unwrap();
-        assert!(stages.run("black-box", || Err("boom".into())).is_err());
+        assert!(
+            stages
+                .run("black-box", || Err::<(), _>("boom".into()))
+                .is_err()
+        );
         let table = stages.table();
         assert!(table.contains("  unit tests  0:00\n"), "{table}");
         assert!(table.contains("  black-box   0:00  failed\n"), "{table}");

@@ -11,7 +11,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::fixtures::{Fiel, Holder, openssl_verifies};
+use crate::fixtures::{Fiel, Holder, enrol, openssl_verifies};
 use crate::fixtures::{Listener, Practice, burn, eventually, lookup, register};
 use crate::helpers::{ADMIN_TOKEN, AppConfig, TestApp, TestResponse, field_errors, spawn_app_with};
 
@@ -42,16 +42,7 @@ fn valid(fiel: &Fiel, file: &str, rfc: &str) -> Holder {
 /// A practice whose medic has an RFC and CURP and `holder` registered as its e.firma.
 fn registered(app: &TestApp, email: &str, rfc: &str, holder: &Holder) -> Practice {
     let p = Practice::new(app, email, &format!("Clínica {email}"));
-    let path = format!("/api/v2/medics/{}/", p.medic.id);
-    let resp = app.patch(&path, p.medic.token(), &json!({"rfc": rfc, "curp": CURP}));
-    assert_eq!(resp.status, 202, "{}", resp.text());
-    let resp = app.request(
-        "PUT",
-        &format!("{path}efirma/"),
-        p.medic.token(),
-        Some(&json!({"certificate": holder.pem()})),
-    );
-    assert_eq!(resp.status, 200, "{}", resp.text());
+    enrol(app, &p, rfc, CURP, holder);
     p
 }
 

@@ -19,8 +19,8 @@ use receta_test_tsa::Server as Tsa;
 use serde_json::{Value, json};
 
 use crate::fixtures::{
-    Fiel, Holder, Practice, TestPharmacy, burn, cancel, claimed, eventually, med_ids, prescribe,
-    register, reject, signature,
+    Fiel, Holder, Practice, TestPharmacy, burn, cancel, claimed, enrol, eventually, med_ids,
+    prescribe, register, reject, signature,
 };
 use crate::helpers::{ADMIN_TOKEN, AppConfig, JOBS_TOKEN, TestApp, on_libsql, spin, start};
 
@@ -277,16 +277,7 @@ fn with_efirma(app: &TestApp, setup: &Setup, p: &Practice) -> Holder {
         "20300101000000Z",
         "digitalSignature, nonRepudiation",
     );
-    let path = format!("/api/v2/medics/{}/", p.medic.id);
-    let resp = app.patch(&path, p.medic.token(), &json!({"rfc": RFC, "curp": CURP}));
-    assert_eq!(resp.status, 202, "{}", resp.text());
-    let resp = app.request(
-        "PUT",
-        &format!("{path}efirma/"),
-        p.medic.token(),
-        Some(&json!({"certificate": holder.pem()})),
-    );
-    assert_eq!(resp.status, 200, "{}", resp.text());
+    enrol(app, p, RFC, CURP, &holder);
     holder
 }
 

@@ -54,12 +54,10 @@ const STATEMENTS: &[(&str, &str, &[&str])] = &[
             "SELECT ",
             "m.id, m.prescription_id, m.presentation, m.instructions, m.qty, \
              m.drug_upc, m.category, m.drug, m.cost, m.bought, m.bought_qty, m.order_id, m.qty_label, \
-             c.fraccion, c.antibiotic, m.qty * COALESCE(t.fills, 1) AS qty_total, \
-             ns.medication_id IS NULL AS substitution_allowed",
+             m.fraccion, m.antibiotic, m.qty * COALESCE(t.fills, 1) AS qty_total, \
+             m.substitution_allowed",
             " FROM ",
             "medications m \
-             LEFT JOIN medication_classes c ON c.medication_id = m.id \
-             LEFT JOIN medication_no_substitution ns ON ns.medication_id = m.id \
              LEFT JOIN prescription_terms t ON t.prescription_id = m.prescription_id",
             " WHERE m.prescription_id IN (",
             "?, ?, ?",
@@ -82,15 +80,13 @@ const STATEMENTS: &[(&str, &str, &[&str])] = &[
              m.presentation AS med_presentation, m.instructions AS med_instructions, m.qty AS med_qty, \
              m.drug_upc AS med_drug_upc, m.category AS med_category, m.drug AS med_drug, \
              m.cost AS med_cost, m.bought AS med_bought, m.bought_qty AS med_bought_qty, \
-             m.order_id AS med_order_id, m.qty_label AS med_qty_label, c.fraccion AS med_fraccion, \
-             c.antibiotic AS med_antibiotic, m.qty * COALESCE(t.fills, 1) AS med_qty_total, \
-             ns.medication_id IS NULL AS med_substitution_allowed",
+             m.order_id AS med_order_id, m.qty_label AS med_qty_label, m.fraccion AS med_fraccion, \
+             m.antibiotic AS med_antibiotic, m.qty * COALESCE(t.fills, 1) AS med_qty_total, \
+             m.substitution_allowed AS med_substitution_allowed",
             " FROM ",
             RX_FROM,
             " LEFT JOIN prescription_documents d ON d.prescription_id = p.id \
              LEFT JOIN medications m ON m.prescription_id = p.id \
-             LEFT JOIN medication_classes c ON c.medication_id = m.id \
-             LEFT JOIN medication_no_substitution ns ON ns.medication_id = m.id \
              WHERE ",
             "p.signature = ?1 AND (?2 IS NULL OR p.medic_id = ?2)",
             " ORDER BY m.position",

@@ -23,14 +23,14 @@ use crate::read::{
 use crate::reads::{self, Read};
 
 /// The medication columns of `read::MEDICATION_COLUMNS`, each named `med_…` beside the
-/// prescription's own (`m` the medication, `c` its class, `t` the prescription's terms).
+/// prescription's own (`m` the medication, `t` the prescription's terms).
 const MEDICATION_COLUMNS: &str = "m.id AS med_id, m.prescription_id AS med_prescription_id, \
     m.presentation AS med_presentation, m.instructions AS med_instructions, m.qty AS med_qty, \
     m.drug_upc AS med_drug_upc, m.category AS med_category, m.drug AS med_drug, \
     m.cost AS med_cost, m.bought AS med_bought, m.bought_qty AS med_bought_qty, \
-    m.order_id AS med_order_id, m.qty_label AS med_qty_label, c.fraccion AS med_fraccion, \
-    c.antibiotic AS med_antibiotic, m.qty * COALESCE(t.fills, 1) AS med_qty_total, \
-    ns.medication_id IS NULL AS med_substitution_allowed";
+    m.order_id AS med_order_id, m.qty_label AS med_qty_label, m.fraccion AS med_fraccion, \
+    m.antibiotic AS med_antibiotic, m.qty * COALESCE(t.fills, 1) AS med_qty_total, \
+    m.substitution_allowed AS med_substitution_allowed";
 
 /// A pharmacy's read also carries the prescription's sales (`sales::sales_column!`), computed once.
 const SALES: &str = concat!(
@@ -47,8 +47,6 @@ fn sql(sales: bool) -> String {
         "SELECT {COLUMNS}, d.canonical AS canonical, ({}) AS seen, {}{MEDICATION_COLUMNS} \
          FROM {SEALED} LEFT JOIN prescription_documents d ON d.prescription_id = p.id \
          LEFT JOIN medications m ON m.prescription_id = p.id \
-         LEFT JOIN medication_classes c ON c.medication_id = m.id \
-         LEFT JOIN medication_no_substitution ns ON ns.medication_id = m.id \
          WHERE {VISIBLE_BY_SIGNATURE} ORDER BY m.position",
         reads::SEEN,
         if sales {

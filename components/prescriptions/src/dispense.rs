@@ -38,10 +38,9 @@ fn sale_state_sql() -> String {
     format!(
         "SELECT {}, {}, m.id AS med_id, m.qty AS med_qty, m.bought_qty AS med_bought_qty, \
          m.drug_upc AS med_drug_upc, m.presentation AS med_presentation, \
-         ns.medication_id IS NULL AS med_substitution_allowed FROM {} \
+         m.substitution_allowed AS med_substitution_allowed FROM {} \
          LEFT JOIN claims c ON c.prescription_id = p.id AND c.expires_at > ?2 \
          LEFT JOIN medications m ON m.prescription_id = p.id \
-         LEFT JOIN medication_no_substitution ns ON ns.medication_id = m.id \
          WHERE p.signature = ?1 ORDER BY m.position",
         state_columns!(),
         claims::LIVE_COLUMNS,

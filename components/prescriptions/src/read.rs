@@ -51,17 +51,15 @@ pub(crate) const SEALED: &str = concat!(
 const MATCHES: &str = "p.medic_id = ?1 AND (?2 IS NULL OR (p.patient_name || char(31) || \
     p.patient_email || char(31) || p.diagnosis) LIKE ?2 ESCAPE '\\')";
 
-/// A medication's columns, from `MEDICATIONS` (`m`, its class `c`, its prescription's terms `t`).
+/// A medication's columns, from `MEDICATIONS` (`m`, its prescription's terms `t`).
 const MEDICATION_COLUMNS: &str = "m.id, m.prescription_id, m.presentation, m.instructions, m.qty, \
     m.drug_upc, m.category, m.drug, m.cost, m.bought, m.bought_qty, m.order_id, m.qty_label, \
-    c.fraccion, c.antibiotic, m.qty * COALESCE(t.fills, 1) AS qty_total, \
-    ns.medication_id IS NULL AS substitution_allowed";
+    m.fraccion, m.antibiotic, m.qty * COALESCE(t.fills, 1) AS qty_total, \
+    m.substitution_allowed";
 
-/// Medications with their class (none declared before 0012), whether they may be substituted (a
-/// row in 0023's table: not) and their prescription's `fills`.
+/// Medications (their class and substitution are columns since 0034) with their prescription's
+/// `fills`.
 const MEDICATIONS: &str = "medications m \
-    LEFT JOIN medication_classes c ON c.medication_id = m.id \
-    LEFT JOIN medication_no_substitution ns ON ns.medication_id = m.id \
     LEFT JOIN prescription_terms t ON t.prescription_id = m.prescription_id";
 
 /// `?1` signature, `?2` the medic, or NULL for the API admin.

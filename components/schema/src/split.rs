@@ -10,6 +10,7 @@ pub fn statements(sql: &str) -> Vec<&str> {
     let mut found = Vec::new();
     let mut start: Option<usize> = None;
     let mut words = 0;
+    let mut creates = false;
     let mut trigger = false;
     let mut last_word_is_end = false;
     let mut i = 0;
@@ -46,8 +47,11 @@ pub fn statements(sql: &str) -> Vec<&str> {
                 let word = &sql[begin..i];
                 start.get_or_insert(begin);
                 words += 1;
-                // CREATE [TEMP | TEMPORARY] TRIGGER
-                if words <= 3 && word.eq_ignore_ascii_case("TRIGGER") {
+                // CREATE [TEMP | TEMPORARY] TRIGGER (not `DROP TRIGGER`, which has no body)
+                if words == 1 {
+                    creates = word.eq_ignore_ascii_case("CREATE");
+                }
+                if creates && words <= 3 && word.eq_ignore_ascii_case("TRIGGER") {
                     trigger = true;
                 }
                 last_word_is_end = word.eq_ignore_ascii_case("END");
@@ -120,6 +124,17 @@ mod tests {
         assert_eq!(found.len(), 2, "{found:?}");
         assert!(found[0].starts_with("CREATE TRIGGER") && found[0].ends_with("END"));
         assert_eq!(found[1], "CREATE INDEX i ON t (a)");
+    }
+
+    #[test]
+    fn a_dropped_trigger_has_no_body() {
+        let sql = "DROP TRIGGER t_never;\nCREATE TRIGGER t_never BEFORE UPDATE ON t\nBEGIN\n    \
+                   SELECT 1;\nEND;\nDROP TABLE u;";
+        let found = statements(sql);
+        assert_eq!(found.len(), 3, "{found:?}");
+        assert_eq!(found[0], "DROP TRIGGER t_never");
+        assert!(found[1].starts_with("CREATE TRIGGER") && found[1].ends_with("END"));
+        assert_eq!(found[2], "DROP TABLE u");
     }
 
     #[test]

@@ -11,7 +11,9 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::fixtures::{Fiel, Holder, enrol, openssl_verifies};
+use crate::fixtures::{
+    Fiel, Holder, efirma_activate, efirma_create, efirma_draft, enrol, openssl_verifies,
+};
 use crate::fixtures::{Listener, Practice, burn, eventually, lookup, register};
 use crate::helpers::{ADMIN_TOKEN, AppConfig, TestApp, TestResponse, field_errors, spawn_app_with};
 
@@ -46,41 +48,6 @@ fn registered(app: &TestApp, email: &str, rfc: &str, holder: &Holder) -> Practic
     p
 }
 
-fn create(app: &TestApp, p: &Practice, efirma: Option<bool>) -> TestResponse {
-    let mut body = json!({
-        "hospital": p.hospital,
-        "patient": {"uid": p.patient["uid"]},
-        "diagnosis": "Faringitis aguda",
-        "medications": [
-            {"presentation": "Amoxicilina 500 mg, 12 cápsulas", "instructions": "1 cada 8 horas", "qty": 1},
-        ],
-    });
-    if let Some(e) = efirma {
-        body["efirma"] = json!(e);
-    }
-    app.post("/api/v2/rx-endpoint/", p.medic.token(), &body)
-}
-
-/// A draft: its signature and the bytes to sign.
-fn draft(app: &TestApp, p: &Practice) -> (String, Vec<u8>) {
-    let resp = create(app, p, Some(true));
-    assert_eq!(resp.status, 200, "{}", resp.text());
-    let body = resp.json();
-    let sig = body["signature"].as_str().unwrap().to_string();
-    let to_sign = BASE64
-        .decode(body["efirma"]["to_sign"].as_str().unwrap())
-        .unwrap();
-    (sig, to_sign)
-}
-
-fn activate(app: &TestApp, token: Option<&str>, sig: &str, cms: &[u8]) -> TestResponse {
-    app.post(
-        &format!("/api/v2/rx-endpoint/{sig}/efirma/"),
-        token,
-        &json!({"cms": BASE64.encode(cms)}),
-    )
-}
-
 fn detail(app: &TestApp, p: &Practice, sig: &str) -> Value {
     let resp = app.get(&format!("/api/v2/rx-endpoint/{sig}/"), p.medic.token());
     assert_eq!(resp.status, 200, "{}", resp.text());
@@ -112,7 +79,7 @@ fn a_draft_waits_for_the_medics_efirma_and_its_activation_issues_it() {
     assert_eq!(resp.status, 201, "{}", resp.text());
 
     // The draft: the create shape plus what to sign.
-    let resp = create(&app, &p, Some(true));
+    let resp = efirma_create(&app, &p, Some(true));
     assert_eq!(resp.status, 200, "{}", resp.text());
     let body = resp.json();
     let sig = body["signature"].as_str().unwrap().to_string();
@@ -181,7 +148,7 @@ fn a_draft_waits_for_the_medics_efirma_and_its_activation_issues_it() {
 
     // Signed by a third party's tool: issued.
     let cms = holder.sign(&to_sign);
-    let resp = activate(&app, p.medic.token(), &sig, &cms);
+    let resp = efirma_activate(&app, p.medic.token(), &sig, &cms);
     assert_eq!(resp.status, 200, "{}", resp.text());
     let rx = resp.json();
     assert_eq!(rx["efirma"]["status"], "signed");
@@ -190,7 +157,7 @@ fn a_draft_waits_for_the_medics_efirma_and_its_activation_issues_it() {
     assert!(rx["efirma"]["signed_at"].as_str().unwrap().ends_with('Z'));
     assert!(rx["seal"]["sig"].is_string(), "sealed now");
     conflict_says(
-        &activate(&app, p.medic.token(), &sig, &cms),
+        &efirma_activate(&app, p.medic.token(), &sig, &cms),
         "already signed",
     );
 
@@ -240,7 +207,7 @@ fn a_signature_by_another_certificate_than_the_pinned_one_is_400_on_cms() {
     let app = spawn_app_with(config(&fiel, &relay.url("/send"), &[]));
     let first = valid(&fiel, "first", RFC);
     let p = registered(&app, "renovada@example.mx", RFC, &first);
-    let (sig, to_sign) = draft(&app, &p);
+    let (sig, to_sign) = efirma_draft(&app, &p);
     // The medic renews the e.firma after the draft was made: the draft stays pinned to the first.
     let renewed = valid(&fiel, "renewed", RFC);
     let resp = app.request(
@@ -250,7 +217,7 @@ fn a_signature_by_another_certificate_than_the_pinned_one_is_400_on_cms() {
         Some(&json!({"certificate": renewed.pem()})),
     );
     assert_eq!(resp.status, 200, "{}", resp.text());
-    let resp = activate(&app, p.medic.token(), &sig, &renewed.sign(&to_sign));
+    let resp = efirma_activate(&app, p.medic.token(), &sig, &renewed.sign(&to_sign));
     assert_eq!(resp.status, 400, "{}", resp.text());
     let message = field_errors(&resp)["cms"][0].as_str().unwrap().to_string();
     assert!(
@@ -320,9 +287,9 @@ fn a_certificate_uploaded_with_its_intermediate_chains_to_a_root_only_efirma_ca(
 
     // A CMS that carries only the medic's certificate (openssl's default) is accepted: the stored
     // intermediate leads it to the root. OpenSSL agrees, given the intermediate.
-    let (sig, to_sign) = draft(&app, &p);
+    let (sig, to_sign) = efirma_draft(&app, &p);
     let cms = holder.sign(&to_sign);
-    let resp = activate(&app, p.medic.token(), &sig, &cms);
+    let resp = efirma_activate(&app, p.medic.token(), &sig, &cms);
     assert_eq!(resp.status, 200, "{}", resp.text());
     assert_eq!(resp.json()["efirma"]["status"], "signed");
     let both = tempfile::NamedTempFile::new().unwrap();
@@ -353,10 +320,10 @@ fn a_bad_or_foreign_signature_is_refused_and_changes_nothing() {
     );
     let stranger = Fiel::new("AC ajena");
     let foreign = valid(&stranger, "foreign", RFC);
-    let (sig, to_sign) = draft(&app, &p);
+    let (sig, to_sign) = efirma_draft(&app, &p);
 
     let refused = |cms: &[u8], says: &str| {
-        let resp = activate(&app, p.medic.token(), &sig, cms);
+        let resp = efirma_activate(&app, p.medic.token(), &sig, cms);
         assert_eq!(resp.status, 400, "{says}: {}", resp.text());
         let message = field_errors(&resp)["cms"][0].as_str().unwrap().to_string();
         assert!(message.contains(says), "{says}: {message}");
@@ -382,10 +349,10 @@ fn a_bad_or_foreign_signature_is_refused_and_changes_nothing() {
 
     // Another medic does not see it; a prescription without e.firma has nothing to sign.
     assert_eq!(
-        activate(&app, _q.medic.token(), &sig, &other.sign(&to_sign)).status,
+        efirma_activate(&app, _q.medic.token(), &sig, &other.sign(&to_sign)).status,
         404
     );
-    let plain = create(&app, &p, None);
+    let plain = efirma_create(&app, &p, None);
     assert_eq!(plain.status, 200, "{}", plain.text());
     assert!(
         plain.json().get("efirma").is_none(),
@@ -393,7 +360,7 @@ fn a_bad_or_foreign_signature_is_refused_and_changes_nothing() {
     );
     let plain_sig = plain.json()["signature"].as_str().unwrap().to_string();
     conflict_says(
-        &activate(&app, p.medic.token(), &plain_sig, &holder.sign(b"x")),
+        &efirma_activate(&app, p.medic.token(), &plain_sig, &holder.sign(b"x")),
         "without the prescriber's e.firma",
     );
     assert_eq!(detail(&app, &p, &plain_sig)["efirma"], Value::Null);
@@ -422,7 +389,7 @@ fn a_bad_or_foreign_signature_is_refused_and_changes_nothing() {
 
     // A medic without a registered e.firma cannot ask for one.
     let bare = Practice::new(&app, "sin-firma@example.mx", "Clínica Sin Firma");
-    let resp = create(&app, &bare, Some(true));
+    let resp = efirma_create(&app, &bare, Some(true));
     assert_eq!(resp.status, 400, "{}", resp.text());
     let message = field_errors(&resp)["efirma"][0]
         .as_str()
@@ -443,12 +410,12 @@ fn a_draft_not_signed_in_time_expires() {
     ));
     let holder = valid(&fiel, "medic", RFC);
     let p = registered(&app, "expira@example.mx", RFC, &holder);
-    let (sig, to_sign) = draft(&app, &p);
+    let (sig, to_sign) = efirma_draft(&app, &p);
     eventually("the draft to expire", WAIT, || {
         (detail(&app, &p, &sig)["efirma"]["status"] == "expired").then_some(())
     });
     conflict_says(
-        &activate(&app, p.medic.token(), &sig, &holder.sign(&to_sign)),
+        &efirma_activate(&app, p.medic.token(), &sig, &holder.sign(&to_sign)),
         "expired",
     );
     let pharmacy = register(&app, "Farmacia Tarde");

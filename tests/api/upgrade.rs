@@ -13,14 +13,12 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use base64::Engine;
-use base64::engine::general_purpose::STANDARD as BASE64;
 use receta_test_tsa::Server as Tsa;
 use serde_json::{Value, json};
 
 use crate::fixtures::{
-    Fiel, Holder, Practice, TestPharmacy, burn, cancel, claimed, enrol, eventually, med_ids,
-    prescribe, register, reject, signature,
+    Fiel, Holder, Practice, TestPharmacy, burn, cancel, claimed, efirma_activate, efirma_draft,
+    enrol, eventually, med_ids, prescribe, register, reject, signature,
 };
 use crate::helpers::{ADMIN_TOKEN, AppConfig, JOBS_TOKEN, TestApp, on_libsql, spin, start};
 
@@ -208,11 +206,7 @@ fn fill(app: &TestApp, setup: &Setup) -> Filled {
     let (draft, _) = efirma_draft(app, &practice);
     prescriptions.push(("draft expired awaiting the e.firma", draft));
     let (sig, to_sign) = efirma_draft(app, &practice);
-    let resp = app.post(
-        &format!("/api/v2/rx-endpoint/{sig}/efirma/"),
-        practice.medic.token(),
-        &json!({"cms": BASE64.encode(signer.sign(&to_sign))}),
-    );
+    let resp = efirma_activate(app, practice.medic.token(), &sig, &signer.sign(&to_sign));
     assert_eq!(resp.status, 200, "{}", resp.text());
     prescriptions.push(("signed with the e.firma", sig));
 
@@ -279,27 +273,6 @@ fn with_efirma(app: &TestApp, setup: &Setup, p: &Practice) -> Holder {
     );
     enrol(app, p, RFC, CURP, &holder);
     holder
-}
-
-/// A draft awaiting the e.firma: its signature and the bytes to sign.
-fn efirma_draft(app: &TestApp, p: &Practice) -> (String, Vec<u8>) {
-    let resp = app.post(
-        "/api/v2/rx-endpoint/",
-        p.medic.token(),
-        &json!({
-            "hospital": p.hospital,
-            "patient": {"uid": p.patient["uid"]},
-            "diagnosis": "Faringitis aguda",
-            "medications": [{"presentation": "Amoxicilina 500 mg, 12 cápsulas", "instructions": "1 cada 8 horas", "qty": 1}],
-            "efirma": true,
-        }),
-    );
-    assert_eq!(resp.status, 200, "{}", resp.text());
-    let body = resp.json();
-    let to_sign = BASE64
-        .decode(body["efirma"]["to_sign"].as_str().unwrap())
-        .unwrap();
-    (signature(&body), to_sign)
 }
 
 /// Every read of the filled prescriptions, in one order: `(what, status and body)`. The reads

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::project::{Result, WASM_TARGET, ensure_wasm_target, root, target_dir};
+use crate::project::{Result, WASM_TARGET, cargo, ensure_wasm_target, root, target_dir};
 
 /// The previous release: the last one landed before the one-to-one tables are folded into their
 /// owners (issue 88; stop 91), migrations up to `0033_person_proof.sql`. Move it forward when a
@@ -45,7 +45,9 @@ pub fn build() -> Result<Option<PathBuf>> {
         return Err(format!("{} names no component", manifest.display()));
     }
     let built = dir.join("target");
-    let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    // Not `project::run`, which runs in this tree's root: the release's own `.cargo/config.toml`
+    // (its linker flags) applies only from its tree.
+    let mut cargo = cargo();
     cargo
         .args(["build", "--release", "--target", WASM_TARGET])
         .current_dir(&tree)

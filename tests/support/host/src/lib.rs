@@ -265,10 +265,23 @@ pub fn concurrently<T: Send>(
 }
 
 /// A TCP port on loopback that was free a moment ago (bound, then released): for a server started
-/// next, or for a receiver that is down.
+/// next, or for a receiver that is down and comes up later on the same port.
+///
+/// Taken below Linux's ephemeral range (32768-60999) and never handed out twice by one process:
+/// a port the kernel picks for `bind(0)` or for an outgoing connection's source could be taken by
+/// another test between the release and the rebind (a CI run failed on exactly that).
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port()
+    use std::sync::atomic::{AtomicU32, Ordering};
+    const FIRST: u32 = 20_000;
+    const SPAN: u32 = 12_000;
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    // Processes started together (two test binaries, two clones) start apart.
+    let start = std::process::id().wrapping_mul(7_919) % SPAN;
+    for _ in 0..SPAN {
+        let port = (FIRST + (start + NEXT.fetch_add(1, Ordering::Relaxed)) % SPAN) as u16;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free port in {FIRST}..{}", FIRST + SPAN)
 }

@@ -54,11 +54,10 @@ const STATEMENTS: &[(&str, &str, &[&str])] = &[
             "SELECT ",
             "m.id, m.prescription_id, m.presentation, m.instructions, m.qty, \
              m.drug_upc, m.category, m.drug, m.cost, m.bought, m.bought_qty, m.order_id, m.qty_label, \
-             m.fraccion, m.antibiotic, m.qty * COALESCE(t.fills, 1) AS qty_total, \
+             m.fraccion, m.antibiotic, m.qty * rx.fills AS qty_total, \
              m.substitution_allowed",
             " FROM ",
-            "medications m \
-             LEFT JOIN prescription_terms t ON t.prescription_id = m.prescription_id",
+            "medications m JOIN prescriptions rx ON rx.id = m.prescription_id",
             " WHERE m.prescription_id IN (",
             "?, ?, ?",
             ") ORDER BY m.prescription_id, m.position",
@@ -81,7 +80,7 @@ const STATEMENTS: &[(&str, &str, &[&str])] = &[
              m.drug_upc AS med_drug_upc, m.category AS med_category, m.drug AS med_drug, \
              m.cost AS med_cost, m.bought AS med_bought, m.bought_qty AS med_bought_qty, \
              m.order_id AS med_order_id, m.qty_label AS med_qty_label, m.fraccion AS med_fraccion, \
-             m.antibiotic AS med_antibiotic, m.qty * COALESCE(t.fills, 1) AS med_qty_total, \
+             m.antibiotic AS med_antibiotic, m.qty * p.fills AS med_qty_total, \
              m.substitution_allowed AS med_substitution_allowed",
             " FROM ",
             RX_FROM,
@@ -181,14 +180,11 @@ const PATIENT_CONTACT_COLUMNS: &str = "c.phone_e164 AS phone_e164, c.channels AS
 const RX_COLUMNS: &str = "p.id, p.medic_id, p.signature, p.hospital_id, p.hospital_patron, p.hospital_location, p.clinic, \
     p.medic_email, p.patient_uid, p.patient_name, p.patient_email, p.patient_phone, p.patient_date_of_birth, \
     p.patient_gender, p.diagnosis, p.extras, p.created_at, p.sent, p.send_rx, p.show_diagnosis, p.rejected, \
-    p.bought, p.rx_status, p.sent_status, p.reason_of_rejected, s.kid AS seal_kid, s.sig AS seal_sig, \
-    t.valid_until, t.expires_at, COALESCE(t.fills, 1) AS fills, \
-    COALESCE(t.fill_interval_days, 0) AS fill_interval_days, \
-    COALESCE(t.antibiotic_repeat_reason, '') AS antibiotic_repeat_reason, \
+    p.bought, p.rx_status, p.sent_status, p.reason_of_rejected, p.seal_kid, p.seal_sig, \
+    p.valid_until, p.expires_at, p.fills, p.fill_interval_days, p.antibiotic_repeat_reason, \
     (SELECT COUNT(*) FROM prescription_events e WHERE e.prescription_id = p.id AND e.kind = 'dispense') AS fills_used";
 
-const RX_FROM: &str = "prescriptions p LEFT JOIN prescription_seals s ON s.prescription_id = p.id \
-    LEFT JOIN prescription_terms t ON t.prescription_id = p.id";
+const RX_FROM: &str = "prescriptions p";
 
 const RX_MATCHES: &str = "p.medic_id = ?1 AND (?2 IS NULL OR (p.patient_name || char(31) || \
     p.patient_email || char(31) || p.diagnosis) LIKE ?2 ESCAPE '\\')";

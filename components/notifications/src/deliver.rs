@@ -18,12 +18,11 @@ use outbound::send::{self, Answer, Failure};
 use outbound::target::Target;
 
 /// What the email needs from the prescription: its patient, its signed document (for the medic's and
-/// hospital's names as printed), the PDF stored at issue, and its seal (`prescription_seals`, the
-/// prescriptions component's: the link the patient gets carries it in its fragment).
+/// hospital's names as printed), the PDF stored at issue, and its seal (`prescriptions.seal_kid`
+/// and `seal_sig`: the link the patient gets carries it in its fragment).
 const EMAIL_SOURCE: &str = "SELECT p.signature, p.patient_name, p.medic_email, p.hospital_patron, \
-    d.canonical, d.pdf, s.kid AS seal_kid, s.sig AS seal_sig FROM prescriptions p \
-    JOIN prescription_documents d ON d.prescription_id = p.id \
-    LEFT JOIN prescription_seals s ON s.prescription_id = p.id WHERE p.id = ?";
+    d.canonical, d.pdf, p.seal_kid, p.seal_sig FROM prescriptions p \
+    JOIN prescription_documents d ON d.prescription_id = p.id WHERE p.id = ?";
 
 /// A request ready to go.
 struct Prepared {

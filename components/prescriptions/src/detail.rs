@@ -23,13 +23,13 @@ use crate::read::{
 use crate::reads::{self, Read};
 
 /// The medication columns of `read::MEDICATION_COLUMNS`, each named `med_…` beside the
-/// prescription's own (`m` the medication, `t` the prescription's terms).
+/// prescription's own (`m` the medication, `p` the prescription).
 const MEDICATION_COLUMNS: &str = "m.id AS med_id, m.prescription_id AS med_prescription_id, \
     m.presentation AS med_presentation, m.instructions AS med_instructions, m.qty AS med_qty, \
     m.drug_upc AS med_drug_upc, m.category AS med_category, m.drug AS med_drug, \
     m.cost AS med_cost, m.bought AS med_bought, m.bought_qty AS med_bought_qty, \
     m.order_id AS med_order_id, m.qty_label AS med_qty_label, m.fraccion AS med_fraccion, \
-    m.antibiotic AS med_antibiotic, m.qty * COALESCE(t.fills, 1) AS med_qty_total, \
+    m.antibiotic AS med_antibiotic, m.qty * p.fills AS med_qty_total, \
     m.substitution_allowed AS med_substitution_allowed";
 
 /// A pharmacy's read also carries the prescription's sales (`sales::sales_column!`), computed once.

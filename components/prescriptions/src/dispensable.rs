@@ -14,8 +14,7 @@ pub const MAX: i64 = 50;
 /// whether they are shown as expired.
 fn candidates(patients: usize) -> String {
     format!(
-        "SELECT p.signature, p.rx_status, t.expires_at FROM prescriptions p \
-         LEFT JOIN prescription_terms t ON t.prescription_id = p.id \
+        "SELECT p.signature, p.rx_status, p.expires_at FROM prescriptions p \
          LEFT JOIN prescription_drafts dr ON dr.prescription_id = p.id \
          LEFT JOIN claims c ON c.prescription_id = p.id AND c.expires_at > ?1 \
          WHERE p.patient_id IN ({}) AND p.rx_status IN ('{}', '{}') \

@@ -61,8 +61,7 @@ const CHANGED: &str = "the prescription changed while this sale was recorded";
 /// `?1` prescription, `?2` a fill: when its first sale was (NULL if none). Dispenses recorded
 /// before 0012 count as fill 1.
 const FILL_STARTED: &str = "SELECT MIN(e.created_at) AS started FROM prescription_events e \
-    LEFT JOIN dispense_details x ON x.event_id = e.id \
-    WHERE e.prescription_id = ?1 AND e.kind = 'dispense' AND COALESCE(x.fill, 1) = ?2";
+    WHERE e.prescription_id = ?1 AND e.kind = 'dispense' AND e.fill = ?2";
 
 /// One medication as a sale sees it.
 struct Left {

@@ -11,18 +11,13 @@ use crate::bindings::exports::receta::prescriptions::prescriptions::{Drug, DrugL
 
 const EXISTS: &str = "SELECT COUNT(*) FROM drugs WHERE upc = ?";
 
-const UPSERT: &str = "INSERT INTO drugs (upc, name, category, updated_at) VALUES (?, ?, ?, ?) \
+/// `?1` upc, `?2` name, `?3` category, `?4` now, `?5` fracción or NULL, `?6` antibiotic or NULL:
+/// a NULL class keeps what is stored (a load that does not mention the class leaves it as it was).
+const UPSERT: &str = "INSERT INTO drugs (upc, name, category, updated_at, fraccion, antibiotic) \
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6) \
     ON CONFLICT (upc) DO UPDATE SET name = excluded.name, category = excluded.category, \
-    updated_at = excluded.updated_at";
-
-/// `?1` upc, `?2` fracción or NULL, `?3` antibiotic or NULL: a NULL keeps what is stored (a load
-/// that does not mention the class leaves it as it was).
-const UPSERT_CLASS: &str = "INSERT INTO drug_classes (upc, fraccion, antibiotic) VALUES (?1, ?2, ?3) \
-    ON CONFLICT (upc) DO UPDATE SET fraccion = COALESCE(excluded.fraccion, fraccion), \
+    updated_at = excluded.updated_at, fraccion = COALESCE(excluded.fraccion, fraccion), \
     antibiotic = COALESCE(excluded.antibiotic, antibiotic)";
-
-/// The catalog with each product's class (NULLs: not declared).
-pub const WITH_CLASS: &str = "drugs d LEFT JOIN drug_classes c ON c.upc = d.upc";
 
 /// `?1` a name pattern or NULL, `?2` a UPC-prefix pattern or NULL.
 const MATCHES: &str = "(?1 IS NULL OR d.name LIKE ?1 ESCAPE '\\' OR d.upc LIKE ?2 ESCAPE '\\')";
@@ -33,7 +28,7 @@ fn count_sql() -> String {
 
 fn page_sql() -> String {
     format!(
-        "SELECT d.upc, d.name, d.category, c.fraccion, c.antibiotic FROM {WITH_CLASS} WHERE {MATCHES} \
+        "SELECT d.upc, d.name, d.category, d.fraccion, d.antibiotic FROM drugs d WHERE {MATCHES} \
          ORDER BY d.name COLLATE NOCASE, d.upc LIMIT ?3 OFFSET ?4"
     )
 }
@@ -63,6 +58,7 @@ pub fn load(drugs: Vec<Drug>) -> Result<DrugLoad, Error> {
             } else {
                 result.created += 1;
             }
+            let antibiotic = d.antibiotic.map_or(Param::Null, |b| int(b.into()));
             db.execute(
                 UPSERT,
                 &[
@@ -70,15 +66,10 @@ pub fn load(drugs: Vec<Drug>) -> Result<DrugLoad, Error> {
                     text(&d.name),
                     text(d.category.code()),
                     text(&now),
+                    opt_text(d.fraccion.as_deref()),
+                    antibiotic,
                 ],
             )?;
-            if d.fraccion.is_some() || d.antibiotic.is_some() {
-                let antibiotic = d.antibiotic.map_or(Param::Null, |b| int(b.into()));
-                db.execute(
-                    UPSERT_CLASS,
-                    &[text(&d.upc), opt_text(d.fraccion.as_deref()), antibiotic],
-                )?;
-            }
         }
         Ok(result)
     })

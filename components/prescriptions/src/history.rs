@@ -17,9 +17,8 @@ pub const MAX: i64 = 100;
 fn candidates(patients: usize) -> String {
     let listed = numbered(4, patients);
     format!(
-        "SELECT p.id, p.signature, p.rx_status, t.expires_at, COALESCE(m.name, '') AS medic_name \
+        "SELECT p.id, p.signature, p.rx_status, p.expires_at, COALESCE(m.name, '') AS medic_name \
          FROM prescriptions p LEFT JOIN medics m ON m.id = p.medic_id \
-         LEFT JOIN prescription_terms t ON t.prescription_id = p.id \
          LEFT JOIN prescription_drafts dr ON dr.prescription_id = p.id \
          WHERE p.patient_id IN ({listed}) AND p.medic_id <> ?1 AND p.created_at >= ?2 \
          AND dr.prescription_id IS NULL ORDER BY p.id DESC LIMIT ?3"

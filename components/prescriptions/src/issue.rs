@@ -27,8 +27,7 @@ use crate::signing;
 /// The formulary's entries for `count` UPCs: one statement for all of a prescription's medications.
 fn drugs_sql(count: usize) -> String {
     format!(
-        "SELECT d.upc, d.name, d.category, c.fraccion, c.antibiotic FROM {} WHERE d.upc IN ({})",
-        crate::drugs::WITH_CLASS,
+        "SELECT d.upc, d.name, d.category, d.fraccion, d.antibiotic FROM drugs d WHERE d.upc IN ({})",
         placeholders(count)
     )
 }

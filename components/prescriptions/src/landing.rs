@@ -20,8 +20,8 @@ use crate::reads;
 /// A document altered so that it no longer parses names nobody (never a 500).
 const SELECT_LANDING: &str = concat!(
     "SELECT p.id, p.signature, p.created_at, p.patient_name, \
-    p.rx_status, p.reason_of_rejected, s.kid AS seal_kid, s.sig AS seal_sig, \
-    t.valid_until, t.expires_at, COALESCE(t.fills, 1) AS fills, \
+    p.rx_status, p.reason_of_rejected, p.seal_kid, p.seal_sig, \
+    p.valid_until, p.expires_at, p.fills, \
     CASE WHEN json_valid(d.canonical) THEN COALESCE(json_extract(d.canonical, '$.medic.name'), '') ELSE '' END AS medic_name, \
     CASE WHEN json_valid(d.canonical) THEN COALESCE(json_extract(d.canonical, '$.hospital.name'), '') ELSE '' END AS hospital_name, \
     length(d.pdf) AS raw_size, nc.gen_time AS constancia_time, nc.tsa AS constancia_tsa, ",
@@ -29,8 +29,6 @@ const SELECT_LANDING: &str = concat!(
     ",",
     crate::efirma::columns!(),
     "FROM prescriptions p JOIN prescription_documents d ON d.prescription_id = p.id \
-    LEFT JOIN prescription_seals s ON s.prescription_id = p.id \
-    LEFT JOIN prescription_terms t ON t.prescription_id = p.id \
     LEFT JOIN constancias nc ON nc.digest = p.signature",
     crate::efirma::joins!(),
     "WHERE p.signature = ?1 AND (?2 IS NULL OR p.medic_id = ?2)"

@@ -22,10 +22,8 @@ pub(crate) const COLUMNS: &str = concat!(
     "p.id, p.medic_id, p.signature, p.hospital_id, p.hospital_patron, p.hospital_location, p.clinic, \
     p.medic_email, p.patient_uid, p.patient_name, p.patient_email, p.patient_phone, p.patient_date_of_birth, \
     p.patient_gender, p.diagnosis, p.extras, p.created_at, p.sent, p.send_rx, p.show_diagnosis, p.rejected, \
-    p.bought, p.rx_status, p.sent_status, p.reason_of_rejected, s.kid AS seal_kid, s.sig AS seal_sig, \
-    t.valid_until, t.expires_at, COALESCE(t.fills, 1) AS fills, \
-    COALESCE(t.fill_interval_days, 0) AS fill_interval_days, \
-    COALESCE(t.antibiotic_repeat_reason, '') AS antibiotic_repeat_reason, \
+    p.bought, p.rx_status, p.sent_status, p.reason_of_rejected, p.seal_kid, p.seal_sig, \
+    p.valid_until, p.expires_at, p.fills, p.fill_interval_days, p.antibiotic_repeat_reason, \
     (SELECT COUNT(*) FROM prescription_events e WHERE e.prescription_id = p.id AND e.kind = 'dispense') AS fills_used, \
     nc.gen_time AS constancia_time, nc.tsa AS constancia_tsa, ",
     crate::status_reads::updates_column!(),
@@ -33,13 +31,10 @@ pub(crate) const COLUMNS: &str = concat!(
     crate::efirma::columns!()
 );
 
-/// A prescription with its seal (none for one issued before seals existed), its terms (none
-/// for one issued before validity and repeats existed: valid without limit, one fill) and its
-/// NOM-151 constancia (`crate::constancia`), its draft and its e.firma (`crate::efirma::JOINS`).
+/// A prescription (its seal and terms are columns since 0035) with its NOM-151 constancia
+/// (`crate::constancia`), its draft and its e.firma (`crate::efirma::JOINS`).
 pub(crate) const SEALED: &str = concat!(
-    "prescriptions p LEFT JOIN prescription_seals s ON s.prescription_id = p.id \
-    LEFT JOIN prescription_terms t ON t.prescription_id = p.id \
-    LEFT JOIN constancias nc ON nc.digest = p.signature",
+    "prescriptions p LEFT JOIN constancias nc ON nc.digest = p.signature",
     crate::efirma::joins!()
 );
 
@@ -51,16 +46,15 @@ pub(crate) const SEALED: &str = concat!(
 const MATCHES: &str = "p.medic_id = ?1 AND (?2 IS NULL OR (p.patient_name || char(31) || \
     p.patient_email || char(31) || p.diagnosis) LIKE ?2 ESCAPE '\\')";
 
-/// A medication's columns, from `MEDICATIONS` (`m`, its prescription's terms `t`).
+/// A medication's columns, from `MEDICATIONS` (`m`, its prescription `rx`).
 const MEDICATION_COLUMNS: &str = "m.id, m.prescription_id, m.presentation, m.instructions, m.qty, \
     m.drug_upc, m.category, m.drug, m.cost, m.bought, m.bought_qty, m.order_id, m.qty_label, \
-    m.fraccion, m.antibiotic, m.qty * COALESCE(t.fills, 1) AS qty_total, \
+    m.fraccion, m.antibiotic, m.qty * rx.fills AS qty_total, \
     m.substitution_allowed";
 
 /// Medications (their class and substitution are columns since 0034) with their prescription's
 /// `fills`.
-const MEDICATIONS: &str = "medications m \
-    LEFT JOIN prescription_terms t ON t.prescription_id = m.prescription_id";
+const MEDICATIONS: &str = "medications m JOIN prescriptions rx ON rx.id = m.prescription_id";
 
 /// `?1` signature, `?2` the medic, or NULL for the API admin.
 pub(crate) const VISIBLE_BY_SIGNATURE: &str =

@@ -11,7 +11,7 @@ use crate::bindings::exports::receta::prescriptions::prescriptions::{Sale, SaleL
 /// A prescription's sales as one JSON array (one object per medication sold per dispense, in
 /// order), `$id` an SQL expression of the prescription's id: one column, no extra round trip.
 /// Uncorrelated where `$id` names no outer row, so SQLite computes it once per statement. Dispenses
-/// recorded before 0012 have no details: fill 1, no license.
+/// recorded before 0012 have fill 1, no license.
 macro_rules! sales_column {
     ($id:literal) => {
         concat!(
@@ -19,9 +19,8 @@ macro_rules! sales_column {
              'pharmacy_name', pharmacy_name, 'pharmacy_license', pharmacy_license, 'fill', fill, \
              'medication', medication_id, 'qty', qty, 'presentation', presentation)) FROM \
              (SELECT e.id AS event_id, e.created_at, e.pharmacy_name, \
-             COALESCE(x.pharmacy_license, '') AS pharmacy_license, COALESCE(x.fill, 1) AS fill, \
+             e.pharmacy_license, e.fill, \
              i.medication_id, i.qty, m.presentation FROM prescription_events e \
-             LEFT JOIN dispense_details x ON x.event_id = e.id \
              JOIN dispensed_medications i ON i.event_id = e.id \
              JOIN medications m ON m.id = i.medication_id \
              WHERE e.prescription_id = ",

@@ -68,13 +68,13 @@ pub fn message(signature: &str) -> String {
     format!("{MESSAGE_PREFIX}{signature}")
 }
 
-const INSERT_SEAL: &str =
-    "INSERT INTO prescription_seals (prescription_id, kid, sig) VALUES (?, ?, ?)";
+/// `?1` prescription, `?2` kid, `?3` sig.
+const SET_SEAL: &str = "UPDATE prescriptions SET seal_kid = ?2, seal_sig = ?3 WHERE id = ?1";
 
 /// Stores prescription `id`'s seal, in the transaction that issues it (a create, or a draft's
 /// activation).
 pub fn store(db: &Db, id: i64, kid: &str, sig: &str) -> Result<(), Error> {
-    db.execute_batched(INSERT_SEAL, &[int(id), text(kid), text(sig)])?;
+    db.execute_batched(SET_SEAL, &[int(id), text(kid), text(sig)])?;
     Ok(())
 }
 

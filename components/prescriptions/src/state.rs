@@ -14,8 +14,8 @@ pub const RX_NOT_FOUND: &str = "rx not found";
 /// `state_from!` (`p` the prescription). A draft (`crate::efirma`) has `draft_expires_at`.
 macro_rules! state_columns {
     () => {
-        "p.id, p.medic_id, p.rx_status, t.valid_until, t.expires_at, \
-         COALESCE(t.fills, 1) AS fills, COALESCE(t.fill_interval_days, 0) AS fill_interval_days, \
+        "p.id, p.medic_id, p.rx_status, p.valid_until, p.expires_at, p.fills, \
+         p.fill_interval_days, \
          dr.expires_at AS draft_expires_at"
     };
 }
@@ -24,8 +24,7 @@ pub(crate) use state_columns;
 /// The prescription `p` with its terms and draft, as `state_columns!` reads them.
 macro_rules! state_from {
     () => {
-        "prescriptions p LEFT JOIN prescription_terms t ON t.prescription_id = p.id \
-         LEFT JOIN prescription_drafts dr ON dr.prescription_id = p.id"
+        "prescriptions p LEFT JOIN prescription_drafts dr ON dr.prescription_id = p.id"
     };
 }
 pub(crate) use state_from;

@@ -28,13 +28,11 @@ fn limit() -> i64 {
 }
 
 const SOURCE: &str = concat!(
-    "SELECT p.created_at, p.rx_status, d.canonical, s.kid AS seal_kid, \
-    s.sig AS seal_sig, t.valid_until, t.expires_at, nc.gen_time AS constancia_time, \
+    "SELECT p.created_at, p.rx_status, d.canonical, p.seal_kid, \
+    p.seal_sig, p.valid_until, p.expires_at, nc.gen_time AS constancia_time, \
     nc.tsa AS constancia_tsa,",
     crate::efirma::columns!(),
     "FROM prescriptions p JOIN prescription_documents d ON d.prescription_id = p.id \
-    LEFT JOIN prescription_seals s ON s.prescription_id = p.id \
-    LEFT JOIN prescription_terms t ON t.prescription_id = p.id \
     LEFT JOIN constancias nc ON nc.digest = p.signature",
     crate::efirma::joins!(),
     "WHERE p.signature = ?1"

@@ -476,8 +476,8 @@ fn an_expired_prescription_reads_expired_and_does_not_sell() -> Result<()> {
     let rx = Rx::new()?;
     let issued = issue(&rx, &request(&rx, vec![medication("A", 1)]))?.unwrap();
     rx.db()?.execute(
-        "UPDATE prescription_terms SET valid_until = '2020-01-31', \
-         expires_at = '2020-02-01T06:00:00Z' WHERE prescription_id = ?1",
+        "UPDATE prescriptions SET valid_until = '2020-01-31', \
+         expires_at = '2020-02-01T06:00:00Z' WHERE id = ?1",
         [issued.id],
     )?;
     let item = issued.medications[0].id;

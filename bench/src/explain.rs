@@ -110,9 +110,7 @@ const STATEMENTS: &[(&str, &str, &[&str])] = &[
              curp, phone, address, state, zip_code, location",
             ", ",
             PATIENT_CONTACT_COLUMNS,
-            " FROM patients ",
-            "LEFT JOIN patient_contact c ON c.patient_id = patients.id",
-            " WHERE medic_id = ?1 AND (?2 IS NULL OR name LIKE ?2 ESCAPE '\\' OR email LIKE ?2 ESCAPE '\\') \
+            " FROM patients WHERE medic_id = ?1 AND (?2 IS NULL OR name LIKE ?2 ESCAPE '\\' OR email LIKE ?2 ESCAPE '\\') \
              ORDER BY patients.id LIMIT ?3 OFFSET ?4",
         ],
     ),
@@ -125,9 +123,7 @@ const STATEMENTS: &[(&str, &str, &[&str])] = &[
              curp, phone, address, state, zip_code, location",
             ", ",
             PATIENT_CONTACT_COLUMNS,
-            " FROM patients ",
-            "LEFT JOIN patient_contact c ON c.patient_id = patients.id",
-            " WHERE medic_id = ?1 AND ",
+            " FROM patients WHERE medic_id = ?1 AND ",
             "uid",
             " = ?2",
         ],
@@ -172,10 +168,11 @@ const STATEMENTS: &[(&str, &str, &[&str])] = &[
 ];
 
 /// `channels::COLUMNS` (components/patients/src/channels.rs).
-const PATIENT_CONTACT_COLUMNS: &str = "c.phone_e164 AS phone_e164, c.channels AS channel_codes, \
-    CASE WHEN c.whatsapp_opt_in_at IS NOT NULL AND (c.whatsapp_withdrawn_at IS NULL \
-      OR c.whatsapp_withdrawn_at < c.whatsapp_opt_in_at) THEN c.whatsapp_opt_in_at END AS opt_in_at, \
-    c.whatsapp_opt_in_by AS opt_in_by";
+const PATIENT_CONTACT_COLUMNS: &str = "patients.phone_e164 AS phone_e164, patients.channels AS channel_codes, \
+    CASE WHEN patients.whatsapp_opt_in_at IS NOT NULL AND (patients.whatsapp_withdrawn_at IS NULL \
+      OR patients.whatsapp_withdrawn_at < patients.whatsapp_opt_in_at) \
+      THEN patients.whatsapp_opt_in_at END AS opt_in_at, \
+    patients.whatsapp_opt_in_by AS opt_in_by";
 
 const RX_COLUMNS: &str = "p.id, p.medic_id, p.signature, p.hospital_id, p.hospital_patron, p.hospital_location, p.clinic, \
     p.medic_email, p.patient_uid, p.patient_name, p.patient_email, p.patient_phone, p.patient_date_of_birth, \

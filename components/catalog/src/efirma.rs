@@ -15,25 +15,21 @@ const FIELD: &str = "certificate";
 const CMS: &str = "cms";
 
 /// `?1` medic: its RFC and CURP, if it has any.
-const IDENTITY: &str = "SELECT m.id, i.rfc, i.curp FROM medics m \
-    LEFT JOIN medic_identity i ON i.medic_id = m.id WHERE m.id = ?1";
+const IDENTITY: &str = "SELECT id, rfc, curp FROM medics WHERE id = ?1";
 
+/// `?10`: the intermediate authorities the upload carried (PEM), or NULL.
 const UPSERT: &str = "INSERT INTO medic_efirma \
-    (medic_id, certificate, serial, issuer, rfc, curp, not_before, not_after, registered_at) \
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT (medic_id) DO UPDATE SET \
+    (medic_id, certificate, serial, issuer, rfc, curp, not_before, not_after, registered_at, \
+     intermediates) \
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) ON CONFLICT (medic_id) DO UPDATE SET \
     certificate = ?2, serial = ?3, issuer = ?4, rfc = ?5, curp = ?6, not_before = ?7, \
-    not_after = ?8, registered_at = ?9";
-
-/// The intermediate authorities an upload carried (`?1` medic, `?2` PEM).
-const UPSERT_CHAIN: &str = "INSERT INTO medic_efirma_chain (medic_id, intermediates) VALUES (?1, ?2) \
-    ON CONFLICT (medic_id) DO UPDATE SET intermediates = ?2";
-const DELETE_CHAIN: &str = "DELETE FROM medic_efirma_chain WHERE medic_id = ?1";
+    not_after = ?8, registered_at = ?9, intermediates = ?10";
 
 const GET: &str = "SELECT serial, issuer, rfc, curp, not_before, not_after FROM medic_efirma \
     WHERE medic_id = ?1";
 
-const CERTIFICATE: &str = "SELECT e.certificate, e.serial, c.intermediates FROM medic_efirma e \
-    LEFT JOIN medic_efirma_chain c ON c.medic_id = e.medic_id WHERE e.medic_id = ?1";
+const CERTIFICATE: &str = "SELECT certificate, serial, intermediates FROM medic_efirma \
+    WHERE medic_id = ?1";
 
 const DELETE: &str = "DELETE FROM medic_efirma WHERE medic_id = ?1 RETURNING medic_id";
 
@@ -113,27 +109,21 @@ pub fn set(medic: i64, certificate: &[u8]) -> Result<Efirma, Error> {
     }
     let der = der::Encode::to_der(&cert).map_err(|e| Error::Internal(e.to_string()))?;
     let chain = pem(&intermediates)?;
-    db.transaction(|db| -> Result<(), Error> {
-        db.execute(
-            UPSERT,
-            &[
-                int(medic),
-                blob(&der),
-                text(&holder.serial),
-                text(&holder.issuer),
-                opt_text(holder.rfc.as_deref()),
-                opt_text(holder.curp.as_deref()),
-                text(&holder.not_before),
-                text(&holder.not_after),
-                text(&common::time::now_iso8601()),
-            ],
-        )?;
-        match &chain {
-            Some(chain) => db.execute(UPSERT_CHAIN, &[int(medic), text(chain)])?,
-            None => db.execute(DELETE_CHAIN, &[int(medic)])?,
-        };
-        Ok(())
-    })?;
+    db.execute(
+        UPSERT,
+        &[
+            int(medic),
+            blob(&der),
+            text(&holder.serial),
+            text(&holder.issuer),
+            opt_text(holder.rfc.as_deref()),
+            opt_text(holder.curp.as_deref()),
+            text(&holder.not_before),
+            text(&holder.not_after),
+            text(&common::time::now_iso8601()),
+            opt_text(chain.as_deref()),
+        ],
+    )?;
     Ok(efirma(holder))
 }
 
@@ -169,12 +159,10 @@ pub fn get(medic: i64) -> Result<Efirma, Error> {
 
 /// Withdraws it; `not-found` when there is none.
 pub fn delete(medic: i64) -> Result<(), Error> {
-    Db::open()?.transaction(|db| {
-        db.execute(DELETE_CHAIN, &[int(medic)])?;
-        db.query_opt(DELETE, &[int(medic)], |r| r.i64("medic_id"))?
-            .map(|_| ())
-            .ok_or_else(|| Error::NotFound(NO_EFIRMA.into()))
-    })
+    Db::open()?
+        .query_opt(DELETE, &[int(medic)], |r| r.i64("medic_id"))?
+        .map(|_| ())
+        .ok_or_else(|| Error::NotFound(NO_EFIRMA.into()))
 }
 
 /// Checks `cms` as medic `medic`'s e.firma signature over exactly `content`, signed no earlier

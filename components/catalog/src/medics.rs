@@ -10,8 +10,8 @@ use crate::bindings::exports::receta::catalog::catalog::{
 
 const INSERT_MEDIC: &str = "INSERT INTO medics \
     (created_at, name, email, password_hash, token_hash, date_of_birth, cedula_prof, specialty_no, \
-     specialty, alma_mater, female, specialty_verified, is_active) \
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id";
+     specialty, alma_mater, female, specialty_verified, is_active, rfc, curp) \
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id";
 
 /// `email` has `COLLATE NOCASE`, so this is an ASCII case-insensitive match.
 const EMAIL_TAKEN: &str = "SELECT EXISTS (SELECT 1 FROM medics WHERE email = ?)";
@@ -22,10 +22,6 @@ const INSERT_FIRST_MEMBERSHIP: &str = "INSERT INTO memberships \
 
 const SELECT_MEDIC: &str = "SELECT id, name, email, password_hash, date_of_birth, cedula_prof, specialty_no, \
     specialty, alma_mater, female, specialty_verified, is_active FROM medics WHERE id = ?";
-
-/// The medic's RFC and CURP, when it has either (migration 0021).
-pub const INSERT_IDENTITY: &str =
-    "INSERT INTO medic_identity (medic_id, rfc, curp) VALUES (?1, ?2, ?3)";
 
 const COUNT_MATCHING: &str = "SELECT COUNT(*) FROM medics WHERE email LIKE ? ESCAPE '\\'";
 
@@ -72,6 +68,8 @@ pub fn create(input: NewMedic) -> Result<Medic, Error> {
                 boolean(input.female),
                 boolean(input.specialty_verified),
                 boolean(input.is_active),
+                opt_text(input.rfc.as_deref()),
+                opt_text(input.curp.as_deref()),
             ],
         );
         let id = match inserted {
@@ -82,16 +80,6 @@ pub fn create(input: NewMedic) -> Result<Medic, Error> {
             }
             Err(e) => return Err(e.into()),
         };
-        if input.rfc.is_some() || input.curp.is_some() {
-            db.execute(
-                INSERT_IDENTITY,
-                &[
-                    int(id),
-                    opt_text(input.rfc.as_deref()),
-                    opt_text(input.curp.as_deref()),
-                ],
-            )?;
-        }
         if let Some(hospital) = input.hospital {
             let kind = if input.is_admin_membership {
                 "ADMIN"

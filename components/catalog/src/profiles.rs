@@ -19,30 +19,26 @@ const REACH: &str = "(?1 IS NULL OR m.id = ?1 OR EXISTS (SELECT 1 FROM membershi
 /// The active hospital and its membership type come from the medic's one active membership.
 const VIEW_COLUMNS: &str = "m.id, m.name, m.email, m.date_of_birth, m.cedula_prof, m.specialty_no, \
     m.specialty, m.alma_mater, m.female, m.is_active, m.specialty_verified, a.hospital_id AS hospital, \
-    COALESCE(a.type_membership = 'ADMIN', 0) AS is_admin_membership, i.rfc, i.curp \
+    COALESCE(a.type_membership = 'ADMIN', 0) AS is_admin_membership, m.rfc, m.curp \
     FROM medics m LEFT JOIN memberships a \
-    ON a.medic_id = m.id AND a.is_active = 1 AND a.is_deleted = 0 \
-    LEFT JOIN medic_identity i ON i.medic_id = m.id";
-
-/// `?1` medic, `?2` 1 to set the RFC to `?3`, `?4` 1 to set the CURP to `?5` (NULL clears).
-const UPSERT_IDENTITY: &str = "INSERT INTO medic_identity (medic_id, rfc, curp) \
-    VALUES (?1, CASE WHEN ?2 THEN ?3 END, CASE WHEN ?4 THEN ?5 END) \
-    ON CONFLICT (medic_id) DO UPDATE SET rfc = CASE WHEN ?2 THEN ?3 ELSE rfc END, \
-    curp = CASE WHEN ?4 THEN ?5 ELSE curp END";
+    ON a.medic_id = m.id AND a.is_active = 1 AND a.is_deleted = 0";
 
 /// A medic's RFC and CURP as registered now.
-const IDENTIFIERS: &str = "SELECT rfc, curp FROM medic_identity WHERE medic_id = ?1";
+const IDENTIFIERS: &str = "SELECT rfc, curp FROM medics WHERE id = ?1";
 
 const EMAIL_TAKEN_BY_ANOTHER: &str =
     "SELECT EXISTS (SELECT 1 FROM medics WHERE email = ?1 AND id <> ?2)";
 
-/// `?1` id, then each field or NULL to keep it.
+/// `?1` id, then each field or NULL to keep it; `?13` 1 to set the RFC to `?14`, `?15` 1 to set
+/// the CURP to `?16` (NULL clears).
 const UPDATE: &str = "UPDATE medics SET name = COALESCE(?2, name), email = COALESCE(?3, email), \
     password_hash = COALESCE(?4, password_hash), date_of_birth = COALESCE(?5, date_of_birth), \
     cedula_prof = COALESCE(?6, cedula_prof), specialty_no = COALESCE(?7, specialty_no), \
     specialty = COALESCE(?8, specialty), alma_mater = COALESCE(?9, alma_mater), \
     female = COALESCE(?10, female), is_active = COALESCE(?11, is_active), \
-    specialty_verified = COALESCE(?12, specialty_verified) WHERE id = ?1";
+    specialty_verified = COALESCE(?12, specialty_verified), \
+    rfc = CASE WHEN ?13 THEN ?14 ELSE rfc END, curp = CASE WHEN ?15 THEN ?16 ELSE curp END \
+    WHERE id = ?1";
 
 const ADMIN_FIELDS: &str = "Only the API admin may change is_active or specialty_verified.";
 
@@ -116,6 +112,8 @@ pub fn update(caller: Principal, id: i64, patch: MedicPatch) -> Result<MedicView
         }
         let o = |v: &Option<String>| opt_text(v.as_deref());
         let b = |v: Option<bool>| v.map_or(Param::Null, |b| int(b.into()));
+        let set = |v: &Option<Option<String>>| int(v.is_some().into());
+        let value = |v: &Option<Option<String>>| opt_text(v.as_ref().and_then(|x| x.as_deref()));
         let params = [
             int(id),
             o(&patch.name),
@@ -129,6 +127,10 @@ pub fn update(caller: Principal, id: i64, patch: MedicPatch) -> Result<MedicView
             b(patch.female),
             b(patch.is_active),
             b(patch.specialty_verified),
+            set(&patch.rfc),
+            value(&patch.rfc),
+            set(&patch.curp),
+            value(&patch.curp),
         ];
         match db.execute(UPDATE, &params) {
             Ok(_) => {}
@@ -136,21 +138,6 @@ pub fn update(caller: Principal, id: i64, patch: MedicPatch) -> Result<MedicView
                 return Err(Error::field("email", EMAIL_EXISTS));
             }
             Err(e) => return Err(e.into()),
-        }
-        if patch.rfc.is_some() || patch.curp.is_some() {
-            let set = |v: &Option<Option<String>>| int(v.is_some().into());
-            let value =
-                |v: &Option<Option<String>>| opt_text(v.as_ref().and_then(|x| x.as_deref()));
-            db.execute(
-                UPSERT_IDENTITY,
-                &[
-                    int(id),
-                    set(&patch.rfc),
-                    value(&patch.rfc),
-                    set(&patch.curp),
-                    value(&patch.curp),
-                ],
-            )?;
         }
         Ok(())
     })?;

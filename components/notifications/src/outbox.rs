@@ -78,9 +78,12 @@ fn due(emails: bool) -> &'static str {
 /// What a lease returns of each row.
 const LEASED_COLUMNS: &str = "id, kind, prescription_id, target, payload";
 
+/// `?1` prescription, `?2` target, `?3` payload, `?4` now, `?5` who resent it (NULL: not a
+/// resend), `?6` to how many recipients.
 const INSERT_EMAIL: &str = "INSERT INTO outbox \
-    (kind, prescription_id, target, payload, status, attempts, next_attempt_at, created_at, updated_at) \
-    VALUES ('email', ?1, ?2, ?3, 'pending', 0, ?4, ?4, ?4) RETURNING id";
+    (kind, prescription_id, target, payload, status, attempts, next_attempt_at, created_at, \
+     updated_at, resent_by, resent_to) \
+    VALUES ('email', ?1, ?2, ?3, 'pending', 0, ?4, ?4, ?4, ?5, ?6) RETURNING id";
 
 const SIGNATURE_OF: &str = "SELECT signature FROM prescriptions WHERE id = ?";
 
@@ -265,11 +268,17 @@ pub fn resend_email(
         let id = db
             .query_opt(
                 INSERT_EMAIL,
-                &[int(prescription), text(first), text(&payload), text(&stamp)],
+                &[
+                    int(prescription),
+                    text(first),
+                    text(&payload),
+                    text(&stamp),
+                    text(&sender),
+                    int(recipients),
+                ],
                 |r| r.i64("id"),
             )?
             .ok_or_else(|| anyhow::anyhow!("INSERT … RETURNING returned no row"))?;
-        resends::record(db, id, &sender, prescription, recipients, now)?;
         db.execute(
             MARK_PENDING,
             &[
@@ -297,6 +306,8 @@ pub fn queue_link_code(prescription: i64, to: &str, code: &str) -> Result<i64, E
         text(to),
         text(&payload.to_string()),
         text(&iso8601(SystemTime::now())),
+        Param::Null,
+        Param::Null,
     ];
     db.query_opt(INSERT_EMAIL, &params, |r| r.i64("id"))?
         .ok_or_else(|| anyhow::anyhow!("INSERT … RETURNING returned no row").into())

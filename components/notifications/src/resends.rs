@@ -1,4 +1,4 @@
-//! The resend limits (table `resends`, migration 0013): a prescription's email may be resent a few
+//! The resend limits (an `outbox` row's `resent_by` and `resent_to`, migrations 0013 and 0038): a prescription's email may be resent a few
 //! times an hour, and one caller may send it to a bounded number of recipients an hour, so a leaked
 //! token or a looping integration cannot turn the relay into a mail cannon (docs/notifications.md).
 //!
@@ -19,14 +19,11 @@ pub const DEFAULT_PER_PRESCRIPTION: i64 = 5;
 pub const DEFAULT_RECIPIENTS: i64 = 50;
 
 /// `?1` prescription, `?2` the window's start.
-const OF_PRESCRIPTION: &str =
-    "SELECT at FROM resends WHERE prescription_id = ?1 AND at > ?2 ORDER BY at";
+const OF_PRESCRIPTION: &str = "SELECT created_at AS at FROM outbox \
+    WHERE prescription_id = ?1 AND resent_by IS NOT NULL AND created_at > ?2 ORDER BY created_at";
 /// `?1` sender, `?2` the window's start.
-const OF_SENDER: &str =
-    "SELECT recipients, at FROM resends WHERE sender = ?1 AND at > ?2 ORDER BY at";
-/// `?1` the outbox row, `?2` prescription, `?3` sender, `?4` recipients, `?5` now.
-const INSERT: &str = "INSERT INTO resends (outbox_id, prescription_id, sender, recipients, at) \
-    VALUES (?1, ?2, ?3, ?4, ?5)";
+const OF_SENDER: &str = "SELECT resent_to AS recipients, created_at AS at FROM outbox \
+    WHERE resent_by = ?1 AND created_at > ?2 ORDER BY created_at";
 
 /// The two limits (Spin variables, read by the caller).
 #[derive(Debug, Clone, Copy)]
@@ -55,7 +52,7 @@ impl Limits {
     }
 }
 
-/// How a caller is named in `resends.sender`.
+/// How a caller is named in `outbox.resent_by`.
 pub fn sender(p: Principal) -> String {
     match p {
         Principal::Admin => "admin".into(),
@@ -104,28 +101,6 @@ pub fn admit(
             wait,
         ));
     }
-    Ok(())
-}
-
-/// Records an admitted resend (its outbox row).
-pub fn record(
-    db: &Db,
-    outbox_id: i64,
-    sender: &str,
-    prescription: i64,
-    recipients: i64,
-    now: SystemTime,
-) -> Result<(), Error> {
-    db.execute(
-        INSERT,
-        &[
-            int(outbox_id),
-            int(prescription),
-            text(sender),
-            int(recipients),
-            text(&iso8601(now)),
-        ],
-    )?;
     Ok(())
 }
 

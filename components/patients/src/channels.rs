@@ -1,4 +1,4 @@
-//! How a patient is reached (table `patient_contact`, migration 0029; docs/patients.md, "How the
+//! How a patient is reached (columns of `patients`, migrations 0029 and 0037; docs/patients.md, "How the
 //! patient is reached"): the phone in E.164 (parsed when written: loading libphonenumber's
 //! metadata costs an instance ~0.1 s the first time, which no read pays), the channels chosen (or
 //! the default), and the WhatsApp opt-in with who recorded it, which the patient may withdraw from
@@ -11,33 +11,29 @@ use common::types::Error;
 
 use crate::bindings::exports::receta::patients::patients::OptIn;
 
-/// What the patient reads join: `LEFT JOIN` it after `FROM patients`.
-pub const JOIN: &str = "LEFT JOIN patient_contact c ON c.patient_id = patients.id";
-
-/// The columns `JOIN` adds: the chosen codes and the opt-in while it is not withdrawn.
-pub const COLUMNS: &str = "c.phone_e164 AS phone_e164, c.channels AS channel_codes, \
-    CASE WHEN c.whatsapp_opt_in_at IS NOT NULL AND (c.whatsapp_withdrawn_at IS NULL \
-      OR c.whatsapp_withdrawn_at < c.whatsapp_opt_in_at) THEN c.whatsapp_opt_in_at END AS opt_in_at, \
-    c.whatsapp_opt_in_by AS opt_in_by";
+/// A patient row's contact columns (`patients`): the chosen codes and the opt-in while it is not
+/// withdrawn.
+pub const COLUMNS: &str = "patients.phone_e164 AS phone_e164, patients.channels AS channel_codes, \
+    CASE WHEN patients.whatsapp_opt_in_at IS NOT NULL AND (patients.whatsapp_withdrawn_at IS NULL \
+      OR patients.whatsapp_withdrawn_at < patients.whatsapp_opt_in_at) \
+      THEN patients.whatsapp_opt_in_at END AS opt_in_at, \
+    patients.whatsapp_opt_in_by AS opt_in_by";
 
 /// `?1` patient, `?2` the codes or NULL (keep), `?3` opt-in at or NULL (keep), `?4` opt-in by,
 /// `?5` withdrawn at or NULL (keep), `?6` withdrawn by, `?7` the phone in E.164 ('' when it does
 /// not parse) or NULL (keep).
-const UPSERT: &str = "INSERT INTO patient_contact (patient_id, channels, whatsapp_opt_in_at, \
-    whatsapp_opt_in_by, whatsapp_withdrawn_at, whatsapp_withdrawn_by, phone_e164) \
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (patient_id) DO UPDATE SET \
-    channels = COALESCE(excluded.channels, channels), \
-    phone_e164 = COALESCE(excluded.phone_e164, phone_e164), \
-    whatsapp_opt_in_at = COALESCE(excluded.whatsapp_opt_in_at, whatsapp_opt_in_at), \
-    whatsapp_opt_in_by = COALESCE(excluded.whatsapp_opt_in_by, whatsapp_opt_in_by), \
-    whatsapp_withdrawn_at = COALESCE(excluded.whatsapp_withdrawn_at, whatsapp_withdrawn_at), \
-    whatsapp_withdrawn_by = COALESCE(excluded.whatsapp_withdrawn_by, whatsapp_withdrawn_by)";
+const UPDATE: &str = "UPDATE patients SET channels = COALESCE(?2, channels), \
+    phone_e164 = COALESCE(?7, phone_e164), \
+    whatsapp_opt_in_at = COALESCE(?3, whatsapp_opt_in_at), \
+    whatsapp_opt_in_by = COALESCE(?4, whatsapp_opt_in_by), \
+    whatsapp_withdrawn_at = COALESCE(?5, whatsapp_withdrawn_at), \
+    whatsapp_withdrawn_by = COALESCE(?6, whatsapp_withdrawn_by) WHERE id = ?1";
 
 /// `?1` signature: the prescription's patient record and its opt-in.
 fn of_prescription_sql() -> String {
     format!(
         "SELECT patients.id, {COLUMNS} FROM prescriptions p \
-         JOIN patients ON patients.id = p.patient_id {JOIN} WHERE p.signature = ?1"
+         JOIN patients ON patients.id = p.patient_id WHERE p.signature = ?1"
     )
 }
 
@@ -64,7 +60,7 @@ fn e164_of(stored: Option<String>, phone: &str) -> Option<String> {
     }
 }
 
-const STORED_E164: &str = "SELECT phone_e164 FROM patient_contact WHERE patient_id = ?1";
+const STORED_E164: &str = "SELECT phone_e164 FROM patients WHERE id = ?1";
 
 /// Patient `id`'s phone (`phone`) in E.164, as `e164_from_row` reads it.
 pub fn stored_e164(db: &Db, id: i64, phone: &str) -> Result<Option<String>, Error> {
@@ -143,7 +139,7 @@ pub fn write(db: &Db, id: i64, change: &Change, by: &str) -> Result<(), Error> {
         None => (None, None),
     };
     db.execute(
-        UPSERT,
+        UPDATE,
         &[
             int(id),
             opt_text(*codes),

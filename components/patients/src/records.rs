@@ -16,18 +16,17 @@ const INSERT: &str = "INSERT INTO patients \
      curp, phone, address, state, zip_code, location) \
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id";
 
-/// A patient's columns, with how it is reached (`channels::JOIN`).
+/// A patient's columns (with how it is reached: `channels::COLUMNS`).
 const COLUMNS: &str = "patients.id, uid, name, email, date_of_birth, external_patient_file, gender, \
     curp, phone, address, state, zip_code, location";
 
 /// `?1` medic, `?2` a `LIKE … ESCAPE '\'` pattern or NULL, `?3` limit, `?4` offset.
 fn select_page_sql() -> String {
     format!(
-        "SELECT {COLUMNS}, {} FROM patients {} \
+        "SELECT {COLUMNS}, {} FROM patients \
          WHERE medic_id = ?1 AND (?2 IS NULL OR name LIKE ?2 ESCAPE '\\' OR email LIKE ?2 ESCAPE '\\') \
          ORDER BY patients.id LIMIT ?3 OFFSET ?4",
         channels::COLUMNS,
-        channels::JOIN
     )
 }
 
@@ -35,9 +34,8 @@ fn select_page_sql() -> String {
 fn select_sql(by_id: bool) -> String {
     let key = if by_id { "patients.id" } else { "uid" };
     format!(
-        "SELECT {COLUMNS}, {} FROM patients {} WHERE medic_id = ?1 AND {key} = ?2",
+        "SELECT {COLUMNS}, {} FROM patients WHERE medic_id = ?1 AND {key} = ?2",
         channels::COLUMNS,
-        channels::JOIN
     )
 }
 

@@ -15,7 +15,9 @@ use crate::fixtures::{
     Fiel, Holder, efirma_activate, efirma_create, efirma_draft, enrol, openssl_verifies,
 };
 use crate::fixtures::{Listener, Practice, burn, eventually, lookup, register};
-use crate::helpers::{ADMIN_TOKEN, AppConfig, TestApp, TestResponse, field_errors, spawn_app_with};
+use crate::helpers::{
+    ADMIN_TOKEN, AppConfig, TestApp, TestResponse, field_errors, on_libsql, spawn_app_with,
+};
 
 const WAIT: Duration = Duration::from_secs(30);
 const RFC: &str = "HEGT7610034S2";
@@ -177,6 +179,25 @@ fn a_draft_waits_for_the_medics_efirma_and_its_activation_issues_it() {
     assert!(ok && said.contains(RFC), "{said}");
     let (ok, said) = receta_verify(b"{\"other\":1}", &p7s.body, &fiel.ca_path());
     assert!(!ok && said.starts_with("INVALID"), "{said}");
+    // Stored once, never changed or removed behind the service's back (a local file only: a
+    // libSQL server's file is read, never written).
+    if !on_libsql() {
+        let conn = rusqlite::Connection::open(app.database_file()).unwrap();
+        conn.busy_timeout(Duration::from_secs(5)).unwrap();
+        for tamper in [
+            "UPDATE prescription_documents SET efirma_rfc = 'XAXX010101000'",
+            "UPDATE prescription_documents SET canonical = canonical || ' '",
+            "DELETE FROM prescription_documents",
+        ] {
+            let refused = conn
+                .execute(&format!("{tamper} WHERE efirma_cms IS NOT NULL"), [])
+                .unwrap_err();
+            assert!(
+                refused.to_string().contains("immutable"),
+                "{tamper}: {refused}"
+            );
+        }
+    }
 
     // Issued as any prescription: the email, the webhook, the pharmacy, the public check.
     eventually("the patient's email", WAIT, || {

@@ -1,4 +1,4 @@
-//! The medic's e.firma certificate (table `medic_efirma`, migration 0021; docs/verification.md,
+//! The medic's e.firma certificate (the `efirma_…` columns of `medics`, migrations 0021 and 0040; docs/verification.md,
 //! "The prescriber's e.firma"): registered by the medic itself or the API admin, checked once at
 //! upload against the authorities of the Spin variable `efirma_ca`, replaced by a new upload,
 //! withdrawn by a DELETE. A draft's signature is checked here against it (`check_signature`).
@@ -17,21 +17,24 @@ const CMS: &str = "cms";
 /// `?1` medic: its RFC and CURP, if it has any.
 const IDENTITY: &str = "SELECT id, rfc, curp FROM medics WHERE id = ?1";
 
-/// `?10`: the intermediate authorities the upload carried (PEM), or NULL.
-const UPSERT: &str = "INSERT INTO medic_efirma \
-    (medic_id, certificate, serial, issuer, rfc, curp, not_before, not_after, registered_at, \
-     intermediates) \
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) ON CONFLICT (medic_id) DO UPDATE SET \
-    certificate = ?2, serial = ?3, issuer = ?4, rfc = ?5, curp = ?6, not_before = ?7, \
-    not_after = ?8, registered_at = ?9, intermediates = ?10";
+/// `?1` medic, then the certificate (DER), serial, issuer, RFC, CURP, validity, now and `?10` the
+/// intermediate authorities the upload carried (PEM), or NULL: replaces what was registered.
+const SET: &str = "UPDATE medics SET efirma_certificate = ?2, efirma_serial = ?3, \
+    efirma_issuer = ?4, efirma_rfc = ?5, efirma_curp = ?6, efirma_not_before = ?7, \
+    efirma_not_after = ?8, efirma_registered_at = ?9, efirma_intermediates = ?10 WHERE id = ?1";
 
-const GET: &str = "SELECT serial, issuer, rfc, curp, not_before, not_after FROM medic_efirma \
-    WHERE medic_id = ?1";
+const GET: &str = "SELECT efirma_serial AS serial, efirma_issuer AS issuer, efirma_rfc AS rfc, \
+    efirma_curp AS curp, efirma_not_before AS not_before, efirma_not_after AS not_after \
+    FROM medics WHERE id = ?1 AND efirma_certificate IS NOT NULL";
 
-const CERTIFICATE: &str = "SELECT certificate, serial, intermediates FROM medic_efirma \
-    WHERE medic_id = ?1";
+const CERTIFICATE: &str = "SELECT efirma_certificate AS certificate, efirma_serial AS serial, \
+    efirma_intermediates AS intermediates FROM medics \
+    WHERE id = ?1 AND efirma_certificate IS NOT NULL";
 
-const DELETE: &str = "DELETE FROM medic_efirma WHERE medic_id = ?1 RETURNING medic_id";
+const DELETE: &str = "UPDATE medics SET efirma_certificate = NULL, efirma_serial = NULL, \
+    efirma_issuer = NULL, efirma_rfc = NULL, efirma_curp = NULL, efirma_not_before = NULL, \
+    efirma_not_after = NULL, efirma_registered_at = NULL, efirma_intermediates = NULL \
+    WHERE id = ?1 AND efirma_certificate IS NOT NULL RETURNING id AS medic_id";
 
 const DISABLED: &str = "e.firma is disabled on this service: no certification authority is \
     configured (efirma_ca).";
@@ -110,7 +113,7 @@ pub fn set(medic: i64, certificate: &[u8]) -> Result<Efirma, Error> {
     let der = der::Encode::to_der(&cert).map_err(|e| Error::Internal(e.to_string()))?;
     let chain = pem(&intermediates)?;
     db.execute(
-        UPSERT,
+        SET,
         &[
             int(medic),
             blob(&der),

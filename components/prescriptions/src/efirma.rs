@@ -1,5 +1,5 @@
-//! The prescriber's e.firma on a prescription as readers see it (tables `prescription_drafts` and
-//! `prescription_efirma`, migration 0022; docs/verification.md, "The prescriber's e.firma"): the
+//! The prescriber's e.firma on a prescription as readers see it (table `prescription_drafts` and
+//! the `efirma_…` columns of `prescription_documents`, migrations 0022 and 0039; docs/verification.md, "The prescriber's e.firma"): the
 //! `efirma` object, and the 409 that keeps a draft from being used. Drafts and their activation
 //! are `signing`.
 
@@ -15,7 +15,7 @@ use crate::bindings::exports::receta::prescriptions::prescriptions::{
 macro_rules! joins {
     () => {
         " LEFT JOIN prescription_drafts dr ON dr.prescription_id = p.id \
-         LEFT JOIN prescription_efirma ef ON ef.prescription_id = p.id "
+         LEFT JOIN prescription_documents ef ON ef.prescription_id = p.id "
     };
 }
 
@@ -23,7 +23,7 @@ macro_rules! joins {
 macro_rules! columns {
     () => {
         " dr.rfc AS draft_rfc, dr.serial AS draft_serial, dr.expires_at AS draft_expires_at, \
-         ef.rfc AS efirma_rfc, ef.serial AS efirma_serial, ef.signed_at AS efirma_signed_at "
+         ef.efirma_rfc, ef.efirma_serial, ef.efirma_signed_at "
     };
 }
 pub(crate) use {columns, joins};

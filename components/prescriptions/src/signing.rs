@@ -29,8 +29,11 @@ const DRAFT: &str = concat!(
     "WHERE p.signature = ?1 AND p.medic_id = ?2"
 );
 
-const INSERT_SIGNATURE: &str = "INSERT INTO prescription_efirma \
-    (prescription_id, cms, rfc, curp, serial, signed_at, activated_at) VALUES (?, ?, ?, ?, ?, ?, ?)";
+/// `?1` prescription, then the CMS, RFC, CURP, serial, signing time and now: written once
+/// (migration 0039's triggers refuse changing a signed document).
+const STORE_SIGNATURE: &str = "UPDATE prescription_documents SET efirma_cms = ?2, efirma_rfc = ?3, \
+    efirma_curp = ?4, efirma_serial = ?5, efirma_signed_at = ?6, efirma_activated_at = ?7 \
+    WHERE prescription_id = ?1";
 
 /// Activation's last step: the draft goes; `RETURNING` tells a racing activation it lost.
 const DELETE_DRAFT: &str =
@@ -38,8 +41,9 @@ const DELETE_DRAFT: &str =
 
 fn cms_sql() -> String {
     format!(
-        "SELECT ef.cms FROM prescriptions p \
-         JOIN prescription_efirma ef ON ef.prescription_id = p.id WHERE {VISIBLE_BY_SIGNATURE}"
+        "SELECT ef.efirma_cms AS cms FROM prescriptions p \
+         JOIN prescription_documents ef ON ef.prescription_id = p.id \
+         WHERE ef.efirma_cms IS NOT NULL AND {VISIBLE_BY_SIGNATURE}"
     )
 }
 
@@ -182,7 +186,7 @@ pub fn activate(medic: i64, a: EfirmaActivation) -> Result<Prescription, Error> 
             return Err(Error::Conflict(SIGNED.into()));
         }
         db.execute_batched(
-            INSERT_SIGNATURE,
+            STORE_SIGNATURE,
             &[
                 int(d.id),
                 Param::Blob(a.cms.clone()),

@@ -71,7 +71,7 @@ const STATEMENTS: &[(&str, &str, &[&str])] = &[
         &[
             "SELECT ",
             RX_COLUMNS,
-            ", d.canonical AS canonical, (",
+            ", p.canonical, (",
             "SELECT 1 FROM access_log a WHERE a.prescription_id = p.id \
              AND a.action = 'read' AND a.actor = ?3 AND a.pharmacy_id IS NULL AND a.created_at >= ?4 LIMIT 1",
             ") AS seen, ",
@@ -84,9 +84,7 @@ const STATEMENTS: &[(&str, &str, &[&str])] = &[
              m.substitution_allowed AS med_substitution_allowed",
             " FROM ",
             RX_FROM,
-            " LEFT JOIN prescription_documents d ON d.prescription_id = p.id \
-             LEFT JOIN medications m ON m.prescription_id = p.id \
-             WHERE ",
+            " LEFT JOIN medications m ON m.prescription_id = p.id WHERE ",
             "p.signature = ?1 AND (?2 IS NULL OR p.medic_id = ?2)",
             " ORDER BY m.position",
         ],
@@ -174,14 +172,17 @@ const PATIENT_CONTACT_COLUMNS: &str = "patients.phone_e164 AS phone_e164, patien
       THEN patients.whatsapp_opt_in_at END AS opt_in_at, \
     patients.whatsapp_opt_in_by AS opt_in_by";
 
-const RX_COLUMNS: &str = "p.id, p.medic_id, p.signature, p.hospital_id, p.hospital_patron, p.hospital_location, p.clinic, \
-    p.medic_email, p.patient_uid, p.patient_name, p.patient_email, p.patient_phone, p.patient_date_of_birth, \
-    p.patient_gender, p.diagnosis, p.extras, p.created_at, p.sent, p.send_rx, p.show_diagnosis, p.rejected, \
-    p.bought, p.rx_status, p.sent_status, p.reason_of_rejected, p.seal_kid, p.seal_sig, \
-    p.valid_until, p.expires_at, p.fills, p.fill_interval_days, p.antibiotic_repeat_reason, \
-    (SELECT COUNT(*) FROM prescription_events e WHERE e.prescription_id = p.id AND e.kind = 'dispense') AS fills_used";
+/// `read::COLUMNS` (components/prescriptions/src/read.rs).
+const RX_COLUMNS: &str = "p.id, p.medic_id, p.signature, p.hospital_id, p.hospital_patron, \
+    p.hospital_location, p.clinic, p.medic_email, p.patient_uid, p.patient_name, p.patient_email, \
+    p.patient_phone, p.patient_date_of_birth, p.patient_gender, p.diagnosis, p.extras, p.created_at, \
+    p.sent, p.send_rx, p.show_diagnosis, p.rejected, p.bought, p.rx_status, p.sent_status, \
+    p.reason_of_rejected, p.seal_kid, p.seal_sig, p.valid_until, p.expires_at, p.fills, \
+    p.fill_interval_days, p.antibiotic_repeat_reason, p.fills_used, p.constancia_time, \
+    p.constancia_tsa, p.status_updates, p.draft_rfc, p.draft_serial, p.draft_expires_at, \
+    p.efirma_rfc, p.efirma_serial, p.efirma_signed_at";
 
-const RX_FROM: &str = "prescriptions p";
+const RX_FROM: &str = "prescription_view p";
 
 const RX_MATCHES: &str = "p.medic_id = ?1 AND (?2 IS NULL OR (p.patient_name || char(31) || \
     p.patient_email || char(31) || p.diagnosis) LIKE ?2 ESCAPE '\\')";

@@ -18,7 +18,7 @@ use crate::bindings::exports::receta::prescriptions::prescriptions::{
 };
 use crate::document::{is_signature, signature_of};
 use crate::read::{
-    ALTERED, COLUMNS, SEALED, VISIBLE_BY_SIGNATURE, caller_param, from_row, prefixed_medication,
+    ALTERED, COLUMNS, VIEW, VISIBLE_BY_SIGNATURE, caller_param, from_row, prefixed_medication,
 };
 use crate::reads::{self, Read};
 
@@ -32,11 +32,9 @@ const MEDICATION_COLUMNS: &str = "m.id AS med_id, m.prescription_id AS med_presc
     m.antibiotic AS med_antibiotic, m.qty * p.fills AS med_qty_total, \
     m.substitution_allowed AS med_substitution_allowed";
 
-/// A pharmacy's read also carries the prescription's sales (`sales::sales_column!`), computed once.
-const SALES: &str = concat!(
-    crate::sales::sales_column!("(SELECT id FROM prescriptions WHERE signature = ?1)"),
-    " AS sales"
-);
+/// A pharmacy's read also carries the prescription's sales (`prescription_view.sales`), computed
+/// once for all its rows (an uncorrelated subquery).
+const SALES: &str = "(SELECT v.sales FROM prescription_view v WHERE v.signature = ?1) AS sales";
 
 /// `?1` signature, `?2` the medic (NULL: anyone's), `?3` the reading actor and `?4` the start of
 /// the minute (both NULL for a pharmacy's lookup, which is logged elsewhere): one row per
@@ -44,9 +42,8 @@ const SALES: &str = concat!(
 /// with the prescription, its stored document and `seen`, and, with `sales`, its sales.
 fn sql(sales: bool) -> String {
     format!(
-        "SELECT {COLUMNS}, d.canonical AS canonical, ({}) AS seen, {}{MEDICATION_COLUMNS} \
-         FROM {SEALED} LEFT JOIN prescription_documents d ON d.prescription_id = p.id \
-         LEFT JOIN medications m ON m.prescription_id = p.id \
+        "SELECT {COLUMNS}, p.canonical, ({}) AS seen, {}{MEDICATION_COLUMNS} \
+         FROM {VIEW} LEFT JOIN medications m ON m.prescription_id = p.id \
          WHERE {VISIBLE_BY_SIGNATURE} ORDER BY m.position",
         reads::SEEN,
         if sales {

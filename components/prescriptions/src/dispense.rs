@@ -27,24 +27,23 @@ use crate::handover;
 use crate::outbox;
 use crate::receipts::{self, Line, Sale};
 use crate::rules;
-use crate::state::{self, State, closed, state_columns, state_from};
+use crate::state::{self, STATE_COLUMNS, State, closed};
 
 use crate::lifecycle::{Actor, insert_event};
 
 /// `?1` signature, `?2` now: one row per medication in order (one with NULL medication columns
-/// for a prescription without any), each with the prescription's state (`state::state_columns!`)
+/// for a prescription without any), each with the prescription's state (`state::STATE_COLUMNS`)
 /// and its live claim (`claims::LIVE_COLUMNS`, NULL without one).
 fn sale_state_sql() -> String {
     format!(
-        "SELECT {}, {}, m.id AS med_id, m.qty AS med_qty, m.bought_qty AS med_bought_qty, \
+        "SELECT {STATE_COLUMNS}, {}, m.id AS med_id, m.qty AS med_qty, m.bought_qty AS med_bought_qty, \
          m.drug_upc AS med_drug_upc, m.presentation AS med_presentation, \
          m.substitution_allowed AS med_substitution_allowed FROM {} \
          LEFT JOIN claims c ON c.prescription_id = p.id AND c.expires_at > ?2 \
          LEFT JOIN medications m ON m.prescription_id = p.id \
          WHERE p.signature = ?1 ORDER BY m.position",
-        state_columns!(),
         claims::LIVE_COLUMNS,
-        state_from!()
+        crate::read::VIEW
     )
 }
 

@@ -1,7 +1,7 @@
 //! The prescriber's e.firma on a prescription as readers see it (table `prescription_drafts` and
-//! the `efirma_…` columns of `prescription_documents`, migrations 0022 and 0039; docs/verification.md, "The prescriber's e.firma"): the
-//! `efirma` object, and the 409 that keeps a draft from being used. Drafts and their activation
-//! are `signing`.
+//! the `efirma_…` columns of `prescription_documents`, migrations 0022 and 0039, read through
+//! `prescription_view`; docs/verification.md, "The prescriber's e.firma"): the `efirma` object,
+//! and the 409 that keeps a draft from being used. Drafts and their activation are `signing`.
 
 use common::db::Row;
 use common::types::Error;
@@ -10,31 +10,14 @@ use crate::bindings::exports::receta::prescriptions::prescriptions::{
     EfirmaStatus, Prescription, RxEfirma,
 };
 
-/// The joins that give a prescription `p` its draft (`dr`) and its signature (`ef`): a literal,
-/// for `concat!` in other modules' statements.
-macro_rules! joins {
-    () => {
-        " LEFT JOIN prescription_drafts dr ON dr.prescription_id = p.id \
-         LEFT JOIN prescription_documents ef ON ef.prescription_id = p.id "
-    };
-}
-
-/// The columns `from_row` reads, from `joins!`.
-macro_rules! columns {
-    () => {
-        " dr.rfc AS draft_rfc, dr.serial AS draft_serial, dr.expires_at AS draft_expires_at, \
-         ef.efirma_rfc, ef.efirma_serial, ef.efirma_signed_at "
-    };
-}
-pub(crate) use {columns, joins};
-
 const AWAITING: &str = "This prescription is awaiting the prescriber's e.firma: it is not issued \
     yet, and cannot be looked up, dispensed, printed or changed until its medic signs it.";
 pub(crate) const EXPIRED: &str =
     "This draft expired awaiting the prescriber's e.firma: it was never issued.";
 
-/// Where a prescription stands with its medic's e.firma, from a row with `columns!`; `None` for
-/// one created without.
+/// Where a prescription stands with its medic's e.firma, from a row of `prescription_view` with its
+/// `draft_rfc`, `draft_serial`, `draft_expires_at`, `efirma_rfc`, `efirma_serial` and
+/// `efirma_signed_at`; `None` for one created without.
 pub(crate) fn from_row(r: &Row) -> anyhow::Result<Option<RxEfirma>> {
     if let Some(rfc) = r.opt_string("efirma_rfc")? {
         return Ok(Some(RxEfirma {

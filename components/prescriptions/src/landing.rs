@@ -18,21 +18,14 @@ use crate::reads;
 /// the hospital's names come from the signed document (the snapshot taken at issue); `raw_size` is
 /// the length of the stored PDF (SQLite reads a blob's length without loading it).
 /// A document altered so that it no longer parses names nobody (never a 500).
-const SELECT_LANDING: &str = concat!(
-    "SELECT p.id, p.signature, p.created_at, p.patient_name, \
-    p.rx_status, p.reason_of_rejected, p.seal_kid, p.seal_sig, \
-    p.valid_until, p.expires_at, p.fills, \
-    CASE WHEN json_valid(d.canonical) THEN COALESCE(json_extract(d.canonical, '$.medic.name'), '') ELSE '' END AS medic_name, \
-    CASE WHEN json_valid(d.canonical) THEN COALESCE(json_extract(d.canonical, '$.hospital.name'), '') ELSE '' END AS hospital_name, \
-    length(d.pdf) AS raw_size, nc.gen_time AS constancia_time, nc.tsa AS constancia_tsa, ",
-    crate::status_reads::updates_column!(),
-    ",",
-    crate::efirma::columns!(),
-    "FROM prescriptions p JOIN prescription_documents d ON d.prescription_id = p.id \
-    LEFT JOIN constancias nc ON nc.digest = p.signature",
-    crate::efirma::joins!(),
-    "WHERE p.signature = ?1 AND (?2 IS NULL OR p.medic_id = ?2)"
-);
+const SELECT_LANDING: &str = "SELECT p.id, p.signature, p.created_at, p.patient_name, \
+    p.rx_status, p.reason_of_rejected, p.seal_kid, p.seal_sig, p.valid_until, p.expires_at, \
+    p.fills, \
+    CASE WHEN json_valid(p.canonical) THEN COALESCE(json_extract(p.canonical, '$.medic.name'), '') ELSE '' END AS medic_name, \
+    CASE WHEN json_valid(p.canonical) THEN COALESCE(json_extract(p.canonical, '$.hospital.name'), '') ELSE '' END AS hospital_name, \
+    p.raw_size, p.constancia_time, p.constancia_tsa, p.status_updates, p.draft_rfc, \
+    p.draft_serial, p.draft_expires_at, p.efirma_rfc, p.efirma_serial, p.efirma_signed_at \
+    FROM prescription_view p WHERE p.signature = ?1 AND (?2 IS NULL OR p.medic_id = ?2)";
 
 const SELECT_PDF: &str = "SELECT d.pdf, dr.expires_at AS draft_expires_at \
     FROM prescription_documents d JOIN prescriptions p ON p.id = d.prescription_id \

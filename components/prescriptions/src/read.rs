@@ -18,25 +18,21 @@ use crate::reads;
 use crate::rules;
 use common::codes::RxState;
 
-pub(crate) const COLUMNS: &str = concat!(
-    "p.id, p.medic_id, p.signature, p.hospital_id, p.hospital_patron, p.hospital_location, p.clinic, \
-    p.medic_email, p.patient_uid, p.patient_name, p.patient_email, p.patient_phone, p.patient_date_of_birth, \
-    p.patient_gender, p.diagnosis, p.extras, p.created_at, p.sent, p.send_rx, p.show_diagnosis, p.rejected, \
-    p.bought, p.rx_status, p.sent_status, p.reason_of_rejected, p.seal_kid, p.seal_sig, \
-    p.valid_until, p.expires_at, p.fills, p.fill_interval_days, p.antibiotic_repeat_reason, \
-    (SELECT COUNT(*) FROM prescription_events e WHERE e.prescription_id = p.id AND e.kind = 'dispense') AS fills_used, \
-    nc.gen_time AS constancia_time, nc.tsa AS constancia_tsa, ",
-    crate::status_reads::updates_column!(),
-    ",",
-    crate::efirma::columns!()
-);
+/// A prescription's columns as its reads carry them, from [`VIEW`]: the row, its seal and terms,
+/// the fills used, its NOM-151 constancia (`crate::constancia`), its pharmacy statuses
+/// (`crate::status_reads`), its draft and its e.firma (`crate::efirma`).
+pub(crate) const COLUMNS: &str = "p.id, p.medic_id, p.signature, p.hospital_id, p.hospital_patron, \
+    p.hospital_location, p.clinic, p.medic_email, p.patient_uid, p.patient_name, p.patient_email, \
+    p.patient_phone, p.patient_date_of_birth, p.patient_gender, p.diagnosis, p.extras, p.created_at, \
+    p.sent, p.send_rx, p.show_diagnosis, p.rejected, p.bought, p.rx_status, p.sent_status, \
+    p.reason_of_rejected, p.seal_kid, p.seal_sig, p.valid_until, p.expires_at, p.fills, \
+    p.fill_interval_days, p.antibiotic_repeat_reason, p.fills_used, p.constancia_time, \
+    p.constancia_tsa, p.status_updates, p.draft_rfc, p.draft_serial, p.draft_expires_at, \
+    p.efirma_rfc, p.efirma_serial, p.efirma_signed_at";
 
-/// A prescription (its seal and terms are columns since 0035) with its NOM-151 constancia
-/// (`crate::constancia`), its draft and its e.firma (`crate::efirma::JOINS`).
-pub(crate) const SEALED: &str = concat!(
-    "prescriptions p LEFT JOIN constancias nc ON nc.digest = p.signature",
-    crate::efirma::joins!()
-);
+/// A prescription as its reads see it: migration 0041's view, as `p` (a column a statement does
+/// not name costs nothing).
+pub(crate) const VIEW: &str = "prescription_view p";
 
 /// `?1` medic, `?2` a `LIKE … ESCAPE '\'` pattern or NULL. The patient's name, email and the
 /// diagnosis joined by U+001F, as in the index of migration 0019: SQLite reads the joined string
@@ -74,17 +70,17 @@ fn count_sql() -> String {
 /// it (`PageRequest::total_shown`).
 fn page_sql() -> String {
     format!(
-        "SELECT {COLUMNS} FROM {SEALED} WHERE p.id IN (SELECT p.id FROM prescriptions p \
+        "SELECT {COLUMNS} FROM {VIEW} WHERE p.id IN (SELECT p.id FROM prescriptions p \
          WHERE {MATCHES} ORDER BY p.id DESC LIMIT ?3 OFFSET ?4) ORDER BY p.id DESC"
     )
 }
 
 fn by_id_sql() -> String {
-    format!("SELECT {COLUMNS} FROM {SEALED} WHERE p.medic_id = ?1 AND p.id = ?2")
+    format!("SELECT {COLUMNS} FROM {VIEW} WHERE p.medic_id = ?1 AND p.id = ?2")
 }
 
 fn by_signature_sql() -> String {
-    format!("SELECT {COLUMNS} FROM {SEALED} WHERE {VISIBLE_BY_SIGNATURE}")
+    format!("SELECT {COLUMNS} FROM {VIEW} WHERE {VISIBLE_BY_SIGNATURE}")
 }
 
 /// The 409 of a prescription whose stored document no longer hashes to its signature.

@@ -8,31 +8,9 @@ use common::types::Error;
 
 use crate::bindings::exports::receta::prescriptions::prescriptions::{Sale, SaleLine};
 
-/// A prescription's sales as one JSON array (one object per medication sold per dispense, in
-/// order), `$id` an SQL expression of the prescription's id: one column, no extra round trip.
-/// Uncorrelated where `$id` names no outer row, so SQLite computes it once per statement. Dispenses
-/// recorded before 0012 have fill 1, no license.
-macro_rules! sales_column {
-    ($id:literal) => {
-        concat!(
-            "(SELECT json_group_array(json_object('event', event_id, 'sold_at', created_at, \
-             'pharmacy_name', pharmacy_name, 'pharmacy_license', pharmacy_license, 'fill', fill, \
-             'medication', medication_id, 'qty', qty, 'presentation', presentation)) FROM \
-             (SELECT e.id AS event_id, e.created_at, e.pharmacy_name, \
-             e.pharmacy_license, e.fill, \
-             i.medication_id, i.qty, m.presentation FROM prescription_events e \
-             JOIN dispensed_medications i ON i.event_id = e.id \
-             JOIN medications m ON m.id = i.medication_id \
-             WHERE e.prescription_id = ",
-            $id,
-            " AND e.kind = 'dispense' ORDER BY e.id, m.position))"
-        )
-    };
-}
-pub(crate) use sales_column;
-
-/// `?1` prescription: its sales (`sales_column!`).
-const SALES: &str = concat!("SELECT ", sales_column!("?1"), " AS sales");
+/// `?1` prescription: its sales (`prescription_view.sales`, migration 0041: one object per
+/// medication sold per dispense, in order; dispenses recorded before 0012 have fill 1, no license).
+const SALES: &str = "SELECT sales FROM prescription_view WHERE id = ?1";
 
 /// The sales of prescription `id`, oldest first.
 pub fn of(db: &Db, id: i64) -> Result<Vec<Sale>, Error> {
@@ -40,7 +18,7 @@ pub fn of(db: &Db, id: i64) -> Result<Vec<Sale>, Error> {
     Ok(parse(column.flatten().as_deref())?)
 }
 
-/// The sales of a `sales_column!` (NULL: none), oldest first.
+/// The sales of a `sales` column (NULL: none), oldest first.
 pub fn parse(column: Option<&str>) -> anyhow::Result<Vec<Sale>> {
     let Some(column) = column else {
         return Ok(Vec::new());

@@ -12,7 +12,7 @@ use crate::bindings::exports::receta::prescriptions::prescriptions::{
     EfirmaActivation, EfirmaDraft, EfirmaStatus, PrescriberCertificate, Prescription, RxEfirma,
 };
 use crate::document::{is_signature, signature_of};
-use crate::efirma::{EXPIRED, columns, draft_status, joins};
+use crate::efirma::{EXPIRED, draft_status};
 use crate::outbox;
 use crate::read::{ALTERED, VISIBLE_BY_SIGNATURE, caller_param};
 use crate::seal;
@@ -21,13 +21,10 @@ use crate::seal;
 const DRAFT_HOURS: f64 = 24.0;
 
 /// `?1` signature, `?2` the medic: the prescription, its document and where it stands.
-const DRAFT: &str = concat!(
-    "SELECT p.id, p.created_at, p.hospital_id, d.canonical, dr.kid, dr.sig, dr.email,",
-    columns!(),
-    "FROM prescriptions p JOIN prescription_documents d ON d.prescription_id = p.id",
-    joins!(),
-    "WHERE p.signature = ?1 AND p.medic_id = ?2"
-);
+const DRAFT: &str = "SELECT p.id, p.created_at, p.hospital_id, p.canonical, \
+    p.draft_kid AS kid, p.draft_sig AS sig, p.draft_email AS email, p.draft_rfc, p.draft_serial, \
+    p.draft_expires_at, p.efirma_rfc, p.efirma_serial, p.efirma_signed_at \
+    FROM prescription_view p WHERE p.signature = ?1 AND p.medic_id = ?2";
 
 /// `?1` prescription, then the CMS, RFC, CURP, serial, signing time and now: written once
 /// (migration 0039's triggers refuse changing a signed document).

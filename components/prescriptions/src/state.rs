@@ -10,33 +10,18 @@ use crate::read;
 /// The message of a 404 on the pharmacy calls (the original pharmacy API's wording).
 pub const RX_NOT_FOUND: &str = "rx not found";
 
-/// A prescription's state with its terms (none before 0012: no expiry, one fill, no interval), of
-/// `state_from!` (`p` the prescription). A draft (`crate::efirma`) has `draft_expires_at`.
-macro_rules! state_columns {
-    () => {
-        "p.id, p.medic_id, p.rx_status, p.valid_until, p.expires_at, p.fills, \
-         p.fill_interval_days, \
-         dr.expires_at AS draft_expires_at"
-    };
-}
-pub(crate) use state_columns;
+/// A prescription's state with its terms (before 0012: no expiry, one fill, no interval), from
+/// `read::VIEW` (`p`). A draft (`crate::efirma`) has `draft_expires_at`.
+pub(crate) const STATE_COLUMNS: &str = "p.id, p.medic_id, p.rx_status, p.valid_until, \
+    p.expires_at, p.fills, p.fill_interval_days, p.draft_expires_at";
 
-/// The prescription `p` with its terms and draft, as `state_columns!` reads them.
-macro_rules! state_from {
-    () => {
-        "prescriptions p LEFT JOIN prescription_drafts dr ON dr.prescription_id = p.id"
-    };
+/// `?1` signature: its prescription's state (`STATE_COLUMNS`).
+fn state_sql() -> String {
+    format!(
+        "SELECT {STATE_COLUMNS} FROM {} WHERE p.signature = ?1",
+        read::VIEW
+    )
 }
-pub(crate) use state_from;
-
-/// `?1` signature: its prescription's state.
-const STATE: &str = concat!(
-    "SELECT ",
-    state_columns!(),
-    " FROM ",
-    state_from!(),
-    " WHERE p.signature = ?1"
-);
 
 /// A prescription's state as a change sees it.
 pub struct State {
@@ -72,10 +57,10 @@ pub fn state(db: &Db, signature: &str) -> Result<State, Error> {
     if !crate::document::is_signature(signature) {
         return Err(Error::NotFound(RX_NOT_FOUND.into()));
     }
-    changeable(db.query_opt(STATE, &[text(signature)], from_row)?)
+    changeable(db.query_opt(&state_sql(), &[text(signature)], from_row)?)
 }
 
-/// The state of a row read with `state_columns!`, and its draft's expiry (`None`: not a draft).
+/// The state of a row read with `STATE_COLUMNS`, and its draft's expiry (`None`: not a draft).
 pub fn from_row(r: &Row) -> anyhow::Result<(State, Option<String>)> {
     Ok((
         State {

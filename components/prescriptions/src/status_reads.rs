@@ -1,25 +1,12 @@
-//! A prescription's pharmacy statuses as its reads carry them (`read::COLUMNS`, the landing): one
-//! JSON array column, no extra round trip. Written by `status`.
+//! A prescription's pharmacy statuses as its reads carry them (`prescription_view.status_updates`,
+//! migration 0041: one JSON array column, oldest first, no extra round trip). Written by `status`.
 
 use common::codes::{Coded, PharmacyStatus};
 use common::db::Row;
 
 use crate::bindings::exports::receta::prescriptions::prescriptions::{PharmacyRef, StatusUpdate};
 
-/// A prescription's statuses as one JSON array column (`AS status_updates`, oldest first), for
-/// the reads that carry them (`read::COLUMNS`, the landing): one correlated subquery on the
-/// index `pharmacy_statuses_by_prescription`, no extra round trip.
-macro_rules! updates_column {
-    () => {
-        "(SELECT json_group_array(json_object('id', u.id, 'code', u.code, 'pharmacy_id', \
-         u.pharmacy_id, 'pharmacy_name', u.pharmacy_name, 'pickup_code', u.pickup_code, \
-         'reason', u.reason, 'created_at', u.created_at)) FROM (SELECT * FROM pharmacy_statuses u \
-         WHERE u.prescription_id = p.id ORDER BY u.id) u) AS status_updates"
-    };
-}
-pub(crate) use updates_column;
-
-/// The statuses of a row's `status_updates` column (`updates_column!`), oldest first; a
+/// The statuses of a row's `status_updates` column, oldest first; a
 /// code this build does not know is left out.
 pub fn from_row(r: &Row) -> anyhow::Result<Vec<StatusUpdate>> {
     let Some(column) = r.opt_string("status_updates")? else {

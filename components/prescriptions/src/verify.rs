@@ -27,16 +27,10 @@ fn limit() -> i64 {
         .unwrap_or(LIMIT)
 }
 
-const SOURCE: &str = concat!(
-    "SELECT p.created_at, p.rx_status, d.canonical, p.seal_kid, \
-    p.seal_sig, p.valid_until, p.expires_at, nc.gen_time AS constancia_time, \
-    nc.tsa AS constancia_tsa,",
-    crate::efirma::columns!(),
-    "FROM prescriptions p JOIN prescription_documents d ON d.prescription_id = p.id \
-    LEFT JOIN constancias nc ON nc.digest = p.signature",
-    crate::efirma::joins!(),
-    "WHERE p.signature = ?1"
-);
+const SOURCE: &str = "SELECT p.created_at, p.rx_status, p.canonical, p.seal_kid, p.seal_sig, \
+    p.valid_until, p.expires_at, p.constancia_time, p.constancia_tsa, p.draft_rfc, \
+    p.draft_serial, p.draft_expires_at, p.efirma_rfc, p.efirma_serial, p.efirma_signed_at \
+    FROM prescription_view p WHERE p.signature = ?1";
 
 pub fn verify(signature: &str, client: &str) -> Result<Verification, Error> {
     admit(client)?;

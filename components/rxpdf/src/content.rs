@@ -121,14 +121,6 @@ impl Content {
         self.op(&[x, y, w, h], b"re");
     }
 
-    /// A rectangle of numbers formatted beforehand.
-    pub fn rect_nums(&mut self, nums: [&Num; 4]) {
-        for num in nums {
-            num.write(&mut self.buf);
-        }
-        self.buf.extend_from_slice(b"re\n");
-    }
-
     /// Fills the current path (nonzero winding) and ends it.
     pub fn fill(&mut self) {
         self.buf.extend_from_slice(b"f\n");

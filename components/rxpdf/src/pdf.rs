@@ -4,7 +4,7 @@
 use pdf_writer::{Filter, Finish, Name, Pdf, Rect, Ref, TextStr};
 
 use crate::document::RxDocument;
-use crate::layout::{FONT_BOLD, FONT_MONO, FONT_REGULAR, IMAGE_NAMES, LaidOut};
+use crate::layout::{FONT_BOLD, FONT_MONO, FONT_REGULAR, IMAGE_NAMES, LaidOut, QR_NAME, qr_mask};
 
 const CATALOG: Ref = Ref::new(1);
 const PAGE_TREE: Ref = Ref::new(2);
@@ -15,6 +15,7 @@ const FONTS: [(Ref, Name<'static>, Name<'static>); 3] = [
     (Ref::new(6), FONT_MONO, Name(b"Courier")),
 ];
 const IMAGES: [Ref; 2] = [Ref::new(7), Ref::new(8)];
+const QR: Ref = Ref::new(9);
 /// Page `i` is object `FIRST_PAGE + 2i`, its content stream the next one.
 const FIRST_PAGE: i32 = 10;
 
@@ -25,7 +26,8 @@ pub fn write(doc: &RxDocument, laid: LaidOut) -> Vec<u8> {
     ];
     let capacity = 4096
         + laid.pages.iter().map(|p| p.len() + 256).sum::<usize>()
-        + logo_bytes.iter().flatten().map(|b| b.len()).sum::<usize>();
+        + logo_bytes.iter().flatten().map(|b| b.len()).sum::<usize>()
+        + laid.qr.as_ref().map_or(0, |(n, _)| n * n / 8 + 256);
     let mut pdf = Pdf::with_capacity(capacity);
     // A fixed file identifier from the signature: the same document, the same bytes.
     let id = file_id(&doc.signature);
@@ -79,6 +81,16 @@ pub fn write(doc: &RxDocument, laid: LaidOut) -> Vec<u8> {
         image.finish();
     }
 
+    if let Some((n, modules)) = &laid.qr {
+        let mask = qr_mask(*n, modules);
+        let mut image = pdf.image_xobject(QR, &mask);
+        image.width(*n as i32).height(*n as i32);
+        image.image_mask(true).bits_per_component(1);
+        // A 1 bit (a dark module) is painted in the fill color.
+        image.decode([1.0, 0.0]);
+        image.finish();
+    }
+
     let (width, height) = laid.size;
     for (i, content) in laid.pages.iter().enumerate() {
         let page_id = page_ids[i];
@@ -93,12 +105,15 @@ pub fn write(doc: &RxDocument, laid: LaidOut) -> Vec<u8> {
             fonts.pair(name, id);
         }
         fonts.finish();
-        if laid.logos.iter().any(Option::is_some) {
+        if laid.logos.iter().any(Option::is_some) || laid.qr.is_some() {
             let mut objects = resources.x_objects();
             for (slot, info) in laid.logos.iter().enumerate() {
                 if info.is_some() {
                     objects.pair(IMAGE_NAMES[slot], IMAGES[slot]);
                 }
+            }
+            if laid.qr.is_some() {
+                objects.pair(QR_NAME, QR);
             }
             objects.finish();
         }

@@ -357,6 +357,12 @@ fn qr_decodes_to_the_sealed_patient_link() {
     let sealed = format!("{CTA_LINK}#{SEAL_KID}.{SEAL_SIG}");
     let letter = write_pdf(&dir, "letter", &sample());
     assert_eq!(scan_qr(&letter, 1, 150), sealed);
+    // One image mask of a bit per module (page num type width height color comp bpc), drawn once.
+    let masks = stencils(&letter);
+    assert_eq!(masks.len(), 1, "{masks:?}");
+    let mask: Vec<&str> = masks[0].split_whitespace().collect();
+    assert_eq!(mask[3], mask[4], "{masks:?}");
+    assert_eq!(&mask[5..8], ["-", "1", "1"], "{masks:?}");
     let half = write_pdf(&dir, "half", &half_letter(sample()));
     assert_eq!(scan_qr(&half, 1, 150), sealed);
     // Without a seal, the QR code is the link itself.

@@ -34,6 +34,8 @@ pub(super) struct Layout<'a> {
     pub(super) first_header: Vec<Row>,
     pub(super) continuation_header: Vec<Row>,
     pub(super) info_header: Vec<Row>,
+    /// The QR code drawn (`paint::draw_qr`): its width in modules and its dark modules.
+    pub(super) qr: Option<(usize, Vec<bool>)>,
 }
 
 impl Layout<'_> {

@@ -21,7 +21,7 @@ use crate::document::{RxDocument, page_dimensions};
 use crate::jpeg::{self, JpegInfo};
 
 use flow::{Layout, PageKind};
-pub use paint::{FONT_BOLD, FONT_MONO, FONT_REGULAR, IMAGE_NAMES};
+pub use paint::{FONT_BOLD, FONT_MONO, FONT_REGULAR, IMAGE_NAMES, QR_NAME, qr_mask};
 use paint::{Geometry, Logo};
 
 /// The laid-out document: page size, one content stream per page, the usable logos.
@@ -30,6 +30,8 @@ pub struct LaidOut {
     pub pages: Vec<Vec<u8>>,
     /// For each slot (0 = picture, 1 = university logo), the JPEG's header when it is usable.
     pub logos: [Option<JpegInfo>; 2],
+    /// The QR code drawn, if any: its width in modules and its dark modules.
+    pub qr: Option<(usize, Vec<bool>)>,
 }
 
 pub fn lay_out(doc: &RxDocument) -> LaidOut {
@@ -65,6 +67,7 @@ pub fn lay_out(doc: &RxDocument) -> LaidOut {
         first_header: Vec::new(),
         continuation_header: Vec::new(),
         info_header: Vec::new(),
+        qr: None,
     };
     l.footer = l.footer_rows();
     l.first_header = l.header_rows(PageKind::First);
@@ -84,11 +87,13 @@ pub fn lay_out(doc: &RxDocument) -> LaidOut {
         l.new_page(PageKind::Info);
         l.info_page();
     }
+    let qr = l.qr.take();
     let pages = l.finish();
     LaidOut {
         size: (width, height),
         pages,
         logos: parsed,
+        qr,
     }
 }
 

@@ -4,7 +4,7 @@
 
 use pdf_writer::Name;
 
-use crate::content::{Content, Num, Rgb};
+use crate::content::{Content, Rgb};
 use crate::jpeg::JpegInfo;
 use crate::metrics::Font;
 
@@ -30,6 +30,9 @@ pub const FONT_BOLD: Name<'static> = Name(b"F2");
 pub const FONT_MONO: Name<'static> = Name(b"F3");
 
 pub const IMAGE_NAMES: [Name<'static>; 2] = [Name(b"Im1"), Name(b"Im2")];
+
+/// The QR code's image mask (`draw_qr`).
+pub const QR_NAME: Name<'static> = Name(b"Qr");
 
 pub(super) fn font_name(font: Font) -> Name<'static> {
     match font {
@@ -193,40 +196,37 @@ pub(super) fn draw_text(c: &mut Content, x: f32, y: f32, style: Style, text: &[u
     c.text(font_name(style.font).0, style.size, x, y, text);
 }
 
-/// Draws a QR code of `n`×`n` modules in a white square of `size` at (`x`, `y`), with a quiet zone
-/// of 4 modules each side. Runs of dark modules in a row are one rectangle.
-pub(super) fn draw_qr(c: &mut Content, x: f32, y: f32, size: f32, n: usize, modules: &[bool]) {
+/// Draws the document's QR code of `n`×`n` modules (the image mask [`QR_NAME`], `qr_mask`) in a
+/// white square of `size` at (`x`, `y`), with a quiet zone of 4 modules each side. One image of a
+/// bit per module instead of a rectangle per run of dark modules: ~0.5 KB in the PDF instead of
+/// ~27 KB, so every create writes (and every email carries) six fewer 4 KB pages.
+pub(super) fn draw_qr(c: &mut Content, x: f32, y: f32, size: f32, n: usize) {
     let module = size / (n + 8) as f32;
     c.fill_rgb((1.0, 1.0, 1.0));
     c.rect(x, y, size, size);
     c.fill();
     c.fill_rgb(BLACK);
-    // Every rectangle starts at one of n columns, lies on one of n rows and spans 1 to n modules:
-    // those numbers are formatted once.
-    let starts: Vec<Num> = (0..n)
-        .map(|col| Num::new(x + (col + 4) as f32 * module))
-        .collect();
-    // A hair wider and taller, so that adjacent modules leave no seam.
-    let widths: Vec<Num> = (1..=n)
-        .map(|len| Num::new(len as f32 * module + 0.02))
-        .collect();
-    let height = Num::new(module + 0.04);
-    for (r, row) in modules.chunks_exact(n).enumerate() {
-        let y0 = Num::new(y + size - (r + 5) as f32 * module - 0.02);
-        let mut col = 0;
-        while col < n {
-            if !row[col] {
-                col += 1;
-                continue;
-            }
-            let start = col;
-            while col < n && row[col] {
-                col += 1;
-            }
-            c.rect_nums([&starts[start], &y0, &widths[col - start - 1], &height]);
+    let side = n as f32 * module;
+    c.image(
+        QR_NAME.0,
+        [side, 0.0, 0.0, side, x + 4.0 * module, y + 4.0 * module],
+    );
+}
+
+/// The image mask of a QR code of `n`×`n` `modules` (dark ones true, row by row from the top):
+/// one bit per module, a dark one 1, each row padded to a whole byte (PDF 32000-1, 8.9.6.2).
+pub fn qr_mask(n: usize, modules: &[bool]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(n * n.div_ceil(8));
+    for row in modules.chunks_exact(n) {
+        for byte in row.chunks(8) {
+            out.push(
+                byte.iter()
+                    .enumerate()
+                    .fold(0u8, |b, (i, &dark)| b | (u8::from(dark) << (7 - i))),
+            );
         }
     }
-    c.fill();
+    out
 }
 
 /// The QR code of the link (error correction M): its width in modules and the dark modules, row

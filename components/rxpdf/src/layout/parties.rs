@@ -109,16 +109,10 @@ impl Layout<'_> {
                 }
             }
             self.place(vec![row]);
-            if let (true, Some((n, modules))) = (qr_panel, &qr) {
+            if let (true, Some((n, _))) = (qr_panel, &qr) {
                 let top = self.y + height;
-                draw_qr(
-                    self.content(),
-                    qx + pad,
-                    top - pad - qr_size,
-                    qr_size,
-                    *n,
-                    modules,
-                );
+                draw_qr(self.content(), qx + pad, top - pad - qr_size, qr_size, *n);
+                self.qr = qr.clone();
             }
         } else {
             // Too long for one page (absurdly long values): line by line, both columns per line.

@@ -211,15 +211,15 @@ impl Layout<'_> {
         for row in rows {
             self.place(vec![row]);
         }
-        if let Some((n, modules)) = qr {
+        if let Some((n, _)) = qr {
             draw_qr(
                 self.content(),
                 g.left() + pad,
                 top - pad - qr_size,
                 qr_size,
                 n,
-                &modules,
             );
+            self.qr = qr;
         }
     }
 }

@@ -260,11 +260,21 @@ pub fn media_boxes(pdf: &Path) -> Vec<[f64; 4]> {
         .collect()
 }
 
-/// The rows of `pdfimages -list` (after its two header lines).
+/// The rows of `pdfimages -list` (after its two header lines) of the raster images (the logos).
 pub fn images(pdf: &Path) -> Vec<String> {
+    listed(pdf, "image")
+}
+
+/// The rows of `pdfimages -list` of the stencil masks (the QR code).
+pub fn stencils(pdf: &Path) -> Vec<String> {
+    listed(pdf, "stencil")
+}
+
+fn listed(pdf: &Path, kind: &str) -> Vec<String> {
     tool("pdfimages", &["-list", pdf.to_str().unwrap()])
         .lines()
         .skip(2)
+        .filter(|l| l.split_whitespace().nth(2) == Some(kind))
         .map(str::to_string)
         .collect()
 }

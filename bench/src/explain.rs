@@ -54,10 +54,10 @@ const STATEMENTS: &[(&str, &str, &[&str])] = &[
             "SELECT ",
             "m.id, m.prescription_id, m.presentation, m.instructions, m.qty, \
              m.drug_upc, m.category, m.drug, m.cost, m.bought, m.bought_qty, m.order_id, m.qty_label, \
-             m.fraccion, m.antibiotic, m.qty * rx.fills AS qty_total, \
+             m.fraccion, m.antibiotic, m.qty * p.fills AS qty_total, \
              m.substitution_allowed",
             " FROM ",
-            "medications m JOIN prescriptions rx ON rx.id = m.prescription_id",
+            "medications m JOIN prescriptions p ON p.id = m.prescription_id",
             " WHERE m.prescription_id IN (",
             "?, ?, ?",
             ") ORDER BY m.prescription_id, m.position",

@@ -1,7 +1,7 @@
-//! The medic's e.firma certificate (the `efirma_…` columns of `medics`, migrations 0021 and 0040; docs/verification.md,
-//! "The prescriber's e.firma"): registered by the medic itself or the API admin, checked once at
-//! upload against the authorities of the Spin variable `efirma_ca`, replaced by a new upload,
-//! withdrawn by a DELETE. A draft's signature is checked here against it (`check_signature`).
+//! The medic's e.firma certificate (the `efirma_…` columns of `medics`, migrations 0021 and 0040;
+//! docs/verification.md, "The prescriber's e.firma"): registered by the medic itself or the API
+//! admin, checked once at upload against the authorities of the Spin variable `efirma_ca`,
+//! replaced by a new upload, withdrawn by a DELETE. A draft's signature is checked here against it (`check_signature`).
 
 use std::time::{SystemTime, UNIX_EPOCH};
 

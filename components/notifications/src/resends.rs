@@ -1,6 +1,7 @@
-//! The resend limits (an `outbox` row's `resent_by` and `resent_to`, migrations 0013 and 0038): a prescription's email may be resent a few
-//! times an hour, and one caller may send it to a bounded number of recipients an hour, so a leaked
-//! token or a looping integration cannot turn the relay into a mail cannon (docs/notifications.md).
+//! The resend limits (an `outbox` row's `resent_by` and `resent_to`, migrations 0013 and 0038): a
+//! prescription's email may be resent a few times an hour, and one caller may send it to a bounded
+//! number of recipients an hour, so a leaked token or a looping integration cannot turn the relay
+//! into a mail cannon (docs/notifications.md).
 //!
 //! Counted in the database, in the transaction that queues the email, so the limits hold across
 //! nodes and under concurrency. The create's own email is not a resend and is not counted.

@@ -1,5 +1,5 @@
-//! How a patient is reached (columns of `patients`, migrations 0029 and 0037; docs/patients.md, "How the
-//! patient is reached"): the phone in E.164 (parsed when written: loading libphonenumber's
+//! How a patient is reached (columns of `patients`, migrations 0029 and 0037; docs/patients.md,
+//! "How the patient is reached"): the phone in E.164 (parsed when written: loading libphonenumber's
 //! metadata costs an instance ~0.1 s the first time, which no read pays), the channels chosen (or
 //! the default), and the WhatsApp opt-in with who recorded it, which the patient may withdraw from
 //! their page.

@@ -42,15 +42,15 @@ pub(crate) const VIEW: &str = "prescription_view p";
 const MATCHES: &str = "p.medic_id = ?1 AND (?2 IS NULL OR (p.patient_name || char(31) || \
     p.patient_email || char(31) || p.diagnosis) LIKE ?2 ESCAPE '\\')";
 
-/// A medication's columns, from `MEDICATIONS` (`m`, its prescription `rx`).
+/// A medication's columns, from `MEDICATIONS` (`m`, its prescription `p`).
 const MEDICATION_COLUMNS: &str = "m.id, m.prescription_id, m.presentation, m.instructions, m.qty, \
     m.drug_upc, m.category, m.drug, m.cost, m.bought, m.bought_qty, m.order_id, m.qty_label, \
-    m.fraccion, m.antibiotic, m.qty * rx.fills AS qty_total, \
+    m.fraccion, m.antibiotic, m.qty * p.fills AS qty_total, \
     m.substitution_allowed";
 
 /// Medications (their class and substitution are columns since 0034) with their prescription's
 /// `fills`.
-const MEDICATIONS: &str = "medications m JOIN prescriptions rx ON rx.id = m.prescription_id";
+const MEDICATIONS: &str = "medications m JOIN prescriptions p ON p.id = m.prescription_id";
 
 /// `?1` signature, `?2` the medic, or NULL for the API admin.
 pub(crate) const VISIBLE_BY_SIGNATURE: &str =
@@ -109,8 +109,7 @@ const COUNT_PRESCRIBED: &str = "SELECT COUNT(*) FROM medications m \
 /// `?1` medic, `?2` limit, `?3` offset: their medications, newest prescription first.
 fn prescribed_sql() -> String {
     format!(
-        "SELECT {MEDICATION_COLUMNS} FROM {MEDICATIONS} JOIN prescriptions p ON p.id = m.prescription_id \
-         WHERE p.medic_id = ?1 ORDER BY p.id DESC, m.position LIMIT ?2 OFFSET ?3"
+        "SELECT {MEDICATION_COLUMNS} FROM {MEDICATIONS} WHERE p.medic_id = ?1 ORDER BY p.id DESC, m.position LIMIT ?2 OFFSET ?3"
     )
 }
 

@@ -7,7 +7,9 @@ use crate::document::RxDocument;
 use crate::metrics::wrap;
 use crate::winansi::encode;
 
-use super::paint::{Geometry, HAIRLINE, IMAGE_NAMES, Lines, Logo, Row, Span, Style, draw_row};
+use super::paint::{
+    Geometry, HAIRLINE, IMAGE_NAMES, Lines, Logo, Row, Span, Style, draw_qr, draw_row,
+};
 
 /// What kind of page: the title under the header depends on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,6 +43,13 @@ pub(super) struct Layout<'a> {
 impl Layout<'_> {
     pub(super) fn content(&mut self) -> &mut Content {
         self.pages.last_mut().expect("a page is open")
+    }
+
+    /// Draws the QR code `qr` (`paint::draw_qr`) in a square of `size` at (`x`, `y`) and keeps it
+    /// for the PDF writer, which stores its image mask once.
+    pub(super) fn place_qr(&mut self, x: f32, y: f32, size: f32, qr: (usize, Vec<bool>)) {
+        draw_qr(self.content(), x, y, size, qr.0);
+        self.qr = Some(qr);
     }
 
     pub(super) fn new_page(&mut self, kind: PageKind) {

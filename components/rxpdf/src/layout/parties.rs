@@ -5,7 +5,7 @@ use crate::metrics::Font;
 use crate::winansi::encode;
 
 use super::flow::{Layout, dash, max_size, text_lines};
-use super::paint::{INK, Lines, MUTED, PANEL, Row, Span, draw_qr, qr_modules, span};
+use super::paint::{INK, Lines, MUTED, PANEL, Row, Span, qr_modules, span};
 
 impl Layout<'_> {
     /// Prescriber and patient side by side in two panels, and the signature with the QR code of
@@ -21,7 +21,7 @@ impl Layout<'_> {
         } else {
             &self.doc.qr_text
         };
-        let qr = qr_modules(qr_text);
+        let mut qr = qr_modules(qr_text);
         let qr_size = 84.0 * g.k;
         let qr_panel = qr.is_some() && g.content_width() >= 450.0;
         let qr_width = if qr_panel { qr_size + 2.0 * pad } else { 0.0 };
@@ -109,10 +109,9 @@ impl Layout<'_> {
                 }
             }
             self.place(vec![row]);
-            if let (true, Some((n, _))) = (qr_panel, &qr) {
+            if qr_panel && let Some(code) = qr.take() {
                 let top = self.y + height;
-                draw_qr(self.content(), qx + pad, top - pad - qr_size, qr_size, *n);
-                self.qr = qr.clone();
+                self.place_qr(qx + pad, top - pad - qr_size, qr_size, code);
             }
         } else {
             // Too long for one page (absurdly long values): line by line, both columns per line.

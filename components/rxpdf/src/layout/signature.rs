@@ -5,7 +5,7 @@ use crate::metrics::{Font, wrap};
 use crate::winansi::encode;
 
 use super::flow::{Layout, PageKind};
-use super::paint::{INK, LINK, MUTED, PANEL, Row, Style, draw_qr, span};
+use super::paint::{INK, LINK, MUTED, PANEL, Row, Style, span};
 
 impl Layout<'_> {
     /// Under the panels of a wide page: the signature, then the link.
@@ -211,15 +211,8 @@ impl Layout<'_> {
         for row in rows {
             self.place(vec![row]);
         }
-        if let Some((n, _)) = qr {
-            draw_qr(
-                self.content(),
-                g.left() + pad,
-                top - pad - qr_size,
-                qr_size,
-                n,
-            );
-            self.qr = qr;
+        if let Some(code) = qr {
+            self.place_qr(g.left() + pad, top - pad - qr_size, qr_size, code);
         }
     }
 }

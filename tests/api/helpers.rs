@@ -10,7 +10,9 @@
 //!
 //! With `RECETA_TEST_DATABASE=libsql` (the suite's second pass in `cargo xtask test`), the app's
 //! database is a fresh libSQL server (`sqld`) instead of the SQLite file in the state dir; with
-//! `libsql-replica`, the node keeps an embedded replica of it in the state dir.
+//! `libsql-replica`, the node keeps an embedded replica of it in the state dir; with `hrana`, the
+//! app itself speaks to that server over HTTP (the `database_url` variable, issue 87), its token
+//! the server's JWT.
 //!
 //! The host binary and the component files are built by `cargo xtask test` before this binary runs
 //! (it sets `RECETA_BIN`); run on its own, the binary is looked up next to this test executable.
@@ -232,7 +234,14 @@ pub fn start(config: AppConfig, state_dir: tempfile::TempDir) -> TestApp {
 /// Whether this run puts the app's database on libSQL (`RECETA_TEST_DATABASE=libsql`, or
 /// `libsql-replica` for nodes with an embedded replica).
 pub fn on_libsql() -> bool {
-    std::env::var("RECETA_TEST_DATABASE").is_ok_and(|v| v == "libsql" || v == "libsql-replica")
+    std::env::var("RECETA_TEST_DATABASE")
+        .is_ok_and(|v| v == "libsql" || v == "libsql-replica" || v == "hrana")
+}
+
+/// Whether the app reaches the libSQL server itself, over HTTP (`RECETA_TEST_DATABASE=hrana`),
+/// instead of through the host's SQLite interface.
+pub fn over_http() -> bool {
+    std::env::var("RECETA_TEST_DATABASE").is_ok_and(|v| v == "hrana")
 }
 
 /// Whether this run's node keeps an embedded replica of the libSQL database
@@ -305,6 +314,7 @@ pub fn start_listening(config: AppConfig, state_dir: tempfile::TempDir, listen: 
     let is_the_api = is_the_app(&config.manifest);
     let mut runtime_config = config.runtime_config.clone();
     let mut sqld = None;
+    let mut database_variables = Vec::new();
     if runtime_config.is_none() && on_libsql() && is_the_api {
         let mut parked = PARKED.lock().unwrap_or_else(|e| e.into_inner());
         let server = match parked.iter().position(|(dir, _)| dir == state_dir.path()) {
@@ -312,18 +322,32 @@ pub fn start_listening(config: AppConfig, state_dir: tempfile::TempDir, listen: 
             None => Sqld::primary(&state_dir.path().join("sqld")),
         };
         let path = state_dir.path().join("runtime-config.toml");
-        runtime_config = Some(if with_replica() {
+        if over_http() {
+            // The host's SQLite `default` stays a local file the app does not use.
+            database_variables = vec![
+                ("SPIN_VARIABLE_DATABASE_URL".to_string(), server.url.clone()),
+                (
+                    "SPIN_VARIABLE_DATABASE_TOKEN".to_string(),
+                    server.token.clone(),
+                ),
+                (
+                    "SPIN_VARIABLE_DATABASE_HOST".to_string(),
+                    server.url.clone(),
+                ),
+            ];
+        } else if with_replica() {
             let replica = state_dir.path().join("replica").join("default.db");
-            server.replica_runtime_config(&path, &replica, 200)
+            runtime_config = Some(server.replica_runtime_config(&path, &replica, 200));
         } else {
-            server.runtime_config(&path)
-        });
+            runtime_config = Some(server.runtime_config(&path));
+        }
         sqld = Some(server);
     }
-    let (bin, mut args, env) = match spin() {
+    let (bin, mut args, mut env) = match spin() {
         None => (host_binary(), Vec::new(), config.env.clone()),
         Some(spin) => spin.launch(&config, state_dir.path()),
     };
+    env.extend(database_variables);
     args.extend(config.flags.iter().cloned());
     let from = match oci_reference() {
         Some(reference) if is_the_api => PathBuf::from(reference),

@@ -406,6 +406,9 @@ fn the_admin_replays_a_delivery_with_its_webhook_id() {
 /// row is taken again once the lease expires, and the receiver gets it with the same `webhook-id`.
 #[test]
 fn a_lease_that_outlives_its_worker_expires() {
+    if crate::helpers::on_libsql() {
+        return; // It reads the outbox in the database file after a crash: a local database only.
+    }
     let port = free_port();
     let config = || {
         crate::helpers::AppConfig::with_variables(&[

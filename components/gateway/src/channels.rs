@@ -84,7 +84,7 @@ struct Sent<'a> {
 pub fn of_prescription(caller: Principal, signature: &str) -> Result<Response, Error> {
     let db = Db::open()?;
     // Not a read of the prescription (the access log's kind): only whose it is.
-    let rx = match prescriptions::get_for_pharmacy(&db.connection(), signature) {
+    let rx = match prescriptions::get_for_pharmacy(db.lend().as_deref(), signature) {
         Ok(view) => view.prescription,
         Err(Error::NotFound(_)) => return Err(Error::not_found()),
         Err(other) => return Err(other),
@@ -104,7 +104,7 @@ pub fn of_prescription(caller: Principal, signature: &str) -> Result<Response, E
             offset: 0,
         },
     )?;
-    let messages = notifications::messages_of(&db.connection(), rx.id)?;
+    let messages = notifications::messages_of(db.lend().as_deref(), rx.id)?;
     let mut results: Vec<(&str, Sent)> = emails
         .results
         .iter()

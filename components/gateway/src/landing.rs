@@ -36,8 +36,8 @@ use crate::views::landing_html;
 pub fn json(caller: Principal, signature: &str) -> Result<Response, Error> {
     logs_caught_up();
     let db = Db::open()?;
-    let rx = prescriptions::get_landing(&db.connection(), Some(caller), signature)?;
-    let active = campaigns::active_campaigns(&db.connection())?;
+    let rx = prescriptions::get_landing(db.lend().as_deref(), Some(caller), signature)?;
+    let active = campaigns::active_campaigns(db.lend().as_deref())?;
     Ok(Response::json(200, &landing_body(rx, &active)))
 }
 
@@ -130,10 +130,10 @@ fn landing_body(rx: LandingRx, active: &[Campaign]) -> Value {
 pub fn page(signature: &str) -> Result<Response, Error> {
     logs_caught_up();
     let db = Db::open()?;
-    match prescriptions::get_landing(&db.connection(), None, signature) {
+    match prescriptions::get_landing(db.lend().as_deref(), None, signature) {
         Ok(rx) => {
-            let active = campaigns::active_campaigns(&db.connection())?;
-            let whatsapp = patients::whatsapp_opt_in_of(&db.connection(), signature)?.is_some();
+            let active = campaigns::active_campaigns(db.lend().as_deref())?;
+            let whatsapp = patients::whatsapp_opt_in_of(db.lend().as_deref(), signature)?.is_some();
             Ok(html(200, landing_html::page(&rx, &active, whatsapp)))
         }
         Err(Error::NotFound(_)) => Ok(not_found()),
@@ -146,7 +146,7 @@ pub fn page(signature: &str) -> Result<Response, Error> {
 /// record, 429 past the issue limit); otherwise (the page's form) 200 a page showing the code, a
 /// page saying why not (409, 429), or the friendly 404 page.
 pub fn counter_code(req: &Request, signature: &str) -> Result<Response, Error> {
-    let issued = patients::issue_counter_code(&Db::open()?.connection(), signature);
+    let issued = patients::issue_counter_code(Db::open()?.lend().as_deref(), signature);
     patient_answer(req.wants_json(), signature, issued, |code| {
         (
             201,
@@ -160,7 +160,7 @@ pub fn counter_code(req: &Request, signature: &str) -> Result<Response, Error> {
 /// WhatsApp opt-in: JSON 200 `{"whatsapp_opt_in": null}`; the form is answered 303 to the page.
 /// 404 for an unknown signature. Withdrawing twice changes nothing.
 pub fn whatsapp_opt_out(req: &Request, signature: &str) -> Result<Response, Error> {
-    match patients::withdraw_whatsapp(&Db::open()?.connection(), signature) {
+    match patients::withdraw_whatsapp(Db::open()?.lend().as_deref(), signature) {
         Ok(()) if req.wants_json() => Ok(private(Response::json(
             200,
             &json!({"whatsapp_opt_in": null}),
@@ -179,7 +179,7 @@ pub fn whatsapp_opt_out(req: &Request, signature: &str) -> Result<Response, Erro
 /// issuing_hospital}`; otherwise the page listing them with its forms. 404 unknown signature; 409
 /// the patient's record has no valid CURP.
 pub fn consents(req: &Request, signature: &str) -> Result<Response, Error> {
-    let found = patients::list_consents(&Db::open()?.connection(), signature);
+    let found = patients::list_consents(Db::open()?.lend().as_deref(), signature);
     patient_answer(req.wants_json(), signature, found, |c| {
         (
             200,
@@ -214,7 +214,7 @@ pub fn give_consent(req: &Request, signature: &str) -> Result<Response, Error> {
     } else {
         ConsentVia::PageJson
     };
-    let given = patients::give_consent(&Db::open()?.connection(), signature, grantee, via)
+    let given = patients::give_consent(Db::open()?.lend().as_deref(), signature, grantee, via)
         .map(|(consent, new)| (consent, if new { 201 } else { 200 }));
     consent_answer(req, form, signature, given)
 }
@@ -229,7 +229,7 @@ pub fn withdraw_consent(
     form: bool,
 ) -> Result<Response, Error> {
     let id = crate::http::path_id(id)?;
-    let withdrawn = patients::withdraw_consent(&Db::open()?.connection(), signature, id)
+    let withdrawn = patients::withdraw_consent(Db::open()?.lend().as_deref(), signature, id)
         .map(|consent| (consent, 200));
     consent_answer(req, form, signature, withdrawn)
 }
@@ -343,7 +343,7 @@ fn consent_json(c: &Consent) -> Value {
 
 /// `GET /rx/<signature>/pdf` → 200 `application/pdf` as an attachment; 404 the friendly page.
 pub fn pdf(signature: &str) -> Result<Response, Error> {
-    match prescriptions::get_landing_pdf(&Db::open()?.connection(), signature) {
+    match prescriptions::get_landing_pdf(Db::open()?.lend().as_deref(), signature) {
         Ok(bytes) => Ok(private(Response::bytes(200, "application/pdf", bytes))
             .with_header(
                 "content-disposition",

@@ -26,7 +26,7 @@ const SENT: &str = "If you have prescriptions from other medics whose record has
 
 /// `GET /rx/<signature>/records`.
 pub fn list(req: &Request, signature: &str) -> Result<Response, Error> {
-    match patients::linked_records(&Db::open()?.connection(), signature) {
+    match patients::linked_records(Db::open()?.lend().as_deref(), signature) {
         Ok(records) => Ok(answer(req, signature, &records, false)),
         Err(e) => patient_error(req.wants_json(), signature, e),
     }
@@ -35,17 +35,17 @@ pub fn list(req: &Request, signature: &str) -> Result<Response, Error> {
 /// `POST /rx/<signature>/records/codes`: makes the codes and queues their emails.
 pub fn send_codes(req: &Request, signature: &str) -> Result<Response, Error> {
     let db = Db::open()?;
-    let codes = match patients::request_link_codes(&db.connection(), signature) {
+    let codes = match patients::request_link_codes(db.lend().as_deref(), signature) {
         Ok(codes) => codes,
         Err(e) => return patient_error(req.wants_json(), signature, e),
     };
     for c in &codes {
-        notifications::queue_link_code(&db.connection(), c.prescription, &c.to, &c.code)?;
+        notifications::queue_link_code(db.lend().as_deref(), c.prescription, &c.to, &c.code)?;
     }
     if req.wants_json() {
         return Ok(private(Response::json(202, &json!({"message": SENT}))));
     }
-    let records = patients::linked_records(&db.connection(), signature)?;
+    let records = patients::linked_records(db.lend().as_deref(), signature)?;
     Ok(answer(req, signature, &records, true))
 }
 
@@ -55,7 +55,7 @@ pub fn confirm(req: &Request, signature: &str) -> Result<Response, Error> {
     let code = f.required_str("code", Some(64));
     let code = f.finish_then(|| code)?;
     let back = form && !req.wants_json();
-    match patients::confirm_link(&Db::open()?.connection(), signature, code.trim()) {
+    match patients::confirm_link(Db::open()?.lend().as_deref(), signature, code.trim()) {
         Ok(_) if back => Ok(to_page(signature)),
         Ok((record, new)) => Ok(private(Response::json(
             if new { 201 } else { 200 },
@@ -69,7 +69,7 @@ pub fn confirm(req: &Request, signature: &str) -> Result<Response, Error> {
 pub fn unlink(req: &Request, signature: &str, id: &str, form: bool) -> Result<Response, Error> {
     let id = crate::http::path_id(id)?;
     let back = form && !req.wants_json();
-    match patients::unlink_record(&Db::open()?.connection(), signature, id) {
+    match patients::unlink_record(Db::open()?.lend().as_deref(), signature, id) {
         Ok(()) if back => Ok(to_page(signature)),
         Ok(()) => Ok(private(Response::json(200, &json!({})))),
         Err(e) => patient_error(!back, signature, e),

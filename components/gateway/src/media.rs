@@ -16,7 +16,7 @@ pub fn hospital_image(id: &str, file: &str) -> Result<Response, Error> {
     };
     let db = Db::open()?;
     let bytes =
-        catalog::get_hospital_image(&db.connection(), id, kind).ok_or_else(Error::not_found)?;
+        catalog::get_hospital_image(db.lend().as_deref(), id, kind).ok_or_else(Error::not_found)?;
     Ok(Response::bytes(200, "image/jpeg", bytes)
         .with_header("cache-control", "public, max-age=86400"))
 }

@@ -35,7 +35,7 @@ const URL_UNDER: Option<usize> = Some(2001);
 /// recipients per caller, an hour: docs/notifications.md), nothing queued.
 pub fn resend(req: &Request, caller: Principal, signature: &str) -> Result<Response, Error> {
     let db = Db::open()?;
-    let rx = match prescriptions::get_by_signature(&db.connection(), caller, signature) {
+    let rx = match prescriptions::get_by_signature(db.lend().as_deref(), caller, signature) {
         Ok(rx) => rx,
         Err(Error::NotFound(_)) => {
             let shown: String = signature.chars().take(128).collect();
@@ -74,13 +74,13 @@ pub fn resend(req: &Request, caller: Principal, signature: &str) -> Result<Respo
     }
     f.finish()?;
     let db = Db::open()?;
-    if !catalog::hospital_sends_emails(&db.connection(), rx.hospital.id)? {
+    if !catalog::hospital_sends_emails(db.lend().as_deref(), rx.hospital.id)? {
         return Err(Error::forbidden(
             "This prescription's hospital does not send emails (send_emails is false).",
         ));
     }
     match notifications::resend_email(
-        &db.connection(),
+        db.lend().as_deref(),
         caller,
         rx.id,
         std::slice::from_ref(&email),
@@ -446,5 +446,5 @@ fn delivery_view(d: &Delivery, with_history: bool) -> DeliveryView<'_> {
 /// A medic by id, through the request's connection; `None` also when the database cannot be read
 /// (the caller then reports the id as unknown, as before).
 fn medic_by_id(id: i64) -> Option<catalog::MedicProfile> {
-    catalog::get_medic(&Db::open().ok()?.connection(), id)
+    catalog::get_medic(Db::open().ok()?.lend().as_deref(), id)
 }

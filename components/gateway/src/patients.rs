@@ -69,7 +69,7 @@ fn create_for(req: &Request, medic: i64) -> Result<Response, Error> {
             whatsapp_opt_in,
         })
     })?;
-    let patient = patients::create_patient(&Db::open()?.connection(), medic, &input)?;
+    let patient = patients::create_patient(Db::open()?.lend().as_deref(), medic, &input)?;
     Ok(Response::json(201, &patient))
 }
 
@@ -79,7 +79,12 @@ pub fn list(req: &Request, medic: MedicId) -> Result<Response, Error> {
     let medic = medic.get();
     let page = req.page()?;
     let search = search_param(req)?;
-    let found = patients::list_patients(&Db::open()?.connection(), medic, search.as_deref(), page)?;
+    let found = patients::list_patients(
+        Db::open()?.lend().as_deref(),
+        medic,
+        search.as_deref(),
+        page,
+    )?;
     Ok(Response::json(200, &found))
 }
 
@@ -90,7 +95,7 @@ pub fn get(medic: MedicId, segment: &str) -> Result<Response, Error> {
     let db = Db::open()?;
     Ok(Response::json(
         200,
-        &patients::get_owned(&db.connection(), medic, &key)?,
+        &patients::get_owned(db.lend().as_deref(), medic, &key)?,
     ))
 }
 
@@ -148,7 +153,7 @@ pub fn update(req: &Request, medic: MedicId, segment: &str) -> Result<Response, 
         whatsapp_opt_in: f.optional_bool("whatsapp_opt_in"),
     };
     f.finish()?;
-    let patient = patients::update_patient(&Db::open()?.connection(), medic, &key, &patch)?;
+    let patient = patients::update_patient(Db::open()?.lend().as_deref(), medic, &key, &patch)?;
     Ok(Response::json(202, &patient))
 }
 

@@ -112,7 +112,7 @@ fn dispense(req: &Request, signature: &str, pharmacy: &Pharmacy) -> Result<Respo
         webhooks,
         claim_secret: req.header(CLAIM_SECRET).map(str::to_string),
     };
-    let sold = prescriptions::dispense(&db.connection(), &request)?;
+    let sold = prescriptions::dispense(db.lend().as_deref(), &request)?;
     let body = Burned {
         rx: pharmacy_shape(&sold.prescription, pharmacy.id),
         receipt: &sold.receipt,
@@ -126,7 +126,7 @@ fn dispense(req: &Request, signature: &str, pharmacy: &Pharmacy) -> Result<Respo
 /// sale; 409 when the stored document no longer hashes to the digest.
 pub fn receipt(pharmacy: ReceiptReader, digest: &str) -> Result<Response, Error> {
     let pharmacy = pharmacy.pharmacy();
-    let receipt = prescriptions::get_receipt(&Db::open()?.connection(), pharmacy, digest)?;
+    let receipt = prescriptions::get_receipt(Db::open()?.lend().as_deref(), pharmacy, digest)?;
     Ok(Response::json(
         200,
         &json!({
@@ -142,7 +142,8 @@ pub fn receipt(pharmacy: ReceiptReader, digest: &str) -> Result<Response, Error>
 /// `{"message"}` while there is none, and for another pharmacy's sale.
 pub fn receipt_constancia(pharmacy: ReceiptReader, digest: &str) -> Result<Response, Error> {
     let pharmacy = pharmacy.pharmacy();
-    let reply = prescriptions::get_receipt_constancia(&Db::open()?.connection(), pharmacy, digest)?;
+    let reply =
+        prescriptions::get_receipt_constancia(Db::open()?.lend().as_deref(), pharmacy, digest)?;
     Ok(Response::bytes(200, http::TIMESTAMP_REPLY, reply))
 }
 
@@ -156,7 +157,7 @@ pub fn claim(pharmacy: PharmacyId, signature: &str) -> Result<Response, Error> {
     logged(pharmacy, signature, Kind::Claim, |pharmacy| {
         let db = Db::open()?;
         let grant = prescriptions::claim(
-            &db.connection(),
+            db.lend().as_deref(),
             &pharmacy_ref(pharmacy),
             signature,
             claim_minutes(),
@@ -187,7 +188,7 @@ pub fn release(req: &Request, pharmacy: PharmacyId, signature: &str) -> Result<R
         };
         let db = Db::open()?;
         prescriptions::release(
-            &db.connection(),
+            db.lend().as_deref(),
             &pharmacy_ref(pharmacy),
             signature,
             &secret,
@@ -228,7 +229,11 @@ pub fn reject(req: &Request, pharmacy: PharmacyId, signature: &str) -> Result<Re
             reason,
             webhooks,
         };
-        prescriptions::reject(&Db::open()?.connection(), &pharmacy_ref(pharmacy), &change)?;
+        prescriptions::reject(
+            Db::open()?.lend().as_deref(),
+            &pharmacy_ref(pharmacy),
+            &change,
+        )?;
         Ok(Response::json(200, &json!({"status": "202 OK"})))
     })
 }
@@ -285,7 +290,7 @@ pub fn status(req: &Request, pharmacy: PharmacyId, signature: &str) -> Result<Re
         };
         let db = Db::open()?;
         let (posted, queued) =
-            prescriptions::set_status(&db.connection(), &pharmacy_ref(pharmacy), &change)?;
+            prescriptions::set_status(db.lend().as_deref(), &pharmacy_ref(pharmacy), &change)?;
         let mut answer = serde_json::to_value(crate::views::status_json::status(&posted))
             .map_err(anyhow::Error::from)?;
         answer["message_queued"] = queued.into();
@@ -307,9 +312,9 @@ pub fn patients_lookup(req: &Request, pharmacy: PharmacyId) -> Result<Response, 
     let code = f.required_str("code", CURP);
     let (curp, code) = f.finish_then(|| Some((curp?, code?)))?;
     let db = Db::open()?;
-    pharmacies::admit(&db.connection(), pharmacy, MISSES_PER_MINUTE)?;
-    let records = patients::redeem_counter_code(&db.connection(), pharmacy, &curp, &code)?;
-    let signatures = prescriptions::dispensable_for(&db.connection(), pharmacy, &records)?;
+    pharmacies::admit(db.lend().as_deref(), pharmacy, MISSES_PER_MINUTE)?;
+    let records = patients::redeem_counter_code(db.lend().as_deref(), pharmacy, &curp, &code)?;
+    let signatures = prescriptions::dispensable_for(db.lend().as_deref(), pharmacy, &records)?;
     let mut results = Vec::with_capacity(signatures.len());
     for signature in &signatures {
         let view = for_pharmacy(signature)?;
@@ -368,7 +373,7 @@ fn logged(
 ) -> Result<Response, Error> {
     let admitted = Db::open()
         .map_err(Error::from)
-        .and_then(|db| pharmacies::admit(&db.connection(), pharmacy, MISSES_PER_MINUTE));
+        .and_then(|db| pharmacies::admit(db.lend().as_deref(), pharmacy, MISSES_PER_MINUTE));
     let response = match admitted.and_then(|p| call(&p)) {
         Ok(response) => response,
         Err(Error::NotFound(_)) if kind == Kind::Reject => Response::json(
@@ -399,13 +404,13 @@ fn record(pharmacy: i64, signature: &str, kind: Kind, status: u16) {
 
 /// The prescription `signature` names, with its sales, read on the request's connection.
 fn for_pharmacy(signature: &str) -> Result<PharmacyView, Error> {
-    prescriptions::get_for_pharmacy(&Db::open()?.connection(), signature)
+    prescriptions::get_for_pharmacy(Db::open()?.lend().as_deref(), signature)
 }
 
 /// The webhook deliveries of `event` for `rx`, planned on the request's connection.
 fn plan(rx: &Prescription, event: RxEvent) -> Result<Vec<WebhookDelivery>, Error> {
     let db = Db::open()?;
-    notifications::plan(&db.connection(), rx.medic_id, rx.hospital.id, event)
+    notifications::plan(db.lend().as_deref(), rx.medic_id, rx.hospital.id, event)
 }
 
 fn pharmacy_ref(p: &Pharmacy) -> PharmacyRef {

@@ -66,7 +66,7 @@ fn issue(req: &Request, medic_id: i64) -> Result<Response, Error> {
     let hospital_id = body.as_mut().ok().and_then(|f| f.optional_i64("hospital"));
     // The medic and its hospital in one read; an unverified medic is refused before its body is.
     let Prescriber { medic, hospital } =
-        catalog::get_prescriber(&db.connection(), medic_id, hospital_id)?
+        catalog::get_prescriber(db.lend().as_deref(), medic_id, hospital_id)?
             .ok_or(Error::Unauthorized)?;
     if !medic.specialty_verified {
         return Err(Error::forbidden(UNVERIFIED));
@@ -109,7 +109,11 @@ fn issue(req: &Request, medic_id: i64) -> Result<Response, Error> {
     };
     let patient = match &patient_uid {
         Some(uid) => {
-            match patients::get_owned(&db.connection(), medic_id, &PatientKey::Uid(uid.clone())) {
+            match patients::get_owned(
+                db.lend().as_deref(),
+                medic_id,
+                &PatientKey::Uid(uid.clone()),
+            ) {
                 Ok(p) => Some(p),
                 Err(Error::NotFound(_)) => {
                     f.error("patient", format!("Patient with uid \"{uid}\" not found."));
@@ -125,13 +129,18 @@ fn issue(req: &Request, medic_id: i64) -> Result<Response, Error> {
 
     let image = |present: bool, kind| {
         if present {
-            catalog::get_hospital_image(&db.connection(), hospital.id, kind)
+            catalog::get_hospital_image(db.lend().as_deref(), hospital.id, kind)
         } else {
             None
         }
     };
     let (patient_id, curp_valid, medic_name) = (patient.id, patient.curp_valid, medic.name.clone());
-    let webhooks = notifications::plan(&db.connection(), medic_id, hospital.id, RxEvent::Created)?;
+    let webhooks = notifications::plan(
+        db.lend().as_deref(),
+        medic_id,
+        hospital.id,
+        RxEvent::Created,
+    )?;
     let base_url = http::base_url();
     let request = IssueRequest {
         medic: MedicSnapshot {
@@ -185,7 +194,7 @@ fn issue(req: &Request, medic_id: i64) -> Result<Response, Error> {
         webhooks,
         efirma,
     };
-    let issued = prescriptions::issue(&db.connection(), &request)?;
+    let issued = prescriptions::issue(db.lend().as_deref(), &request)?;
     let mut body = match &issued.efirma {
         Some(draft) => crate::views::rx_json::draft_body(&issued, draft, &base_url)?,
         None => serde_json::to_value(create_shape(&issued, &base_url))
@@ -222,7 +231,7 @@ pub fn list(req: &Request, medic: MedicId) -> Result<Response, Error> {
     let search = search_param(req)?;
     let db = Db::open()?;
     let found =
-        prescriptions::list_prescriptions(&db.connection(), medic, search.as_deref(), page)?;
+        prescriptions::list_prescriptions(db.lend().as_deref(), medic, search.as_deref(), page)?;
     let base_url = http::base_url();
     let results: Vec<_> = found
         .results
@@ -237,7 +246,7 @@ pub fn list(req: &Request, medic: MedicId) -> Result<Response, Error> {
 pub fn prescribed(req: &Request, medic: MedicId) -> Result<Response, Error> {
     let medic = medic.get();
     let page = req.page()?;
-    let found = prescriptions::list_medications(&Db::open()?.connection(), medic, page)?;
+    let found = prescriptions::list_medications(Db::open()?.lend().as_deref(), medic, page)?;
     #[derive(Serialize)]
     struct WithAd<'a> {
         #[serde(flatten)]
@@ -265,7 +274,7 @@ pub fn is_id(key: &str) -> bool {
 pub fn by_id(req: &Request, medic: MedicId, key: &str) -> Result<Response, Error> {
     let medic = medic.get();
     let id: i64 = key.parse().map_err(|_| Error::not_found())?;
-    let found = prescriptions::get_by_id(&Db::open()?.connection(), medic, id)?;
+    let found = prescriptions::get_by_id(Db::open()?.lend().as_deref(), medic, id)?;
     let one = PageRequest {
         limit: 1,
         offset: 0,
@@ -281,7 +290,7 @@ pub fn by_id(req: &Request, medic: MedicId, key: &str) -> Result<Response, Error
 /// `GET /api/v2/rx-endpoint/<signature>/` → 200 one Prescription (the issuing medic or the API admin).
 /// Anything else: 404 `{message}`.
 pub fn detail(caller: Principal, key: &str) -> Result<Response, Error> {
-    let found = prescriptions::get_by_signature(&Db::open()?.connection(), caller, key)?;
+    let found = prescriptions::get_by_signature(Db::open()?.lend().as_deref(), caller, key)?;
     Ok(Response::json(
         200,
         &detail_shape(&found, &http::base_url()),
@@ -291,7 +300,7 @@ pub fn detail(caller: Principal, key: &str) -> Result<Response, Error> {
 /// `GET /api/v2/rx/pdf/<signature>/` → 200 `{pdf}` (the PDF stored at issue, base64); 404 `{error}` for
 /// an unknown signature or a caller other than the issuing medic or the API admin.
 pub fn pdf(caller: Principal, signature: &str) -> Result<Response, Error> {
-    match prescriptions::get_pdf(&Db::open()?.connection(), caller, signature) {
+    match prescriptions::get_pdf(Db::open()?.lend().as_deref(), caller, signature) {
         // `{"pdf": "<base64>"}` written straight into the body: base64 needs no JSON escaping.
         Ok(bytes) => {
             let mut body = String::with_capacity(bytes.len().div_ceil(3) * 4 + 12);
@@ -309,7 +318,7 @@ pub fn pdf(caller: Principal, signature: &str) -> Result<Response, Error> {
 /// 404) → 200 `application/json`: the canonical document's exact bytes, whose SHA-256 is the
 /// signature. 409 when the stored document no longer hashes to it (altered outside the service).
 pub fn document(caller: Principal, signature: &str) -> Result<Response, Error> {
-    let canonical = prescriptions::get_document(&Db::open()?.connection(), caller, signature)?;
+    let canonical = prescriptions::get_document(Db::open()?.lend().as_deref(), caller, signature)?;
     Ok(Response::bytes(
         200,
         "application/json",
@@ -322,7 +331,7 @@ pub fn document(caller: Principal, signature: &str) -> Result<Response, Error> {
 /// `TimeStampResp` (DER) exactly as stored; 404 `{"message"}` while there is none
 /// (docs/verification.md, "Constancias NOM-151").
 pub fn constancia(caller: Principal, signature: &str) -> Result<Response, Error> {
-    let reply = prescriptions::get_constancia(&Db::open()?.connection(), caller, signature)?;
+    let reply = prescriptions::get_constancia(Db::open()?.lend().as_deref(), caller, signature)?;
     Ok(Response::bytes(200, http::TIMESTAMP_REPLY, reply))
 }
 
@@ -330,7 +339,7 @@ pub fn constancia(caller: Principal, signature: &str) -> Result<Response, Error>
 /// 404) → 200 `application/fhir+json`: the prescription as a FHIR R4 `Bundle` (docs/fhir.md). A
 /// read like the detail's (the access log).
 pub fn fhir(caller: Principal, signature: &str) -> Result<Response, Error> {
-    let rx = prescriptions::get_by_signature(&Db::open()?.connection(), caller, signature)?;
+    let rx = prescriptions::get_by_signature(Db::open()?.lend().as_deref(), caller, signature)?;
     crate::views::fhir_json::respond(&rx, crate::views::fhir_json::Audience::Prescriber)
 }
 
@@ -340,7 +349,7 @@ pub fn fhir(caller: Principal, signature: &str) -> Result<Response, Error> {
 pub fn cancel(req: &Request, medic: MedicId, signature: &str) -> Result<Response, Error> {
     let medic = medic.get();
     // Not a read of the access log's kind: the cancellation logs itself.
-    let rx = match prescriptions::get_for_pharmacy(&Db::open()?.connection(), signature) {
+    let rx = match prescriptions::get_for_pharmacy(Db::open()?.lend().as_deref(), signature) {
         Ok(view) if view.prescription.medic_id == medic => view.prescription,
         Ok(_) | Err(Error::NotFound(_)) => return Err(Error::not_found()),
         Err(other) => return Err(other),
@@ -349,15 +358,19 @@ pub fn cancel(req: &Request, medic: MedicId, signature: &str) -> Result<Response
     let reason = f.required_str("reason", Some(1024));
     let reason = f.finish_with(reason)?.trim().to_string();
     let db = Db::open()?;
-    let webhooks =
-        notifications::plan(&db.connection(), medic, rx.hospital.id, RxEvent::Cancelled)?;
+    let webhooks = notifications::plan(
+        db.lend().as_deref(),
+        medic,
+        rx.hospital.id,
+        RxEvent::Cancelled,
+    )?;
     let change = StateChange {
         signature: signature.to_string(),
         reason,
         webhooks,
     };
     let cancelled =
-        prescriptions::cancel(&db.connection(), medic, &change).map_err(|e| match e {
+        prescriptions::cancel(db.lend().as_deref(), medic, &change).map_err(|e| match e {
             Error::NotFound(_) => Error::not_found(),
             other => other,
         })?;
@@ -374,7 +387,7 @@ pub fn cancel(req: &Request, medic: MedicId, signature: &str) -> Result<Response
 /// `substitution_reason` when the pharmacy said them.
 pub fn events(req: &Request, caller: Principal, signature: &str) -> Result<Response, Error> {
     let page = req.page()?;
-    let all = prescriptions::list_events(&Db::open()?.connection(), caller, signature)?;
+    let all = prescriptions::list_events(Db::open()?.lend().as_deref(), caller, signature)?;
     let results: Vec<EventJson> = all
         .iter()
         .skip(page.offset as usize)

@@ -37,7 +37,7 @@ const CMS_CHARS: Option<usize> = Some(65_536);
 pub fn activate(req: &Request, medic: MedicId, signature: &str) -> Result<Response, Error> {
     let medic = medic.get();
     let db = Db::open()?;
-    let draft = prescriptions::get_draft(&db.connection(), medic, signature)?;
+    let draft = prescriptions::get_draft(db.lend().as_deref(), medic, signature)?;
     let mut f = req.json_fields()?;
     let cms = f.required_str("cms", CMS_CHARS);
     let cms = f.finish_with(cms)?;
@@ -47,7 +47,12 @@ pub fn activate(req: &Request, medic: MedicId, signature: &str) -> Result<Respon
         .map_err(|_| Error::field("cms", "Not base64 of a DER CMS SignedData."))?;
     let signed =
         catalog::check_efirma_signature(medic, &der, draft.to_sign.as_bytes(), &draft.created_at)?;
-    let webhooks = notifications::plan(&db.connection(), medic, draft.hospital, RxEvent::Created)?;
+    let webhooks = notifications::plan(
+        db.lend().as_deref(),
+        medic,
+        draft.hospital,
+        RxEvent::Created,
+    )?;
     let activation = EfirmaActivation {
         signature: signature.to_string(),
         cms: der,
@@ -57,7 +62,7 @@ pub fn activate(req: &Request, medic: MedicId, signature: &str) -> Result<Respon
         signed_at: signed.signed_at,
         webhooks,
     };
-    let rx = prescriptions::activate(&db.connection(), medic, &activation)?;
+    let rx = prescriptions::activate(db.lend().as_deref(), medic, &activation)?;
     Ok(Response::json(200, &detail_shape(&rx, &http::base_url())))
 }
 
@@ -65,7 +70,7 @@ pub fn activate(req: &Request, medic: MedicId, signature: &str) -> Result<Respon
 /// else 404) → 200 `application/pkcs7-signature`: the medic's CMS exactly as received; 404
 /// `{"message"}` when the prescription carries none.
 pub fn p7s(caller: Principal, signature: &str) -> Result<Response, Error> {
-    let cms = prescriptions::get_efirma_cms(&Db::open()?.connection(), caller, signature)?;
+    let cms = prescriptions::get_efirma_cms(Db::open()?.lend().as_deref(), caller, signature)?;
     Ok(Response::bytes(200, P7S, cms).with_header(
         "content-disposition",
         format!(

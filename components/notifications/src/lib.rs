@@ -49,7 +49,7 @@ impl Guest for Notifications {
     }
 
     fn plan(
-        db: &Connection,
+        db: Option<&Connection>,
         medic: i64,
         hospital: i64,
         event: RxEvent,
@@ -58,7 +58,7 @@ impl Guest for Notifications {
     }
 
     fn queue_link_code(
-        db: &Connection,
+        db: Option<&Connection>,
         prescription: i64,
         to: String,
         code: String,
@@ -67,7 +67,7 @@ impl Guest for Notifications {
     }
 
     fn resend_email(
-        db: &Connection,
+        db: Option<&Connection>,
         sender: Principal,
         prescription: i64,
         to: Vec<String>,
@@ -90,7 +90,7 @@ impl Guest for Notifications {
         messages::list(&filter, page)
     }
 
-    fn messages_of(db: &Connection, prescription: i64) -> Result<Vec<Message>, Error> {
+    fn messages_of(db: Option<&Connection>, prescription: i64) -> Result<Vec<Message>, Error> {
         lent(db, || messages::list_for(prescription))
     }
 

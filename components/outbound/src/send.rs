@@ -73,17 +73,29 @@ impl std::fmt::Display for Failure {
     }
 }
 
-/// POSTs `body` to `target` and waits at most `timeout` for the answer (status and body).
+/// POSTs `body` to `target` and waits at most `timeout` for the answer (status and body, its first
+/// 64 KiB).
 pub async fn post(
     target: &Target,
     headers: &[(String, Vec<u8>)],
     body: Vec<u8>,
     timeout: Duration,
 ) -> Result<Answer, Failure> {
+    post_up_to(target, headers, body, timeout, BODY_MAX).await
+}
+
+/// [`post`], keeping up to `body_max` bytes of the answer (a database's answer is its rows).
+pub async fn post_up_to(
+    target: &Target,
+    headers: &[(String, Vec<u8>)],
+    body: Vec<u8>,
+    timeout: Duration,
+    body_max: usize,
+) -> Result<Answer, Failure> {
     // The host's own timeouts (request options) normally end a stalled exchange first, with a precise
     // error; this deadline is the backstop (a slow body upload, a host without those options).
     let deadline = monotonic_clock::now().saturating_add(nanos(timeout + DEADLINE_MARGIN));
-    let work = std::pin::pin!(exchange(target, headers, body, timeout));
+    let work = std::pin::pin!(exchange(target, headers, body, timeout, body_max));
     let timer = std::pin::pin!(sleep_until(deadline));
     match select(work, timer).await {
         Either::Left((result, _)) => result,
@@ -96,6 +108,7 @@ async fn exchange(
     headers: &[(String, Vec<u8>)],
     body: Vec<u8>,
     timeout: Duration,
+    body_max: usize,
 ) -> Result<Answer, Failure> {
     let other = |what: &str| Failure::Other(what.to_string());
     let fields = Fields::from_list(headers).map_err(|e| Failure::Other(format!("{e:?}")))?;
@@ -132,7 +145,7 @@ async fn exchange(
         return Err(Failure::Other(format!("writing the request body: {e:?}")));
     }
     let status = response.status();
-    let body = read_body(&response).await;
+    let body = read_body(&response, body_max).await;
     Ok(Answer { status, body })
 }
 
@@ -182,18 +195,18 @@ fn wait_for(
     })
 }
 
-/// The body, up to [`BODY_MAX`] bytes; read errors end it quietly.
-async fn read_body(response: &IncomingResponse) -> Vec<u8> {
+/// The body, up to `body_max` bytes; read errors end it quietly.
+async fn read_body(response: &IncomingResponse, body_max: usize) -> Vec<u8> {
     use futures::StreamExt;
     let mut stream = std::pin::pin!(response.take_body_stream());
     let mut body = Vec::new();
-    while body.len() < BODY_MAX {
+    while body.len() < body_max {
         match stream.next().await {
             Some(Ok(chunk)) => body.extend_from_slice(&chunk),
             _ => break,
         }
     }
-    body.truncate(BODY_MAX);
+    body.truncate(body_max);
     body
 }
 

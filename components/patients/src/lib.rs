@@ -26,12 +26,16 @@ use bindings::exports::receta::patients::patients::{
 struct Patients;
 
 impl Guest for Patients {
-    fn create_patient(db: &Connection, medic: i64, input: NewPatient) -> Result<Patient, Error> {
+    fn create_patient(
+        db: Option<&Connection>,
+        medic: i64,
+        input: NewPatient,
+    ) -> Result<Patient, Error> {
         lent(db, || records::create(medic, input))
     }
 
     fn list_patients(
-        db: &Connection,
+        db: Option<&Connection>,
         medic: i64,
         search: Option<String>,
         page: PageRequest,
@@ -39,20 +43,23 @@ impl Guest for Patients {
         lent(db, || records::list(medic, search.as_deref(), page))
     }
 
-    fn get_owned(db: &Connection, medic: i64, key: PatientKey) -> Result<Patient, Error> {
+    fn get_owned(db: Option<&Connection>, medic: i64, key: PatientKey) -> Result<Patient, Error> {
         lent(db, || records::get(medic, &key))
     }
 
-    fn whatsapp_opt_in_of(db: &Connection, signature: String) -> Result<Option<OptIn>, Error> {
+    fn whatsapp_opt_in_of(
+        db: Option<&Connection>,
+        signature: String,
+    ) -> Result<Option<OptIn>, Error> {
         lent(db, || channels::opt_in_of(&signature))
     }
 
-    fn withdraw_whatsapp(db: &Connection, signature: String) -> Result<(), Error> {
+    fn withdraw_whatsapp(db: Option<&Connection>, signature: String) -> Result<(), Error> {
         lent(db, || channels::withdraw(&signature))
     }
 
     fn update_patient(
-        db: &Connection,
+        db: Option<&Connection>,
         medic: i64,
         key: PatientKey,
         patch: PatientPatch,
@@ -60,12 +67,15 @@ impl Guest for Patients {
         lent(db, || records::update(medic, &key, patch))
     }
 
-    fn issue_counter_code(db: &Connection, signature: String) -> Result<CounterCode, Error> {
+    fn issue_counter_code(
+        db: Option<&Connection>,
+        signature: String,
+    ) -> Result<CounterCode, Error> {
         lent(db, || counter::issue(&signature))
     }
 
     fn redeem_counter_code(
-        db: &Connection,
+        db: Option<&Connection>,
         pharmacy: i64,
         curp: String,
         code: String,
@@ -73,12 +83,12 @@ impl Guest for Patients {
         lent(db, || counter::redeem(pharmacy, &curp, &code))
     }
 
-    fn list_consents(db: &Connection, signature: String) -> Result<PersonConsents, Error> {
+    fn list_consents(db: Option<&Connection>, signature: String) -> Result<PersonConsents, Error> {
         lent(db, || consents::list(&signature))
     }
 
     fn give_consent(
-        db: &Connection,
+        db: Option<&Connection>,
         signature: String,
         grantee: Grantee,
         via: ConsentVia,
@@ -86,12 +96,16 @@ impl Guest for Patients {
         lent(db, || consents::give(&signature, grantee, via))
     }
 
-    fn withdraw_consent(db: &Connection, signature: String, id: i64) -> Result<Consent, Error> {
+    fn withdraw_consent(
+        db: Option<&Connection>,
+        signature: String,
+        id: i64,
+    ) -> Result<Consent, Error> {
         lent(db, || consents::withdraw(&signature, id))
     }
 
     fn history_access(
-        db: &Connection,
+        db: Option<&Connection>,
         medic: i64,
         hospitals: Vec<i64>,
         key: PatientKey,
@@ -99,23 +113,29 @@ impl Guest for Patients {
         lent(db, || consents::history_access(medic, &hospitals, &key))
     }
 
-    fn request_link_codes(db: &Connection, signature: String) -> Result<Vec<LinkCode>, Error> {
+    fn request_link_codes(
+        db: Option<&Connection>,
+        signature: String,
+    ) -> Result<Vec<LinkCode>, Error> {
         lent(db, || links::request(&signature))
     }
 
     fn confirm_link(
-        db: &Connection,
+        db: Option<&Connection>,
         signature: String,
         code: String,
     ) -> Result<(LinkedRecord, bool), Error> {
         lent(db, || links::confirm(&signature, &code))
     }
 
-    fn linked_records(db: &Connection, signature: String) -> Result<Vec<LinkedRecord>, Error> {
+    fn linked_records(
+        db: Option<&Connection>,
+        signature: String,
+    ) -> Result<Vec<LinkedRecord>, Error> {
         lent(db, || links::list(&signature))
     }
 
-    fn unlink_record(db: &Connection, signature: String, id: i64) -> Result<(), Error> {
+    fn unlink_record(db: Option<&Connection>, signature: String, id: i64) -> Result<(), Error> {
         lent(db, || links::unlink(&signature, id))
     }
 }

@@ -74,12 +74,12 @@ use bindings::exports::receta::prescriptions::prescriptions::{
 struct Prescriptions;
 
 impl Guest for Prescriptions {
-    fn issue(db: &Connection, request: IssueRequest) -> Result<Prescription, Error> {
+    fn issue(db: Option<&Connection>, request: IssueRequest) -> Result<Prescription, Error> {
         lent(db, || issue::issue(request))
     }
 
     fn list_prescriptions(
-        db: &Connection,
+        db: Option<&Connection>,
         medic: i64,
         search: Option<String>,
         page: PageRequest,
@@ -88,31 +88,35 @@ impl Guest for Prescriptions {
     }
 
     fn list_medications(
-        db: &Connection,
+        db: Option<&Connection>,
         medic: i64,
         page: PageRequest,
     ) -> Result<MedicationPage, Error> {
         lent(db, || read::prescribed(medic, page))
     }
 
-    fn get_by_id(db: &Connection, medic: i64, id: i64) -> Result<Prescription, Error> {
+    fn get_by_id(db: Option<&Connection>, medic: i64, id: i64) -> Result<Prescription, Error> {
         lent(db, || read::by_id(medic, id))
     }
 
     fn get_by_signature(
-        db: &Connection,
+        db: Option<&Connection>,
         caller: Principal,
         signature: String,
     ) -> Result<Prescription, Error> {
         lent(db, || detail::by_signature(&caller, &signature))
     }
 
-    fn get_pdf(db: &Connection, caller: Principal, signature: String) -> Result<Vec<u8>, Error> {
+    fn get_pdf(
+        db: Option<&Connection>,
+        caller: Principal,
+        signature: String,
+    ) -> Result<Vec<u8>, Error> {
         lent(db, || read::pdf(&caller, &signature))
     }
 
     fn history_of(
-        db: &Connection,
+        db: Option<&Connection>,
         reader: i64,
         reader_name: String,
         patients: Vec<i64>,
@@ -125,14 +129,14 @@ impl Guest for Prescriptions {
     }
 
     fn dispensable_for(
-        db: &Connection,
+        db: Option<&Connection>,
         pharmacy: i64,
         patients: Vec<i64>,
     ) -> Result<Vec<String>, Error> {
         lent(db, || dispensable::for_patients(pharmacy, &patients))
     }
 
-    fn get_for_pharmacy(db: &Connection, signature: String) -> Result<PharmacyView, Error> {
+    fn get_for_pharmacy(db: Option<&Connection>, signature: String) -> Result<PharmacyView, Error> {
         lent(db, || {
             let view = detail::pharmacy_view(&signature)?;
             efirma::issued(view.prescription).map(|prescription| PharmacyView {
@@ -146,12 +150,12 @@ impl Guest for Prescriptions {
         })
     }
 
-    fn dispense(db: &Connection, request: DispenseRequest) -> Result<Dispensed, Error> {
+    fn dispense(db: Option<&Connection>, request: DispenseRequest) -> Result<Dispensed, Error> {
         lent(db, || dispense::dispense(request))
     }
 
     fn get_receipt(
-        db: &Connection,
+        db: Option<&Connection>,
         pharmacy: Option<i64>,
         digest: String,
     ) -> Result<Receipt, Error> {
@@ -163,7 +167,7 @@ impl Guest for Prescriptions {
     }
 
     fn reject(
-        db: &Connection,
+        db: Option<&Connection>,
         pharmacy: PharmacyRef,
         change: StateChange,
     ) -> Result<Prescription, Error> {
@@ -171,7 +175,7 @@ impl Guest for Prescriptions {
     }
 
     fn claim(
-        db: &Connection,
+        db: Option<&Connection>,
         pharmacy: PharmacyRef,
         signature: String,
         minutes: u32,
@@ -180,7 +184,7 @@ impl Guest for Prescriptions {
     }
 
     fn release(
-        db: &Connection,
+        db: Option<&Connection>,
         pharmacy: PharmacyRef,
         signature: String,
         secret: String,
@@ -189,19 +193,23 @@ impl Guest for Prescriptions {
     }
 
     fn set_status(
-        db: &Connection,
+        db: Option<&Connection>,
         pharmacy: PharmacyRef,
         change: StatusChange,
     ) -> Result<(StatusUpdate, bool), Error> {
         lent(db, || status::set(pharmacy, change))
     }
 
-    fn cancel(db: &Connection, medic: i64, change: StateChange) -> Result<Prescription, Error> {
+    fn cancel(
+        db: Option<&Connection>,
+        medic: i64,
+        change: StateChange,
+    ) -> Result<Prescription, Error> {
         lent(db, || lifecycle::cancel(medic, change))
     }
 
     fn list_events(
-        db: &Connection,
+        db: Option<&Connection>,
         caller: Principal,
         signature: String,
     ) -> Result<Vec<LifecycleEvent>, Error> {
@@ -217,7 +225,7 @@ impl Guest for Prescriptions {
     }
 
     fn get_constancia(
-        db: &Connection,
+        db: Option<&Connection>,
         caller: Principal,
         signature: String,
     ) -> Result<Vec<u8>, Error> {
@@ -225,19 +233,23 @@ impl Guest for Prescriptions {
     }
 
     fn get_receipt_constancia(
-        db: &Connection,
+        db: Option<&Connection>,
         pharmacy: Option<i64>,
         digest: String,
     ) -> Result<Vec<u8>, Error> {
         lent(db, || constancia::of_receipt(pharmacy, &digest))
     }
 
-    fn get_draft(db: &Connection, medic: i64, signature: String) -> Result<EfirmaDraft, Error> {
+    fn get_draft(
+        db: Option<&Connection>,
+        medic: i64,
+        signature: String,
+    ) -> Result<EfirmaDraft, Error> {
         lent(db, || signing::get_draft(medic, &signature))
     }
 
     fn activate(
-        db: &Connection,
+        db: Option<&Connection>,
         medic: i64,
         activation: EfirmaActivation,
     ) -> Result<Prescription, Error> {
@@ -245,19 +257,19 @@ impl Guest for Prescriptions {
     }
 
     fn get_efirma_cms(
-        db: &Connection,
+        db: Option<&Connection>,
         caller: Principal,
         signature: String,
     ) -> Result<Vec<u8>, Error> {
         lent(db, || signing::cms(&caller, &signature))
     }
 
-    fn get_fhir_source(db: &Connection, signature: String) -> Result<FhirSource, Error> {
+    fn get_fhir_source(db: Option<&Connection>, signature: String) -> Result<FhirSource, Error> {
         lent(db, || fhir::source(&signature))
     }
 
     fn get_document(
-        db: &Connection,
+        db: Option<&Connection>,
         caller: Principal,
         signature: String,
     ) -> Result<String, Error> {
@@ -265,7 +277,7 @@ impl Guest for Prescriptions {
     }
 
     fn antibiotic_register(
-        db: &Connection,
+        db: Option<&Connection>,
         pharmacy: i64,
         from: String,
         to: String,
@@ -283,14 +295,14 @@ impl Guest for Prescriptions {
     }
 
     fn get_landing(
-        db: &Connection,
+        db: Option<&Connection>,
         caller: Option<Principal>,
         signature: String,
     ) -> Result<LandingRx, Error> {
         lent(db, || landing::view(caller, &signature))
     }
 
-    fn get_landing_pdf(db: &Connection, signature: String) -> Result<Vec<u8>, Error> {
+    fn get_landing_pdf(db: Option<&Connection>, signature: String) -> Result<Vec<u8>, Error> {
         lent(db, || landing::pdf(&signature))
     }
 

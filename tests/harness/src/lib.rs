@@ -87,7 +87,7 @@ impl<W: World> Harness<W> {
 }
 
 /// A connection to the `default` database opened in `store` the way a component's `open` makes
-/// one, to lend to an export that takes `db: borrow<connection>` (as the gateway lends the
+/// one, to lend to an export that takes `db: option<borrow<connection>>` (as the gateway lends the
 /// request's). Given back when the store ends.
 pub async fn lend(store: &mut Store<HostState>) -> wasmtime::Result<Resource<Connection>> {
     HostConnection::open(&mut store.data_mut().sqlite, "default".to_string())

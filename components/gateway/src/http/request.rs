@@ -163,7 +163,7 @@ impl Request {
     /// Whose token the request carries (`receta:auth/auth#authenticate`); `roles` decides what
     /// it may call.
     pub fn authenticate(&self) -> Result<Caller, Error> {
-        auth::authenticate(&self.db()?.connection(), self.header("authorization"))
+        auth::authenticate(self.db()?.lend().as_deref(), self.header("authorization"))
     }
 
     /// The JSON body as fields (400 for malformed JSON or a body over 1 MiB → 413 is decided earlier).

@@ -42,7 +42,7 @@ pub enum Audience {
 /// The bundle of `rx` (already read for its caller), as a 200 `application/fhir+json`.
 pub fn respond(rx: &Prescription, audience: Audience) -> Result<Response, Error> {
     let db = Db::open()?;
-    let source = prescriptions::get_fhir_source(&db.connection(), &rx.signature)?;
+    let source = prescriptions::get_fhir_source(db.lend().as_deref(), &rx.signature)?;
     let document: Value = serde_json::from_str(&source.document).unwrap_or(Value::Null);
     // RFC and CURP as registered now (they are not in the signed snapshot).
     let ids = match audience {

@@ -31,17 +31,17 @@ pub fn read(
         .iter()
         .map(|l| l.hospital.id)
         .collect();
-    let records = patients::history_access(&db.connection(), medic, &hospitals, key)?;
+    let records = patients::history_access(db.lend().as_deref(), medic, &hospitals, key)?;
     let name = match name {
         Some(name) => name.to_string(),
-        None => catalog::get_medic(&db.connection(), medic)
+        None => catalog::get_medic(db.lend().as_deref(), medic)
             .map(|m| m.name)
             .unwrap_or_default(),
     };
     let now = common::time::now_iso8601();
     let since = common::time::shift(&now, -DAYS * 86_400).unwrap_or_default();
     prescriptions::history_of(
-        &db.connection(),
+        db.lend().as_deref(),
         medic,
         &name,
         &records,
@@ -112,7 +112,8 @@ pub fn fhir_bundle(entries: &[HistoryEntry], key: &str) -> Result<Value, Error> 
     let mut seen = std::collections::HashSet::new();
     let mut merged = Vec::new();
     for e in entries {
-        let source = prescriptions::get_fhir_source(&db.connection(), &e.prescription.signature)?;
+        let source =
+            prescriptions::get_fhir_source(db.lend().as_deref(), &e.prescription.signature)?;
         let document: Value = serde_json::from_str(&source.document).unwrap_or(Value::Null);
         let bundle = crate::views::fhir_json::bundle(
             &e.prescription,

@@ -46,7 +46,7 @@ pub fn respond(req: &Request, pharmacy: i64) -> Result<Response, Error> {
         None | Some("" | "json") => {
             let page = req.page()?;
             let found = prescriptions::antibiotic_register(
-                &Db::open()?.connection(),
+                Db::open()?.lend().as_deref(),
                 pharmacy,
                 &from.to_string(),
                 &to.to_string(),
@@ -56,7 +56,7 @@ pub fn respond(req: &Request, pharmacy: i64) -> Result<Response, Error> {
         }
         Some("csv") => {
             let found = prescriptions::antibiotic_register(
-                &Db::open()?.connection(),
+                Db::open()?.lend().as_deref(),
                 pharmacy,
                 &from.to_string(),
                 &to.to_string(),

@@ -15,7 +15,7 @@ fn authenticate(auth: &Auth, header: Option<&str>) -> Result<Result<Caller, Erro
     auth.call(async |c, s| {
         let db = receta_harness::lend(s).await?;
         c.receta_auth_auth()
-            .call_authenticate(&mut *s, db, header.as_deref())
+            .call_authenticate(&mut *s, Some(db), header.as_deref())
             .await
     })
 }

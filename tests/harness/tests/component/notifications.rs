@@ -182,7 +182,7 @@ fn a_webhook_is_planned_only_for_the_events_and_parties_it_chose() -> Result<()>
         n.call(async move |c, s| {
             let db = receta_harness::lend(s).await?;
             c.receta_notifications_notifications()
-                .call_plan(&mut *s, db, medic, hospital, event)
+                .call_plan(&mut *s, Some(db), medic, hospital, event)
                 .await
         })
     };
@@ -194,7 +194,7 @@ fn a_webhook_is_planned_only_for_the_events_and_parties_it_chose() -> Result<()>
     let other = n.call(async |c, s| {
         let db = receta_harness::lend(s).await?;
         c.receta_notifications_notifications()
-            .call_plan(&mut *s, db, medic, hospital + 1, RxEvent::Dispensed)
+            .call_plan(&mut *s, Some(db), medic, hospital + 1, RxEvent::Dispensed)
             .await
     })??;
     assert!(

@@ -36,7 +36,7 @@ fn create(p: &Patients, medic: i64, name: &str) -> Result<Patient> {
     Ok(p.call(async |c, s| {
         let db = receta_harness::lend(s).await?;
         c.receta_patients_patients()
-            .call_create_patient(&mut *s, db, medic, &input)
+            .call_create_patient(&mut *s, Some(db), medic, &input)
             .await
     })??)
 }
@@ -45,7 +45,7 @@ fn get(p: &Patients, medic: i64, key: &PatientKey) -> Result<Result<Patient, Err
     p.call(async |c, s| {
         let db = receta_harness::lend(s).await?;
         c.receta_patients_patients()
-            .call_get_owned(&mut *s, db, medic, key)
+            .call_get_owned(&mut *s, Some(db), medic, key)
             .await
     })
 }
@@ -107,14 +107,14 @@ fn another_medic_neither_sees_nor_changes_the_patient() -> Result<()> {
     let changed = p.call(async |c, s| {
         let db = receta_harness::lend(s).await?;
         c.receta_patients_patients()
-            .call_update_patient(&mut *s, db, beto, &key, &patch)
+            .call_update_patient(&mut *s, Some(db), beto, &key, &patch)
             .await
     })?;
     assert!(matches!(changed, Err(Error::NotFound(_))));
     let renamed = p.call(async |c, s| {
         let db = receta_harness::lend(s).await?;
         c.receta_patients_patients()
-            .call_update_patient(&mut *s, db, ana, &key, &patch)
+            .call_update_patient(&mut *s, Some(db), ana, &key, &patch)
             .await
     })??;
     assert_eq!(
@@ -135,7 +135,7 @@ fn another_medic_neither_sees_nor_changes_the_patient() -> Result<()> {
     let refused = p.call(async |c, s| {
         let db = receta_harness::lend(s).await?;
         c.receta_patients_patients()
-            .call_update_patient(&mut *s, db, ana, &key, &sms)
+            .call_update_patient(&mut *s, Some(db), ana, &key, &sms)
             .await
     })?;
     assert!(matches!(refused, Err(Error::Invalid(_))), "{refused:?}");
@@ -147,7 +147,7 @@ fn another_medic_neither_sees_nor_changes_the_patient() -> Result<()> {
     let reachable = p.call(async |c, s| {
         let db = receta_harness::lend(s).await?;
         c.receta_patients_patients()
-            .call_update_patient(&mut *s, db, ana, &key, &with_phone)
+            .call_update_patient(&mut *s, Some(db), ana, &key, &with_phone)
             .await
     })??;
     assert_eq!(reachable.phone_e164.as_deref(), Some("+523312345678"));
@@ -178,7 +178,7 @@ fn a_medic_lists_and_searches_only_their_own_patients() -> Result<()> {
         p.call(async move |c, s| {
             let db = receta_harness::lend(s).await?;
             c.receta_patients_patients()
-                .call_list_patients(&mut *s, db, medic, search, page)
+                .call_list_patients(&mut *s, Some(db), medic, search, page)
                 .await
         })
     };

@@ -54,7 +54,7 @@ fn admit(p: &Pharmacies, id: i64, limit: u32) -> Result<Result<Pharmacy, Error>>
     p.call(async move |c, s| {
         let db = receta_harness::lend(s).await?;
         c.receta_pharmacies_pharmacies()
-            .call_admit(&mut *s, db, id, limit)
+            .call_admit(&mut *s, Some(db), id, limit)
             .await
     })
 }

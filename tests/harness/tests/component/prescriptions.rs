@@ -113,7 +113,7 @@ pub fn issue(rx: &Rx, request: &IssueRequest) -> Result<Result<Prescription, Err
     rx.call(async |c, s| {
         let db = receta_harness::lend(s).await?;
         c.receta_prescriptions_prescriptions()
-            .call_issue(&mut *s, db, request)
+            .call_issue(&mut *s, Some(db), request)
             .await
     })
 }
@@ -150,7 +150,7 @@ fn dispense(rx: &Rx, signature: &str, items: &[(i64, u32)]) -> Result<Result<RxS
     let done = rx.call(async |c, s| {
         let db = receta_harness::lend(s).await?;
         c.receta_prescriptions_prescriptions()
-            .call_dispense(&mut *s, db, &request)
+            .call_dispense(&mut *s, Some(db), &request)
             .await
     })?;
     Ok(done.map(|d| d.prescription.prescription.status.rx_status))
@@ -169,7 +169,7 @@ fn cancel(rx: &Rx, medic: i64, signature: &str) -> Result<Result<Prescription, E
     rx.call(async |c, s| {
         let db = receta_harness::lend(s).await?;
         c.receta_prescriptions_prescriptions()
-            .call_cancel(&mut *s, db, medic, &change)
+            .call_cancel(&mut *s, Some(db), medic, &change)
             .await
     })
 }
@@ -179,7 +179,7 @@ fn reject(rx: &Rx, signature: &str) -> Result<Result<Prescription, Error>> {
     rx.call(async |c, s| {
         let db = receta_harness::lend(s).await?;
         c.receta_prescriptions_prescriptions()
-            .call_reject(&mut *s, db, &pharmacy(rx), &change)
+            .call_reject(&mut *s, Some(db), &pharmacy(rx), &change)
             .await
     })
 }
@@ -489,7 +489,7 @@ fn an_expired_prescription_reads_expired_and_does_not_sell() -> Result<()> {
     let read = rx.call(async |c, s| {
         let db = receta_harness::lend(s).await?;
         c.receta_prescriptions_prescriptions()
-            .call_get_for_pharmacy(&mut *s, db, &issued.signature)
+            .call_get_for_pharmacy(&mut *s, Some(db), &issued.signature)
             .await
     })??;
     assert_eq!(read.prescription.status.rx_status, RxState::Expired);
@@ -510,7 +510,7 @@ fn reads_are_queued_once_per_actor_and_minute_and_drained_once() -> Result<()> {
         rx.call(async |c, s| {
             let db = receta_harness::lend(s).await?;
             c.receta_prescriptions_prescriptions()
-                .call_get_by_signature(&mut *s, db, *who, &issued.signature)
+                .call_get_by_signature(&mut *s, Some(db), *who, &issued.signature)
                 .await
         })
     };

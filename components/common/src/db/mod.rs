@@ -1,5 +1,8 @@
-//! The one door to Spin's SQLite (`spin:sqlite/sqlite@3.0.0`): open, query with positional
-//! parameters, map rows by column name, and run a closure inside a transaction.
+//! The one door to the database: open, query with positional parameters, map rows by column name,
+//! and run a closure inside a transaction. Two backends, chosen by configuration and invisible to
+//! every caller: Spin's SQLite (`spin:sqlite/sqlite@3.0.0`: a local file, or Spin's own libSQL
+//! backend through a runtime config) when the `database_url` variable is empty, the default; with it
+//! set, libSQL/Turso over HTTP spoken by the component itself ([`hrana`], issue 87).
 //!
 //! What works on every database Spin serves, so nothing here offers more: a new row's id is read
 //! with `INSERT … RETURNING id` (Spin's libSQL backend answers 0 for `last-insert-rowid` and
@@ -9,7 +12,9 @@
 //!
 //! One file (over 500 lines): the connection, its lending across components and its transactions are one lifetime, read together.
 
-use std::cell::{Cell, Ref, RefCell};
+mod hrana;
+
+use std::cell::{Cell, OnceCell, Ref, RefCell};
 use std::mem::ManuallyDrop;
 use std::rc::{Rc, Weak};
 
@@ -17,6 +22,11 @@ use anyhow::{Context, Result, anyhow};
 use spin_sdk::sqlite3::{Connection, QueryResult, Value};
 
 pub use spin_sdk::sqlite3::Value as Param;
+
+/// The variables naming a libSQL/Turso database reached over HTTP ([`hrana`]); empty, the default,
+/// means Spin's SQLite `default`.
+const DATABASE_URL: &str = "database_url";
+const DATABASE_TOKEN: &str = "database_token";
 
 /// The database every component uses (Spin's `default`, `.spin/sqlite_db.db` locally).
 pub const DATABASE: &str = "default";
@@ -81,6 +91,36 @@ thread_local! {
     /// would cost a round trip each and change nothing (the server keeps its own lock waits and
     /// commits durably).
     static SETTINGS_REFUSED: Cell<bool> = const { Cell::new(false) };
+
+    /// The database over HTTP the configuration names, if any (`database_url`): configuration,
+    /// read once per instance.
+    static REMOTE: OnceCell<Result<Option<hrana::Remote>, String>> = const { OnceCell::new() };
+}
+
+/// The configured database over HTTP, `None` for Spin's SQLite; a `database_url` that is not an
+/// `http(s)://` or `libsql://` URL is an error at every request (the log says which).
+fn remote() -> Result<Option<hrana::Remote>> {
+    REMOTE.with(|remote| {
+        remote
+            .get_or_init(|| {
+                let var = |name| spin_sdk::variables::get(name).unwrap_or_default();
+                let url = var(DATABASE_URL);
+                if url.trim().is_empty() {
+                    return Ok(None);
+                }
+                hrana::Remote::parse(&url, &var(DATABASE_TOKEN)).map(Some)
+            })
+            .clone()
+            .map_err(|e| anyhow!(e))
+    })
+}
+
+/// What a [`Handle`] talks to.
+enum Link {
+    /// A connection of Spin's SQLite interface.
+    Local(Connection),
+    /// A libSQL server over HTTP.
+    Remote(hrana::Stream),
 }
 
 /// A connection this instance opened (kept for reuse, or closed, when dropped), or one lent to it
@@ -88,7 +128,7 @@ thread_local! {
 struct Handle {
     /// Replaced, when this instance opened it, by a new one if the server lost its stream
     /// ([`Handle::renew`]).
-    conn: RefCell<ManuallyDrop<Connection>>,
+    conn: RefCell<ManuallyDrop<Link>>,
     /// Whether this instance opened it; a lent one is the caller's, never dropped here (the handle
     /// is a borrow that ends with the call).
     opened: bool,
@@ -103,7 +143,7 @@ struct Handle {
 }
 
 impl Handle {
-    fn new(conn: Connection, opened: bool) -> Handle {
+    fn new(conn: Link, opened: bool) -> Handle {
         Handle {
             conn: RefCell::new(ManuallyDrop::new(conn)),
             opened,
@@ -118,15 +158,38 @@ impl Handle {
         self.dirty.set(true);
     }
 
-    fn get(&self) -> Ref<'_, Connection> {
-        Ref::map(self.conn.borrow(), |conn| &**conn)
+    /// Spin's connection, `None` over HTTP.
+    fn local(&self) -> Option<Ref<'_, Connection>> {
+        Ref::filter_map(self.conn.borrow(), |link| match &**link {
+            Link::Local(conn) => Some(conn),
+            Link::Remote(_) => None,
+        })
+        .ok()
+    }
+
+    fn is_remote(&self) -> bool {
+        matches!(&**self.conn.borrow(), Link::Remote(_))
+    }
+
+    /// Runs one statement; over HTTP, `keep` lets a write inside a transaction wait for the next
+    /// statement that needs the server ([`hrana`]).
+    fn execute(
+        &self,
+        sql: &str,
+        params: &[Value],
+        keep: bool,
+    ) -> Result<QueryResult, spin_sdk::sqlite3::Error> {
+        match &mut **self.conn.borrow_mut() {
+            Link::Local(conn) => conn.execute(sql, params),
+            Link::Remote(stream) => stream.execute(sql, params, keep),
+        }
     }
 
     /// Replaces a connection whose server-side stream is gone ([`lost_stream`]) with a new one:
     /// only one this instance opened, and only outside a transaction (inside one, the transaction
     /// went with the stream, and the connection is marked to be closed instead). Whether it did.
     fn renew(&self) -> bool {
-        if !self.opened || self.in_transaction.get() {
+        if !self.opened || self.in_transaction.get() || self.is_remote() {
             self.taint();
             return false;
         }
@@ -134,7 +197,10 @@ impl Handle {
             self.taint();
             return false;
         };
-        let old = std::mem::replace(&mut *self.conn.borrow_mut(), ManuallyDrop::new(fresh));
+        let old = std::mem::replace(
+            &mut *self.conn.borrow_mut(),
+            ManuallyDrop::new(Link::Local(fresh)),
+        );
         drop(ManuallyDrop::into_inner(old));
         true
     }
@@ -144,8 +210,8 @@ impl Drop for Handle {
     fn drop(&mut self) {
         if self.opened {
             // SAFETY: taken once, here, and never used again.
-            let conn = unsafe { ManuallyDrop::take(self.conn.get_mut()) };
-            if !self.dirty.get() {
+            let link = unsafe { ManuallyDrop::take(self.conn.get_mut()) };
+            if let (Link::Local(conn), false) = (link, self.dirty.get()) {
                 IDLE.with_borrow_mut(|idle| {
                     if idle.len() < IDLE_MAX {
                         idle.push((conn, std::time::Instant::now()));
@@ -163,13 +229,17 @@ pub struct Db {
 
 /// Runs `f` with `db` as the instance's connection: every [`Db::open`] inside it shares `db`
 /// instead of opening one. For the exports that take the gateway's connection (`db:
-/// borrow<connection>` in `wit/`): a request then makes one SQLite connection instead of one per
-/// component.
-pub fn lent<T>(db: &Connection, f: impl FnOnce() -> T) -> T {
+/// option<borrow<connection>>` in `wit/`): a request then makes one SQLite connection instead of
+/// one per component. `None` (the database is over HTTP, where a connection holds nothing between
+/// statements outside a transaction): `f` opens its own.
+pub fn lent<T>(db: Option<&Connection>, f: impl FnOnce() -> T) -> T {
+    let Some(db) = db else {
+        return f();
+    };
     // SAFETY: the handle is the caller's borrow, valid until this export returns, which outlives
     // `f`; `ManuallyDrop` keeps this copy from dropping the handle it does not own.
     let copy = unsafe { Connection::from_handle(db.handle()) };
-    let conn = Rc::new(Handle::new(copy, false));
+    let conn = Rc::new(Handle::new(Link::Local(copy), false));
     let before = OPEN.replace(Rc::downgrade(&conn));
     let result = f();
     OPEN.set(before);
@@ -193,6 +263,13 @@ impl Db {
         if let Some(conn) = OPEN.with_borrow(Weak::upgrade) {
             return Ok(Db::on(conn));
         }
+        if let Some(remote) = remote()? {
+            // A libSQL server refuses connection settings; none is sent.
+            SETTINGS_REFUSED.set(true);
+            let conn = Rc::new(Handle::new(Link::Remote(hrana::Stream::new(remote)), true));
+            OPEN.set(Rc::downgrade(&conn));
+            return Ok(Db::on(conn));
+        }
         let kept = IDLE.with_borrow_mut(|idle| {
             idle.retain(|(_, since)| since.elapsed() < KEPT_FOR);
             idle.pop()
@@ -203,7 +280,7 @@ impl Db {
                 .map_err(|e| anyhow!("{e:?}"))
                 .context("opening the database")?,
         };
-        let conn = Rc::new(Handle::new(conn, true));
+        let conn = Rc::new(Handle::new(Link::Local(conn), true));
         OPEN.set(Rc::downgrade(&conn));
         Ok(Db::on(conn))
     }
@@ -219,19 +296,25 @@ impl Db {
         self.conn.taint();
     }
 
-    /// The connection, to lend to a component's export that takes one (see [`lent`]).
-    pub fn connection(&self) -> Ref<'_, Connection> {
-        self.conn.get()
+    /// The connection, to lend to a component's export that takes one (see [`lent`]); `None`
+    /// over HTTP. Passed as `db.lend().as_deref()`.
+    pub fn lend(&self) -> Option<Ref<'_, Connection>> {
+        self.conn.local()
     }
 
     /// Runs one statement as it is, except that on a connection whose server-side stream is gone
     /// (a libSQL server restarted, or dropped the stream: [`lost_stream`]) it is run once more on
     /// a new connection, outside a transaction ([`Handle::renew`]): the server refused the
     /// statement before running it.
-    fn run(&self, sql: &str, params: &[Value]) -> Result<QueryResult, spin_sdk::sqlite3::Error> {
-        let result = self.conn.get().execute(sql, params);
+    fn run(
+        &self,
+        sql: &str,
+        params: &[Value],
+        keep: bool,
+    ) -> Result<QueryResult, spin_sdk::sqlite3::Error> {
+        let result = self.conn.execute(sql, params, keep);
         match result {
-            Err(e) if lost_stream(&e) && self.conn.renew() => self.conn.get().execute(sql, params),
+            Err(e) if lost_stream(&e) && self.conn.renew() => self.conn.execute(sql, params, keep),
             other => other,
         }
     }
@@ -243,7 +326,7 @@ impl Db {
         if SETTINGS_REFUSED.get() {
             return Ok(false);
         }
-        match self.run(sql, &[]) {
+        match self.run(sql, &[], false) {
             Ok(_) => Ok(true),
             Err(e) if refuses_settings(&e) => {
                 SETTINGS_REFUSED.set(true);
@@ -268,12 +351,17 @@ impl Db {
     /// answers at once, and issuing is one write statement without a transaction (migration
     /// 0031): eight creates at once on one Spin node met it in the bench.
     pub fn execute(&self, sql: &str, params: &[Value]) -> Result<QueryResult> {
+        self.execute_as(sql, params, false)
+    }
+
+    /// [`Db::execute`]; `keep` as [`Handle::execute`] says.
+    fn execute_as(&self, sql: &str, params: &[Value], keep: bool) -> Result<QueryResult> {
         let retried = !self.conn.in_transaction.get();
         let mut tries = 1;
         let started = std::time::Instant::now();
         let mut pause = LOCK_RETRY;
         loop {
-            let e = match self.run(sql, params) {
+            let e = match self.run(sql, params, keep) {
                 Ok(result) => return Ok(result),
                 Err(e) => e,
             };
@@ -282,7 +370,10 @@ impl Db {
                 pause = (pause * 2).min(LOCK_RETRY * 16);
                 continue;
             }
-            if is_interrupt(&e) {
+            // Over HTTP `BEGIN IMMEDIATE` reaches the server with the transaction's first
+            // statement, so a lock held elsewhere is met there: the transaction, which did
+            // nothing, is run again as an interrupted one is.
+            if is_interrupt(&e) || (is_busy(&e) && !retried && self.conn.is_remote()) {
                 if retried && tries < INTERRUPTED_TRIES {
                     std::thread::sleep(INTERRUPTED_PAUSE * tries);
                     tries += 1;
@@ -333,7 +424,9 @@ impl Db {
 
     /// A single integer of a batched write (`… RETURNING id`, see [`Db::execute_batched`]).
     pub fn scalar_i64_batched(&self, sql: &str, params: &[Value]) -> Result<i64> {
-        first_i64(&self.execute_batched(sql, params)?, sql)
+        // Its rows are needed at once: over HTTP it is not kept.
+        let sql = format!("{sql} {BATCHED}");
+        first_i64(&self.execute(&sql, params)?, &sql)
     }
 
     /// Runs one statement as a log-grade commit: written to the operating system before it
@@ -346,7 +439,7 @@ impl Db {
     pub fn execute_log_grade(&self, sql: &str, params: &[Value]) -> Result<QueryResult> {
         let changed = self.setting(LOG_GRADE).unwrap_or(false);
         let result = self.execute(sql, params);
-        if changed && self.run(DURABLE, &[]).is_err() {
+        if changed && self.run(DURABLE, &[], false).is_err() {
             self.conn.taint();
         }
         result
@@ -356,10 +449,11 @@ impl Db {
     /// error may be told as late as the transaction's `COMMIT` (which then fails and rolls the
     /// transaction back). On this host's libSQL replicas such writes are sent to the primary
     /// together, one request for several (docs/scale-out.md, "Round trips"); elsewhere the mark
-    /// (a trailing comment) changes nothing and the write runs at once. Not for a write whose
-    /// constraint violation the caller maps to an answer.
+    /// (a trailing comment) changes nothing and the write runs at once. Over HTTP ([`hrana`]) it is
+    /// sent with the transaction's next statement or its `COMMIT`. Not for a write whose
+    /// constraint violation the caller maps to an answer, nor one whose rows the caller reads.
     pub fn execute_batched(&self, sql: &str, params: &[Value]) -> Result<QueryResult> {
-        self.execute(&format!("{sql} {BATCHED}"), params)
+        self.execute_as(&format!("{sql} {BATCHED}"), params, true)
     }
 
     /// `BEGIN IMMEDIATE`, asked for without SQLite's busy handler and asked again every
@@ -371,7 +465,7 @@ impl Db {
         let set = self.setting(NO_BUSY_WAIT)?;
         let started = std::time::Instant::now();
         let begun = loop {
-            match self.run("BEGIN IMMEDIATE", &[]) {
+            match self.run("BEGIN IMMEDIATE", &[], false) {
                 Err(e) if (is_busy(&e) || is_interrupt(&e)) && started.elapsed() < LOCK_WAIT => {
                     std::thread::sleep(LOCK_RETRY)
                 }

@@ -1,6 +1,6 @@
 //! `spawn_app()`: the real host, the real components, a fresh state dir, an ephemeral port.
 //!
-//! With `RECETA_TEST_CRONLESS=1` (the cron-less pass on Spin), the app runs on `spin.cloud.toml`
+//! With `RECETA_TEST_CRONLESS=1` (the cron-less pass on Spin), the app runs on `spin.cloud.toml` (`spin.edge.toml` over HTTP)
 //! (no cron trigger) and migrates its database itself (no `--sqlite` flags on Spin), Spin has no
 //! plugin installed, and a loopback scheduler calls the jobs door every second (`scheduler.rs`).
 //! With `RECETA_TEST_FROM=<ref>` too, Spin runs the app pulled from an OCI registry (`spin up -k
@@ -39,18 +39,30 @@ pub fn cronless() -> bool {
     std::env::var("RECETA_TEST_CRONLESS").is_ok_and(|v| v == "1")
 }
 
-/// The manifest the app runs on: `spin.toml`, or `spin.cloud.toml` in a cron-less pass.
+/// The manifest the app runs on: `spin.toml`, or the cron-less one in a cron-less pass.
 pub fn api_manifest() -> PathBuf {
-    repo_root().join(if cronless() {
-        "spin.cloud.toml"
+    if cronless() {
+        cronless_manifest()
     } else {
-        "spin.toml"
+        repo_root().join("spin.toml")
+    }
+}
+
+/// The cron-less manifest: `spin.cloud.toml`, or `spin.edge.toml` (no SQLite at all) when the app
+/// reaches its database over HTTP.
+pub fn cronless_manifest() -> PathBuf {
+    repo_root().join(if over_http() {
+        "spin.edge.toml"
+    } else {
+        "spin.cloud.toml"
     })
 }
 
-/// Whether `manifest` is the app's (either manifest), not a host fixture.
+/// Whether `manifest` is the app's (any of its manifests), not a host fixture.
 fn is_the_app(manifest: &Path) -> bool {
-    manifest == repo_root().join("spin.toml") || manifest == repo_root().join("spin.cloud.toml")
+    ["spin.toml", "spin.cloud.toml", "spin.edge.toml"]
+        .iter()
+        .any(|name| manifest == repo_root().join(name))
 }
 
 /// A running host on an ephemeral port, killed when dropped.
@@ -136,7 +148,7 @@ impl AppConfig {
     /// scheduler (the test runs the jobs door itself).
     pub fn self_migrating() -> Self {
         let mut config = Self {
-            manifest: repo_root().join("spin.cloud.toml"),
+            manifest: cronless_manifest(),
             scheduled: false,
             ..Self::default()
         };
@@ -315,7 +327,14 @@ pub fn start_listening(config: AppConfig, state_dir: tempfile::TempDir, listen: 
     let mut runtime_config = config.runtime_config.clone();
     let mut sqld = None;
     let mut database_variables = Vec::new();
-    if runtime_config.is_none() && on_libsql() && is_the_api {
+    // A test that brings its own database (a runtime config, or the variables of one over HTTP)
+    // gets no server of its own.
+    let own_database = runtime_config.is_some()
+        || config
+            .env
+            .iter()
+            .any(|(name, _)| name == "SPIN_VARIABLE_DATABASE_URL");
+    if !own_database && on_libsql() && is_the_api {
         let mut parked = PARKED.lock().unwrap_or_else(|e| e.into_inner());
         let server = match parked.iter().position(|(dir, _)| dir == state_dir.path()) {
             Some(i) => parked.remove(i).1,
@@ -324,17 +343,7 @@ pub fn start_listening(config: AppConfig, state_dir: tempfile::TempDir, listen: 
         let path = state_dir.path().join("runtime-config.toml");
         if over_http() {
             // The host's SQLite `default` stays a local file the app does not use.
-            database_variables = vec![
-                ("SPIN_VARIABLE_DATABASE_URL".to_string(), server.url.clone()),
-                (
-                    "SPIN_VARIABLE_DATABASE_TOKEN".to_string(),
-                    server.token.clone(),
-                ),
-                (
-                    "SPIN_VARIABLE_DATABASE_HOST".to_string(),
-                    server.url.clone(),
-                ),
-            ];
+            database_variables = server.database_variables();
         } else if with_replica() {
             let replica = state_dir.path().join("replica").join("default.db");
             runtime_config = Some(server.replica_runtime_config(&path, &replica, 200));

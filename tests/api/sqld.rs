@@ -172,6 +172,19 @@ impl Sqld {
         self.dir.join("data.sqld/dbs/default/data")
     }
 
+    /// The variables that have the app reach this server over HTTP itself (`database_url`, issue
+    /// 87), as `SPIN_VARIABLE_…` pairs.
+    pub fn database_variables(&self) -> Vec<(String, String)> {
+        [
+            ("SPIN_VARIABLE_DATABASE_URL", &self.url),
+            ("SPIN_VARIABLE_DATABASE_TOKEN", &self.token),
+            ("SPIN_VARIABLE_DATABASE_HOST", &self.url),
+        ]
+        .into_iter()
+        .map(|(name, value)| (name.to_string(), value.clone()))
+        .collect()
+    }
+
     /// A runtime config pointing the app's `default` database at this server.
     pub fn runtime_config(&self, path: &Path) -> PathBuf {
         std::fs::write(

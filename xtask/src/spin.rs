@@ -152,7 +152,8 @@ pub fn version(spin: &Path) -> Result<String> {
 
 /// `spin build`, then on the newest Spin the suite on `spin up` (the cron plugin), the suite again
 /// cron-less (`spin.cloud.toml`, no plugin, a loopback scheduler calling the jobs door),
-/// `libsql_groups` cron-less with the database on a libSQL server (two nodes start at once); then
+/// `libsql_groups` cron-less with the database on a libSQL server (two nodes start at once), the
+/// same and `nodes::` on `spin.edge.toml` with the app reaching that server over HTTP; then
 /// on the floor (Spin 4.0) the smoke groups, with the cron plugin and cron-less. Gives back the
 /// Spins, for the OCI pass (`oci.rs`) that follows.
 pub fn suite(stages: &mut Stages, libsql_groups: &[&str]) -> Result<Spins> {
@@ -208,6 +209,14 @@ pub fn suite(stages: &mut Stages, libsql_groups: &[&str]) -> Result<Spins> {
     eprintln!("xtask: the libSQL groups on real Spin, cron-less, the database on sqld:");
     stages.run(&on("libSQL groups, cron-less"), || {
         test(&spins.current, libsql_groups, Some("libsql"), true)
+    })?;
+    eprintln!(
+        "xtask: the same groups and the two-node tests on real Spin, cron-less, on spin.edge.toml \
+         (no SQLite): the app speaks to sqld over HTTP itself (database_url, issue 87):"
+    );
+    stages.run(&on("over HTTP (spin.edge.toml)"), || {
+        let groups: Vec<&str> = libsql_groups.iter().copied().chain(["nodes::"]).collect();
+        test(&spins.current, &groups, Some("hrana"), true)
     })?;
     match &spins.floor {
         Some(floor) => {

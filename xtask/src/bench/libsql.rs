@@ -1,6 +1,7 @@
 //! The libSQL rows (issue 70): the app with its `default` database on a libSQL server (`sqld`, a
 //! primary on loopback), first on real Spin 4.0.2 (its libSQL backend: remote only, every statement
-//! one HTTP round trip), then on `receta`'s remote backend (the same), then on a `receta` node with
+//! one HTTP round trip), then on real Spin with the app speaking to the server over HTTP itself
+//! (`spin.edge.toml`, `database_url`: issue 87), then on `receta`'s remote backend, then on a `receta` node with
 //! an embedded replica (reads from its local copy, writes to the primary), beside the same rows on
 //! a local file and the Django peer (docs/scale-out.md). Each setup serves the detail, the search,
 //! the create, the pharmacy lookup and claim-then-burn, and each row says how many HTTP round trips
@@ -41,6 +42,10 @@ struct Setup {
 const SPIN: Setup = Setup {
     key: "spin-libsql",
     label: "Spin + libSQL (remote, every statement sent)",
+};
+const SPIN_HTTP: Setup = Setup {
+    key: "spin-http",
+    label: "Spin, the app's own libSQL client over HTTP (spin.edge.toml)",
 };
 const REMOTE: Setup = Setup {
     key: "libsql",
@@ -125,14 +130,19 @@ pub fn rows(
     // Real Spin, as a SpinKube replica or a `spin up` node behind a load balancer runs it.
     let spin_config = dir.join("spin-runtime-config.toml");
     std::fs::write(&spin_config, spin_runtime_config(&url)).map_err(|e| e.to_string())?;
-    let server = spin_node(&dir, &spin_config)?;
-    let first = rows.len();
-    stage(&server, &SPIN, rows)?;
-    // The peak of `spin up` itself says nothing: its HTTP trigger is a child process.
-    for row in &mut rows[first..] {
-        row.peak_rss_mib = None;
+    for (setup, database) in [
+        (&SPIN, SpinDatabase::RuntimeConfig(&spin_config)),
+        (&SPIN_HTTP, SpinDatabase::Http(&url)),
+    ] {
+        let server = spin_node(&dir, database)?;
+        let first = rows.len();
+        stage(&server, setup, rows)?;
+        // The peak of `spin up` itself says nothing: its HTTP trigger is a child process.
+        for row in &mut rows[first..] {
+            row.peak_rss_mib = None;
+        }
+        server.stop();
     }
-    server.stop();
 
     let server = node(&dir, "state", &remote_config)?;
     stage(&server, &REMOTE, rows)?;
@@ -153,7 +163,10 @@ pub fn rows(
         "libSQL rows: the app's `default` database on `sqld` (libSQL's server) on loopback, every \
          setup on `spin.cloud.toml` (no cron trigger; nothing called the jobs door while the rows \
          ran). Spin: `spin up` (Spin 4.0.2, default instance reuse) with `type = \"libsql\"` in its \
-         runtime config: every statement one HTTP round trip (Hrana). Remote: this host's `type = \
+         runtime config: every statement one HTTP round trip (Hrana). Spin, the app's own client: \
+         `spin.edge.toml` (no SQLite) with `database_url` set, the app sending a request's \
+         statements itself in Hrana v3 pipelines (a transaction's kept writes with its next \
+         statement or its `COMMIT`; issue 87). Remote: this host's `type = \
          \"libsql\"` backend as Spin's. Embedded replica (`replica_path`, this host's extension): \
          reads from a local copy pulled every {SYNC_MS} ms and up to each of the node's own \
          writes; writes and transactions sent to the primary, a transaction's batched writes held \
@@ -170,7 +183,9 @@ fn scenarios(setup: &Setup, seed: &Seed, pharmacy: &Dispensable) -> Vec<Scenario
     let key = |what: &str| -> &'static str { format!("{}-{what}", setup.key).leak() };
     let details = seed.per_signature(PRESCRIPTIONS, |s| format!("/api/v2/rx-endpoint/{s}/"));
     let peer = |scenario: Scenario, peer_key: &'static str| match setup.key {
-        "spin-libsql" => scenario.vs_peer_row(peer_key, SPIN_PEER_TIMES, SPIN_PEER_CONNS),
+        "spin-libsql" | "spin-http" => {
+            scenario.vs_peer_row(peer_key, SPIN_PEER_TIMES, SPIN_PEER_CONNS)
+        }
         _ => scenario.vs_peer_row(peer_key, None, SPIN_PEER_CONNS),
     };
     let local = |scenario: Scenario, local_key: &'static str| match setup.key {
@@ -252,18 +267,34 @@ fn spin_runtime_config(url: &str) -> String {
     runtime_config(url).replace("token = \"\"", "token = \"unused\"")
 }
 
-/// A real Spin node (`spin up`, default instance reuse) of `spin.cloud.toml` on `config`.
-fn spin_node(dir: &Path, config: &Path) -> Result<Server> {
+/// How a Spin node reaches the server.
+enum SpinDatabase<'a> {
+    /// Spin's libSQL backend, through this runtime config (`spin.cloud.toml`).
+    RuntimeConfig(&'a Path),
+    /// The app's own client, to this URL (`spin.edge.toml`, no SQLite).
+    Http(&'a str),
+}
+
+/// A real Spin node (`spin up`, default instance reuse) of the app on `database`.
+fn spin_node(dir: &Path, database: SpinDatabase) -> Result<Server> {
     // The rows of issue 70 were measured on Spin 4.0; they stay comparable on it.
     let spins = crate::spin::locate()?;
     let mut cmd = Command::new(spins.floor.as_ref().unwrap_or(&spins.current));
-    cmd.arg("up")
-        .arg("-f")
-        .arg(root().join("spin.cloud.toml"))
-        .args(["--listen", "127.0.0.1:0", "--state-dir"])
+    cmd.arg("up").arg("-f");
+    match database {
+        SpinDatabase::RuntimeConfig(config) => {
+            cmd.arg(root().join("spin.cloud.toml"))
+                .arg("--runtime-config-file")
+                .arg(config);
+        }
+        SpinDatabase::Http(url) => {
+            cmd.arg(root().join(crate::manifests::EDGE))
+                .env("SPIN_VARIABLE_DATABASE_URL", url)
+                .env("SPIN_VARIABLE_DATABASE_HOST", url);
+        }
+    }
+    cmd.args(["--listen", "127.0.0.1:0", "--state-dir"])
         .arg(dir.join("spin-state"))
-        .arg("--runtime-config-file")
-        .arg(config)
         .env("SPIN_VARIABLE_ADMIN_TOKEN", ADMIN_TOKEN)
         .env("SPIN_VARIABLE_VERIFY_CALLS_PER_MINUTE", "100000000")
         .current_dir(root())

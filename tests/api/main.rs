@@ -35,6 +35,7 @@ mod mexican_rules;
 mod migrations;
 mod nodes;
 mod notifications;
+mod over_http;
 mod patients;
 mod person;
 mod pharmacies;

@@ -35,11 +35,12 @@ impl Error {
 
 impl From<anyhow::Error> for Error {
     /// Infrastructure failures become 500s, the full chain of context in the log; a database that
-    /// could not be reached becomes a 503 (the caller may try again).
+    /// could not be reached becomes a 503 (the caller may try again), its cause in the log.
     fn from(e: anyhow::Error) -> Self {
         if e.chain()
             .any(|c| c.to_string().contains(DATABASE_UNAVAILABLE))
         {
+            eprintln!("receta: answering 503: {e:#}");
             return Error::Unavailable(UNAVAILABLE_RETRY_SECONDS);
         }
         Error::Internal(format!("{e:#}"))

@@ -123,8 +123,14 @@ fn key(at: &str) -> String {
     format!("{PREFIX}{at}/{}", common::hex::random::<8>())
 }
 
-/// Queues a call's row.
+/// Queues a call's row; with the database over HTTP, writes it at once instead (one request: the
+/// row and its access-log entry in one transaction), the key-value store being the scarcer
+/// resource there (`common::db::over_http`).
 pub fn push(row: &Queued) -> Result<()> {
+    if common::db::over_http()? {
+        let rows = std::slice::from_ref(row);
+        return Db::open()?.transaction(|db| write_rows(db, rows)).map(drop);
+    }
     let value = serde_json::to_vec(row).context("encoding a queued call")?;
     let key = key(&row.created_at);
     common::kv::open()?
@@ -169,15 +175,22 @@ fn write(db: &Db, found: &[common::kv::Found]) -> Result<u32, Error> {
             Err(e) => eprintln!("receta: pharmacies: dropping unreadable queued call {key:?}: {e}"),
         }
     }
+    write_rows(db, &rows).map_err(Error::from)
+}
+
+/// Writes `rows` (in time order) and the access-log entries of those that showed a prescription;
+/// how many rows. Batched writes: inside the caller's transaction, over HTTP they travel with its
+/// `COMMIT`.
+fn write_rows(db: &Db, rows: &[Queued]) -> Result<u32> {
     if rows.is_empty() {
         return Ok(0);
     }
-    let json = serde_json::to_string(&rows).context("encoding the calls")?;
-    db.execute(CALLS, &[text(&json)])?;
-    let seen = seen(&rows);
+    let json = serde_json::to_string(rows).context("encoding the calls")?;
+    db.execute_batched(CALLS, &[text(&json)])?;
+    let seen = seen(rows);
     if !seen.is_empty() {
         let json = serde_json::to_string(&seen).context("encoding the entries")?;
-        db.execute(SEEN, &[text(&json)])?;
+        db.execute_batched(SEEN, &[text(&json)])?;
     }
     Ok(rows.len() as u32)
 }

@@ -115,6 +115,13 @@ fn remote() -> Result<Option<hrana::Remote>> {
     })
 }
 
+/// Whether the configured database is reached over HTTP ([`hrana`]): then a request's log rows
+/// go to it directly, in its own requests, instead of through the key-value store (a host without
+/// SQLite, Akamai Functions, allows an app 50 key-value writes a second; issue 87).
+pub fn over_http() -> Result<bool> {
+    Ok(remote()?.is_some())
+}
+
 /// What a [`Handle`] talks to.
 enum Link {
     /// A connection of Spin's SQLite interface.

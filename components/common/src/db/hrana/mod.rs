@@ -294,7 +294,12 @@ fn exchange(
             format!("Bearer {token}").into_bytes(),
         ));
     }
-    let unavailable = |why: String| io(format!("{DATABASE_UNAVAILABLE}{} {why}", target.origin()));
+    let unavailable = |why: String| {
+        io(format!(
+            "{DATABASE_UNAVAILABLE}libSQL over HTTP at {}: {why}",
+            target.origin()
+        ))
+    };
     let sent = outbound::send::post_up_to(target, &headers, body, TIMEOUT, ANSWER_MAX);
     let answer = spin_sdk::http::run(sent).map_err(|e| unavailable(format!("unreachable: {e}")))?;
     if let Some(refusal) = answer.refusal() {

@@ -94,12 +94,12 @@ thread_local! {
 
     /// The database over HTTP the configuration names, if any (`database_url`): configuration,
     /// read once per instance.
-    static REMOTE: OnceCell<Result<Option<hrana::Remote>, String>> = const { OnceCell::new() };
+    static REMOTE: OnceCell<Result<Option<Rc<hrana::Remote>>, String>> = const { OnceCell::new() };
 }
 
 /// The configured database over HTTP, `None` for Spin's SQLite; a `database_url` that is not an
 /// `http(s)://` or `libsql://` URL is an error at every request (the log says which).
-fn remote() -> Result<Option<hrana::Remote>> {
+fn remote() -> Result<Option<Rc<hrana::Remote>>> {
     REMOTE.with(|remote| {
         remote
             .get_or_init(|| {
@@ -108,7 +108,7 @@ fn remote() -> Result<Option<hrana::Remote>> {
                 if url.trim().is_empty() {
                     return Ok(None);
                 }
-                hrana::Remote::parse(&url, &var(DATABASE_TOKEN)).map(Some)
+                hrana::Remote::parse(&url, &var(DATABASE_TOKEN)).map(|r| Some(Rc::new(r)))
             })
             .clone()
             .map_err(|e| anyhow!(e))

@@ -16,6 +16,7 @@
 //! [`super::Db`] tells them apart as it does Spin's. The token is sent as `Authorization: Bearer`
 //! and never written into an error or a log line.
 
+use std::rc::Rc;
 use std::time::Duration;
 
 use spin_sdk::sqlite3::{Error, QueryResult, Value};
@@ -69,7 +70,7 @@ impl Remote {
 
 /// One Hrana stream: open on the server only while a transaction is (its `baton`).
 pub struct Stream {
-    remote: Remote,
+    remote: Rc<Remote>,
     /// The server's handle on the open stream, sent with the stream's next request.
     baton: Option<String>,
     /// Where the stream's next request goes when the server said (`base_url`).
@@ -79,11 +80,11 @@ pub struct Stream {
     /// Whether its `BEGIN IMMEDIATE` has reached the server.
     begun: bool,
     /// Writes answered but not sent yet.
-    kept: Vec<(String, Vec<Value>)>,
+    kept: Vec<Statement>,
 }
 
 impl Stream {
-    pub fn new(remote: Remote) -> Stream {
+    pub fn new(remote: Rc<Remote>) -> Stream {
         Stream {
             remote,
             baton: None,
@@ -110,19 +111,22 @@ impl Stream {
             }
             "COMMIT" if self.in_transaction => self.end(true),
             "ROLLBACK" if self.in_transaction => self.end(false),
+            // Every request outside a transaction closes its stream: nothing is open to roll back
+            // (a failed `COMMIT` batch ran its own guarded `ROLLBACK` step).
+            "ROLLBACK" => Ok(empty()),
             _ if keep && self.in_transaction => {
-                self.kept.push((sql.to_string(), params.to_vec()));
+                self.kept.push(Statement::new(sql, params));
                 Ok(empty())
             }
             _ if self.in_transaction => {
                 let mut steps = self.pending();
                 steps.push(Statement::new(sql, params));
                 self.begun = true;
-                let mut results = self.send(steps, false)?;
+                let mut results = self.request(steps, None, false)?;
                 results.pop().expect("one result per step")
             }
             _ => {
-                let mut results = self.send(vec![Statement::new(sql, params)], true)?;
+                let mut results = self.request(vec![Statement::new(sql, params)], None, true)?;
                 results.pop().expect("one result per step")
             }
         }
@@ -134,9 +138,7 @@ impl Stream {
         if !self.begun {
             steps.push(Statement::new("BEGIN IMMEDIATE", &[]));
         }
-        for (sql, params) in self.kept.drain(..) {
-            steps.push(Statement { sql, args: params });
-        }
+        steps.append(&mut self.kept);
         steps
     }
 
@@ -149,7 +151,7 @@ impl Stream {
             self.send_commit(steps)
         } else if self.begun {
             self.kept.clear();
-            self.send(vec![Statement::new("ROLLBACK", &[])], true)
+            self.request(vec![Statement::new("ROLLBACK", &[])], None, true)
                 .map(|_| empty())
         } else {
             self.kept.clear();
@@ -174,16 +176,9 @@ impl Stream {
         Ok(empty())
     }
 
-    /// Sends `steps`, each only if the one before succeeded; `close` ends the stream. Each step's
-    /// result; a step after a failed one is the failed step's error too.
-    fn send(
-        &mut self,
-        steps: Vec<Statement>,
-        close: bool,
-    ) -> Result<Vec<Result<QueryResult, Error>>, Error> {
-        self.request(steps, None, close)
-    }
-
+    /// Sends `steps`, each only if the one before succeeded (the step after `guarded_commit`
+    /// instead only if that one did not); `close` ends the stream. Each step's result; a step
+    /// after a failed one is the failed step's error too.
     fn request(
         &mut self,
         steps: Vec<Statement>,

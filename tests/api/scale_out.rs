@@ -42,6 +42,11 @@ fn cluster(dir: &Path) -> (Sqld, Sqld) {
 
 #[test]
 fn a_prescription_issued_on_one_node_is_read_dispensed_and_delivered_through_another() {
+    if crate::helpers::over_http() {
+        // The host's libSQL backend and its embedded replica, migrated at start-up: the app's
+        // own client (which migrates at its first request) has `nodes::` for two nodes.
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let (primary, replica) = cluster(dir.path());
     let receiver = Listener::ok();

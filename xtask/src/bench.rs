@@ -38,6 +38,7 @@
 mod app;
 mod ceilings;
 mod constancias;
+mod edge;
 mod efirma;
 mod harness;
 mod jobs;

@@ -57,8 +57,11 @@ fn sql(sales: bool) -> String {
 /// The medic's or the admin's read by signature, logged (`reads`).
 pub fn by_signature(caller: &Principal, signature: &str) -> Result<Prescription, Error> {
     let read = Read::now(caller);
-    let found = checked(signature, caller_param(caller), Some(&read), false)?;
-    if !found.seen {
+    let medic = caller_param(caller);
+    // Over HTTP the log row is written in the read's own request; else queued after it.
+    let log = reads::logged_with_read(signature, &read, &medic)?;
+    let found = checked(signature, medic, Some(&read), false, log.as_ref())?;
+    if !found.seen && log.is_none() {
         reads::queue(signature, &read)?;
     }
     Ok(found.rx)
@@ -66,13 +69,13 @@ pub fn by_signature(caller: &Principal, signature: &str) -> Result<Prescription,
 
 /// Any prescription by signature: the answer after a change, a medic's history entry.
 pub fn for_pharmacy(signature: &str) -> Result<Prescription, Error> {
-    Ok(checked(signature, Param::Null, None, false)?.rx)
+    Ok(checked(signature, Param::Null, None, false, None)?.rx)
 }
 
 /// Any prescription by signature with its sales, in one statement: what a pharmacy sees (its
 /// lookup, and its answer after a sale).
 pub fn pharmacy_view(signature: &str) -> Result<PharmacyView, Error> {
-    let found = checked(signature, Param::Null, None, true)?;
+    let found = checked(signature, Param::Null, None, true, None)?;
     Ok(PharmacyView {
         prescription: found.rx,
         sales: found.sales,
@@ -97,12 +100,14 @@ struct Found {
 
 /// The prescription `signature` names, among `medic`'s (NULL: anyone's), with its medications, if
 /// its stored document still hashes to its signature (else 409 `ALTERED`); whether `read` is
-/// already logged this minute; and, with `sales`, its sales.
+/// already logged this minute; and, with `sales`, its sales. `after`, a statement sent in the same
+/// request after the read (`Db::together`): its log row over HTTP.
 fn checked(
     signature: &str,
     medic: Param,
     read: Option<&Read>,
     sales: bool,
+    after: Option<&(String, Vec<Param>)>,
 ) -> Result<Found, Error> {
     if !is_signature(signature) {
         return Err(Error::not_found());
@@ -112,7 +117,16 @@ fn checked(
         None => (Param::Null, Param::Null),
     };
     let first = Cell::new(true);
-    let rows = Db::open()?.query(&sql(sales), &[text(signature), medic, actor, minute], |r| {
+    let sql = sql(sales);
+    let params = [text(signature), medic, actor, minute];
+    let db = Db::open()?;
+    let answer = match after {
+        Some((log, log_params)) => db
+            .together(&[(&sql, &params), (log, log_params)])?
+            .remove(0),
+        None => db.execute(&sql, &params)?,
+    };
+    let rows = common::db::rows(&answer, |r| {
         let head = if first.replace(false) {
             Some(head(r, sales)?)
         } else {

@@ -6,7 +6,7 @@
 
 use std::borrow::Cow;
 
-use common::db::{Db, Param, Row, int, like_contains, opt_text, placeholders, text};
+use common::db::{Db, Param, Row, int, like_contains, opt_text, placeholders, rows, text};
 use common::types::{Error, PageRequest, Principal};
 
 use crate::bindings::exports::receta::prescriptions::prescriptions::{
@@ -57,7 +57,7 @@ pub(crate) const VISIBLE_BY_SIGNATURE: &str =
     "p.signature = ?1 AND (?2 IS NULL OR p.medic_id = ?2)";
 
 fn count_sql() -> String {
-    format!("SELECT COUNT(*) FROM prescriptions p WHERE {MATCHES}")
+    format!("SELECT COUNT(*) AS count FROM prescriptions p WHERE {MATCHES}")
 }
 
 /// The page's ids are found first, in the covering search index (0011), so only the page's own
@@ -72,6 +72,15 @@ fn page_sql() -> String {
     format!(
         "SELECT {COLUMNS} FROM {VIEW} WHERE p.id IN (SELECT p.id FROM prescriptions p \
          WHERE {MATCHES} ORDER BY p.id DESC LIMIT ?3 OFFSET ?4) ORDER BY p.id DESC"
+    )
+}
+
+/// The medications of `page_sql`'s page, with its parameters: sent with it over HTTP.
+fn page_medications_sql() -> String {
+    format!(
+        "SELECT {MEDICATION_COLUMNS} FROM {MEDICATIONS} WHERE m.prescription_id IN (SELECT p.id \
+         FROM prescriptions p WHERE {MATCHES} ORDER BY p.id DESC LIMIT ?3 OFFSET ?4) \
+         ORDER BY m.prescription_id, m.position"
     )
 }
 
@@ -264,12 +273,17 @@ fn with_medications(
     }
     let ids: Vec<Param> = prescriptions.iter().map(|p| int(p.id)).collect();
     let rows = db.query(&medications_sql(ids.len()), &ids, medication_from_row)?;
+    attach(&mut prescriptions, rows);
+    Ok(prescriptions)
+}
+
+/// Gives each of `prescriptions` its medications among `rows`.
+fn attach(prescriptions: &mut [Prescription], rows: Vec<(i64, Medication)>) {
     for (prescription_id, medication) in rows {
         if let Some(p) = prescriptions.iter_mut().find(|p| p.id == prescription_id) {
             p.medications.push(medication);
         }
     }
-    Ok(prescriptions)
 }
 
 pub fn list(
@@ -285,6 +299,19 @@ pub fn list(
         int(page.limit.into()),
         int(page.offset.into()),
     ];
+    if common::db::over_http()? {
+        // One request: the page, the count and the page's medications together.
+        let answers = db.together(&[
+            (&page_sql(), &params),
+            (&count_sql(), &params[..2]),
+            (&page_medications_sql(), &params),
+        ])?;
+        let mut results = rows(&answers[0], from_row)?;
+        let count = rows(&answers[1], |r| r.i64("count"))?;
+        attach(&mut results, rows(&answers[2], medication_from_row)?);
+        let count = count.first().copied().unwrap_or_default() as u64;
+        return Ok(PrescriptionPage { count, results });
+    }
     let rows = db.query(&page_sql(), &params, from_row)?;
     let count = match page.total_shown(rows.len()) {
         Some(count) => count,

@@ -17,7 +17,7 @@
 use anyhow::{Context, Result, anyhow};
 use serde_json::json;
 
-use common::db::{Db, text};
+use common::db::{Db, Param, text};
 use common::types::{Error, Principal};
 
 /// The queue's keys: `reads/<minute's start>/<actor>/<signature>`.
@@ -126,11 +126,33 @@ pub fn queue(signature: &str, read: &Read) -> Result<(), Error> {
 /// there): for a database over HTTP, where the statement is one request and the key-value store
 /// is the scarcer resource.
 fn write_now(signature: &str, read: &Read) -> Result<(), Error> {
+    Db::open()?.execute_log_grade(WRITE, &[entries(signature, read)?])?;
+    Ok(())
+}
+
+/// `read` of `signature` as `WRITE`'s `?1`.
+fn entries(signature: &str, read: &Read) -> Result<Param, Error> {
     let next = common::time::shift(&read.minute, 60).context("the next minute")?;
     let entry = json!([{"signature": signature, "actor": read.actor, "at": read.now,
         "minute": read.minute, "next": next}]);
-    Db::open()?.execute_log_grade(WRITE, &[text(&entry.to_string())])?;
-    Ok(())
+    Ok(text(&entry.to_string()))
+}
+
+/// Over HTTP, the statement that logs `read` of `signature` when `medic` (NULL: anyone) may see
+/// it, to send in the read's own request after the read (`detail`): the read and its row are one
+/// round trip instead of two. `None` on Spin's SQLite, where a read is queued once it has
+/// succeeded (`queue`). A read answered 409 because its stored document was altered is logged too
+/// there: the caller reached the record.
+pub fn logged_with_read(
+    signature: &str,
+    read: &Read,
+    medic: &Param,
+) -> Result<Option<(String, Vec<Param>)>, Error> {
+    if !common::db::over_http()? {
+        return Ok(None);
+    }
+    let sql = format!("{WRITE} AND (?2 IS NULL OR p.medic_id = ?2)");
+    Ok(Some((sql, vec![entries(signature, read)?, medic.clone()])))
 }
 
 /// Writes every queued entry into the access log; how many were queued.

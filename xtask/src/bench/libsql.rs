@@ -13,6 +13,7 @@ use std::path::Path;
 use std::process::Command;
 
 use super::app::{Dispensable, claims_then_burns, lookups, searches, seed_pharmacy};
+use super::edge;
 use super::harness::{
     ADMIN_HEADER, ADMIN_TOKEN, MEDICS, READY_PATH, Seed, app_command_on, seed_catalog, seed_rx,
 };
@@ -144,6 +145,10 @@ pub fn rows(
         server.stop();
     }
 
+    if edge::measured(settings) {
+        edge_rows(settings, &dir, &url, &seed, rows, notes)?;
+    }
+
     let server = node(&dir, "state", &remote_config)?;
     stage(&server, &REMOTE, rows)?;
     server.stop();
@@ -262,6 +267,54 @@ fn node(dir: &Path, state: &str, config: &Path) -> Result<Server> {
     )
 }
 
+/// The rows with the database [`edge::RTT`] away: Spin's libSQL backend and the app's own client
+/// behind the delaying proxy, held to the floor measured on a local file.
+fn edge_rows(
+    settings: &Settings,
+    dir: &Path,
+    url: &str,
+    seed: &Seed,
+    rows: &mut Vec<Row>,
+    notes: &mut Vec<String>,
+) -> Result {
+    eprintln!(
+        "xtask bench: libSQL: the database {} ms away",
+        edge::RTT.as_millis()
+    );
+    rows.push(Row::section(&format!(
+        "The database {} ms away (issue 87): one client, real Spin 4.0.2, p50 and round trips per request, held to one round trip per statement the issue allows plus the request's time on a local file",
+        edge::RTT.as_millis()
+    )));
+    let local = spin_node(dir, SpinDatabase::LocalFile)?;
+    let seed_dir = dir.join("edge-seed");
+    std::fs::create_dir_all(&seed_dir).map_err(|e| e.to_string())?;
+    seed_catalog(&local.url, &seed_dir, 200)?;
+    seed_rx(&local.url, &seed_dir, 200, MEDICS, &mut Vec::new())?;
+    let floors = edge::floors(&local, &Seed::read(&seed_dir)?)?;
+    local.stop();
+    let proxy = edge::DelayProxy::start(url.trim_start_matches("http://"))?;
+    let proxied_config = dir.join("spin-edge-runtime-config.toml");
+    std::fs::write(&proxied_config, spin_runtime_config(&proxy.url)).map_err(|e| e.to_string())?;
+    for (setup, database, held) in [
+        (&SPIN, SpinDatabase::RuntimeConfig(&proxied_config), false),
+        (&SPIN_HTTP, SpinDatabase::Http(&proxy.url), true),
+    ] {
+        let server = spin_node(dir, database)?;
+        let proxied = edge::Proxied {
+            server: &server,
+            proxy: &proxy,
+            key: setup.key,
+            label: setup.label,
+            held,
+        };
+        let measured = edge::rows(settings, &proxied, seed, &floors, rows);
+        server.stop();
+        measured?;
+    }
+    notes.push(edge::note());
+    Ok(())
+}
+
 /// `runtime_config` as Spin takes it: Spin requires a token (this server checks none).
 fn spin_runtime_config(url: &str) -> String {
     runtime_config(url).replace("token = \"\"", "token = \"unused\"")
@@ -273,6 +326,8 @@ enum SpinDatabase<'a> {
     RuntimeConfig(&'a Path),
     /// The app's own client, to this URL (`spin.edge.toml`, no SQLite).
     Http(&'a str),
+    /// A local file of its own (`spin.cloud.toml`, no runtime config): the edge rows' floor.
+    LocalFile,
 }
 
 /// A real Spin node (`spin up`, default instance reuse) of the app on `database`.
@@ -292,9 +347,16 @@ fn spin_node(dir: &Path, database: SpinDatabase) -> Result<Server> {
                 .env("SPIN_VARIABLE_DATABASE_URL", url)
                 .env("SPIN_VARIABLE_DATABASE_HOST", url);
         }
+        SpinDatabase::LocalFile => {
+            cmd.arg(root().join("spin.cloud.toml"));
+        }
     }
+    let state = match database {
+        SpinDatabase::LocalFile => "spin-local-state",
+        _ => "spin-state",
+    };
     cmd.args(["--listen", "127.0.0.1:0", "--state-dir"])
-        .arg(dir.join("spin-state"))
+        .arg(dir.join(state))
         .env("SPIN_VARIABLE_ADMIN_TOKEN", ADMIN_TOKEN)
         .env("SPIN_VARIABLE_VERIFY_CALLS_PER_MINUTE", "100000000")
         .current_dir(root())

@@ -13,6 +13,7 @@
 //! One file (over 500 lines): the connection, its lending across components and its transactions are one lifetime, read together.
 
 mod hrana;
+mod together;
 
 use std::cell::{Cell, OnceCell, Ref, RefCell};
 use std::mem::ManuallyDrop;
@@ -254,6 +255,21 @@ pub fn lent<T>(db: Option<&Connection>, f: impl FnOnce() -> T) -> T {
     result
 }
 
+/// Every row of `result` mapped: for the results of [`Db::together`].
+pub fn rows<T>(result: &QueryResult, map: impl Fn(&Row) -> Result<T>) -> Result<Vec<T>> {
+    result
+        .rows
+        .iter()
+        .map(|r| {
+            map(&Row {
+                columns: &result.columns,
+                values: &r.values,
+                next: Cell::new(0),
+            })
+        })
+        .collect()
+}
+
 /// One result row, read by column name.
 pub struct Row<'a> {
     columns: &'a [String],
@@ -400,18 +416,7 @@ impl Db {
         params: &[Value],
         map: impl Fn(&Row) -> Result<T>,
     ) -> Result<Vec<T>> {
-        let result = self.execute(sql, params)?;
-        result
-            .rows
-            .iter()
-            .map(|r| {
-                map(&Row {
-                    columns: &result.columns,
-                    values: &r.values,
-                    next: Cell::new(0),
-                })
-            })
-            .collect()
+        rows(&self.execute(sql, params)?, map)
     }
 
     /// Runs a query expected to return at most one row.

@@ -132,6 +132,23 @@ impl Stream {
         }
     }
 
+    /// Runs `steps` in one request, each only if the one before it succeeded
+    /// ([`super::Db::together`]); in a transaction after what it has kept. Each step's result.
+    pub fn together(
+        &mut self,
+        steps: Vec<Statement>,
+    ) -> Result<Vec<Result<QueryResult, Error>>, Error> {
+        if !self.in_transaction {
+            return self.request(steps, None, true);
+        }
+        let mut sent = self.pending();
+        let ahead = sent.len();
+        sent.extend(steps);
+        self.begun = true;
+        let mut results = self.request(sent, None, false)?;
+        Ok(results.split_off(ahead))
+    }
+
     /// `BEGIN IMMEDIATE` if it has not been sent, then the kept writes.
     fn pending(&mut self) -> Vec<Statement> {
         let mut steps = Vec::with_capacity(self.kept.len() + 2);
@@ -315,13 +332,13 @@ fn io(message: String) -> Error {
 }
 
 /// A statement to send, owning its text and parameters.
-struct Statement {
+pub struct Statement {
     sql: String,
     args: Vec<Value>,
 }
 
 impl Statement {
-    fn new(sql: &str, params: &[Value]) -> Statement {
+    pub fn new(sql: &str, params: &[Value]) -> Statement {
         Statement {
             sql: sql.to_string(),
             args: params.to_vec(),

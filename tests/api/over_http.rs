@@ -2,6 +2,10 @@
 //! `database_host`), in every pass: each test starts its own libSQL server (`sqld`, JWT
 //! authentication) and gives the app its variables, so the app's Spin SQLite is never used.
 
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -14,16 +18,77 @@ const WAIT: Duration = Duration::from_secs(30);
 
 /// The app on `db` over HTTP, sending `token`.
 fn app_on(db: &Sqld, token: &str) -> TestApp {
+    app_through(db, &db.url, token)
+}
+
+/// The app on `db` reached at `url` (the server's own, or a proxy's), sending `token`.
+fn app_through(db: &Sqld, url: &str, token: &str) -> TestApp {
     let mut config = AppConfig::default();
-    config.env.extend(
-        db.database_variables()
-            .into_iter()
-            .filter(|(name, _)| name != "SPIN_VARIABLE_DATABASE_TOKEN"),
-    );
-    config
-        .env
-        .push(("SPIN_VARIABLE_DATABASE_TOKEN".into(), token.into()));
+    for (name, value) in db.database_variables() {
+        let value = match name.as_str() {
+            "SPIN_VARIABLE_DATABASE_TOKEN" => token.to_string(),
+            "SPIN_VARIABLE_DATABASE_URL" | "SPIN_VARIABLE_DATABASE_HOST" => url.to_string(),
+            _ => value,
+        };
+        config.env.push((name, value));
+    }
     start(config, tempfile::tempdir().unwrap())
+}
+
+/// A loopback proxy to a server that, once `armed`, cuts the connection of any request whose
+/// bytes carry a `COMMIT` instead of forwarding it (counted in `cut`).
+struct CommitCutter {
+    url: String,
+    armed: Arc<AtomicBool>,
+    cut: Arc<AtomicUsize>,
+}
+
+impl CommitCutter {
+    fn to(target: &str) -> CommitCutter {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let (armed, cut) = (
+            Arc::new(AtomicBool::new(false)),
+            Arc::new(AtomicUsize::new(0)),
+        );
+        let (armed2, cut2) = (armed.clone(), cut.clone());
+        let target = target.trim_start_matches("http://").to_string();
+        std::thread::spawn(move || {
+            for client in listener.incoming().flatten() {
+                let Ok(server) = TcpStream::connect(&target) else {
+                    continue;
+                };
+                let (armed, cut) = (armed2.clone(), cut2.clone());
+                let (mut from_server, mut to_client) =
+                    (server.try_clone().unwrap(), client.try_clone().unwrap());
+                std::thread::spawn(move || {
+                    let _ = std::io::copy(&mut from_server, &mut to_client);
+                    let _ = to_client.shutdown(Shutdown::Both);
+                });
+                std::thread::spawn(move || {
+                    let (mut client, mut server) = (client, server);
+                    let mut buf = vec![0u8; 256 * 1024];
+                    loop {
+                        let n = client.read(&mut buf).unwrap_or(0);
+                        let chunk = &buf[..n];
+                        let commit = chunk.windows(8).any(|w| w == b"\"COMMIT\"");
+                        if n == 0 || (commit && armed.load(Ordering::SeqCst)) {
+                            if n > 0 {
+                                cut.fetch_add(1, Ordering::SeqCst);
+                            }
+                            let _ = server.shutdown(Shutdown::Both);
+                            let _ = client.shutdown(Shutdown::Both);
+                            return;
+                        }
+                        if server.write_all(chunk).is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        CommitCutter { url, armed, cut }
+    }
 }
 
 #[test]
@@ -91,7 +156,7 @@ fn a_server_that_goes_away_is_a_prompt_503_and_the_app_resumes_when_it_is_back()
 }
 
 #[test]
-fn a_read_logs_itself_in_the_database_and_writes_nothing_to_the_key_value_store() {
+fn a_read_and_a_verify_count_in_the_database_and_write_nothing_to_the_key_value_store() {
     let dir = tempfile::tempdir().unwrap();
     let db = Sqld::primary(&dir.path().join("sqld"));
     let app = app_on(&db, &db.token.clone());
@@ -120,15 +185,71 @@ fn a_read_logs_itself_in_the_database_and_writes_nothing_to_the_key_value_store(
         )
         .unwrap();
     assert_eq!(logged, 1);
+    // The public verify counts its caller in the database too.
+    for _ in 0..2 {
+        let verified = app.get(&format!("/api/v2/verify/{signature}"), None);
+        assert_eq!(verified.status, 200, "{}", verified.text());
+    }
+    let counted: i64 = file
+        .query_row(
+            "SELECT coalesce(sum(count), 0) FROM rate_counters WHERE key LIKE 'verify/%'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(counted, 2, "two verify calls counted in the database");
     let kv = app.state_dir.path().join("sqlite_key_value.db");
     let queued: i64 = rusqlite::Connection::open(&kv)
         .and_then(|kv| {
             kv.query_row(
-                "SELECT count(*) FROM spin_key_value WHERE key LIKE 'reads/%' OR key LIKE 'calls/%'",
+                "SELECT count(*) FROM spin_key_value WHERE key LIKE 'reads/%' \
+                 OR key LIKE 'calls/%' OR key LIKE 'verify/%'",
                 [],
                 |r| r.get(0),
             )
         })
         .unwrap_or(0);
-    assert_eq!(queued, 0, "nothing queued in {}", kv.display());
+    assert_eq!(queued, 0, "nothing in {}", kv.display());
+}
+
+#[test]
+fn a_transaction_cut_after_its_begin_commits_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Sqld::primary(&dir.path().join("sqld"));
+    let cutter = CommitCutter::to(&db.url);
+    let app = app_through(&db, &cutter.url, &db.token.clone());
+    let practice = crate::fixtures::Practice::new(&app, "cortada@example.mx", "Clínica Cortada");
+    let signature = crate::fixtures::signature(&practice.prescribe(&app)).to_string();
+    let pharmacy = crate::fixtures::pharmacy::register(&app, "Farmacia Cortada");
+
+    // A claim is a transaction of several requests: `BEGIN IMMEDIATE` with its first read, then its
+    // writes, then `COMMIT`, whose request never arrives.
+    cutter.armed.store(true, Ordering::SeqCst);
+    let cut = crate::fixtures::pharmacy::claim(&app, &pharmacy, &signature);
+    cutter.armed.store(false, Ordering::SeqCst);
+    assert_eq!(cut.status, 503, "{}", cut.text());
+    // The claim's, and the call row's that the answer then logs.
+    assert!(cutter.cut.load(Ordering::SeqCst) >= 1, "a COMMIT was cut");
+
+    // The server ends the abandoned transaction on its own (its stream expires): the next claim
+    // is the first and only one.
+    let claimed = eventually("a claim once the cut transaction is gone", WAIT, || {
+        let resp = crate::fixtures::pharmacy::claim(&app, &pharmacy, &signature);
+        (resp.status == 200).then_some(resp)
+    });
+    assert!(claimed.json()["claim"].is_object(), "{}", claimed.text());
+    let file = rusqlite::Connection::open_with_flags(
+        db.database_file(),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .unwrap();
+    let (claims, claim_logs): (i64, i64) = file
+        .query_row(
+            "SELECT (SELECT count(*) FROM claims), \
+                    (SELECT count(*) FROM access_log WHERE action = 'claim')",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!((claims, claim_logs), (1, 1), "nothing of the cut claim");
 }

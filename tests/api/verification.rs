@@ -458,21 +458,34 @@ fn receta_verify_checks_a_qr_text_offline() {
 /// directory, as Spin keeps it), not in the database; the outbox worker (cron, every second) deletes
 /// those of minutes that no longer count.
 #[test]
-fn the_verify_counters_live_in_the_key_value_store_and_old_ones_are_forgotten() {
+fn the_verify_counters_live_outside_the_records_and_old_ones_are_forgotten() {
     let app = spawn_app();
     let path = format!("/api/v2/verify/{}", "2".repeat(64));
     for _ in 0..3 {
         assert_eq!(app.get(&path, None).status, 404);
     }
+    // With the database over HTTP (issue 87) they live in its `rate_counters` instead.
     let counters = |app: &TestApp| -> Vec<(String, i64)> {
-        let kv =
-            rusqlite::Connection::open(app.state_dir.path().join("sqlite_key_value.db")).unwrap();
-        let mut stmt = kv
-            .prepare("SELECT key, value FROM spin_key_value WHERE key LIKE 'verify/%'")
-            .unwrap();
+        let (file, sql) = match crate::helpers::over_http() {
+            true => (
+                app.database_file(),
+                "SELECT key, count FROM rate_counters WHERE key LIKE 'verify/%'",
+            ),
+            false => (
+                app.state_dir.path().join("sqlite_key_value.db"),
+                "SELECT key, value FROM spin_key_value WHERE key LIKE 'verify/%'",
+            ),
+        };
+        let store =
+            rusqlite::Connection::open_with_flags(file, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+                .unwrap();
+        let mut stmt = store.prepare(sql).unwrap();
         stmt.query_map([], |r| {
-            let value: Vec<u8> = r.get(1)?;
-            Ok((r.get(0)?, i64::from_le_bytes(value.try_into().unwrap())))
+            let count = match r.get_ref(1)? {
+                rusqlite::types::ValueRef::Integer(n) => n,
+                value => i64::from_le_bytes(value.as_blob()?.try_into().unwrap()),
+            };
+            Ok((r.get(0)?, count))
         })
         .unwrap()
         .map(Result::unwrap)

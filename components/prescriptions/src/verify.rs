@@ -2,13 +2,15 @@
 //! exists, whether its stored document still hashes to its signature and its seal verifies with a
 //! published key, its state and issue date, and who issued it where; nothing of the patient.
 //! Rate limited per client address, with counters in Spin's key-value store (per node: see
-//! docs/verification.md).
+//! docs/verification.md), or with the database over HTTP in the database, counted in the read's
+//! own request (`common::counters`).
 
 use std::time::SystemTime;
 
 use common::counters::{self, Counters};
-use common::db::{Db, text};
+use common::db::{Db, Param, text};
 use common::types::Error;
+use spin_sdk::sqlite3::QueryResult;
 
 use crate::bindings::exports::receta::prescriptions::prescriptions::Verification;
 use crate::document::{is_signature, signature_of, text_fields};
@@ -33,12 +35,17 @@ const SOURCE: &str = "SELECT p.created_at, p.rx_status, p.canonical, p.seal_kid,
     FROM prescription_view p WHERE p.signature = ?1";
 
 pub fn verify(signature: &str, client: &str) -> Result<Verification, Error> {
-    admit(client)?;
-    let db = Db::open()?;
-    if !is_signature(signature) {
+    let key = [text(signature)];
+    // Counted, then read (over HTTP, in the same request).
+    let read = admit(
+        client,
+        is_signature(signature).then_some((SOURCE, &key[..])),
+    )?;
+    let Some(read) = read else {
         return Err(Error::not_found());
-    }
-    let found = db.query_opt(SOURCE, &[text(signature)], |r| {
+    };
+    let db = Db::open()?;
+    let found = common::db::rows(&read, |r| {
         Ok((
             r.string("created_at")?,
             crate::read::shown_state(r)?,
@@ -50,7 +57,7 @@ pub fn verify(signature: &str, client: &str) -> Result<Verification, Error> {
         ))
     })?;
     let (issued_at, rx_status, canonical, sealed, valid_until, constancia, efirma) =
-        found.ok_or_else(Error::not_found)?;
+        found.into_iter().next().ok_or_else(Error::not_found)?;
     let intact = signature_of(&canonical) == signature;
     let valid = intact
         && match &sealed {
@@ -78,9 +85,15 @@ pub fn verify(signature: &str, client: &str) -> Result<Verification, Error> {
 /// receipt check shares the budget). The last minute is a sliding window estimated from two
 /// counters (this minute's calls, plus the previous minute's weighted by how much of it the last
 /// 60 s still cover), kept in Spin's key-value store (`common::counters`), so a call commits
-/// nothing to the database and costs the same at any rate. A burst of `limit` calls is refused its
-/// next call, in any minute; a refused call does not count. The outbox worker forgets old minutes.
-pub(crate) fn admit(client: &str) -> Result<(), Error> {
+/// nothing to the database and costs the same at any rate (with the database over HTTP, in its
+/// `rate_counters`: one request). A burst of `limit` calls is refused its next call, in any
+/// minute; a refused call does not count. The outbox worker forgets old minutes.
+/// `read`, a statement run once the call is counted, is sent with the count over HTTP; its
+/// result, if any.
+pub(crate) fn admit(
+    client: &str,
+    read: Option<(&str, &[Param])>,
+) -> Result<Option<QueryResult>, Error> {
     let now = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
         .unwrap_or_default()
@@ -89,8 +102,8 @@ pub(crate) fn admit(client: &str) -> Result<(), Error> {
     let counters = Counters::open()?;
     let this = counters::key(counters::VERIFY, minute, client);
     // Counted first, so two calls at once cannot both take the last place.
-    let current = counters.add(&this, 1)?;
-    let previous = counters.get(&counters::key(counters::VERIFY, minute - 1, client))?;
+    let before = counters::key(counters::VERIFY, minute - 1, client);
+    let (current, previous, read) = counters.add_one_and_get(&this, &before, read)?;
     let window = Window {
         current: current - 1,
         previous,
@@ -100,7 +113,7 @@ pub(crate) fn admit(client: &str) -> Result<(), Error> {
         counters.add(&this, -1)?;
         return Err(Error::TooManyRequests(retry));
     }
-    Ok(())
+    Ok(read)
 }
 
 /// A client's calls in this minute and the previous one, `second` seconds into this minute.

@@ -5,7 +5,7 @@
 //! well-known port. `{{ variable }}` templates are rendered from the application variables at
 //! start-up. A request matching no entry fails with `HttpRequestDenied` without touching the
 //! network (`allowed`: the entries and their matching). Allowed requests get default timeouts when
-//! the guest sets none.
+//! the guest sets none, and go out on kept-alive connections (`pool`), as Spin's do.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,6 +24,7 @@ use wasmtime_wasi_http::p3;
 use wasmtime_wasi_http::p3::bindings::http::types::ErrorCode as ErrorCode3;
 
 mod allowed;
+mod pool;
 
 pub use allowed::{AllowedHost, AllowedHosts};
 
@@ -118,7 +119,9 @@ impl p2::WasiHttpHooks for OutboundHooks {
         config.between_bytes_timeout = config
             .between_bytes_timeout
             .min(defaults.between_bytes_timeout);
-        Ok(p2::default_send_request(request, config))
+        let handle =
+            wasmtime_wasi::runtime::spawn(async move { Ok(pool::send(request, config).await) });
+        Ok(HostFutureIncomingResponse::pending(handle))
     }
 }
 

@@ -13,7 +13,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use super::harness::Seed;
-use super::procs::{Server, send};
+use super::procs::{Server, sent_ok};
 use super::report::{Row, ms, target};
 use super::scripts::Req;
 use super::settings::Settings;
@@ -139,38 +139,18 @@ fn pump(mut from: TcpStream, to: TcpStream, requests: Option<Arc<AtomicU64>>) {
 pub fn one_client(server: &Server, reqs: &[Req], proxy: Option<&DelayProxy>) -> Result<(f64, f64)> {
     // Two first, unmeasured: an instance's first request also reads what it keeps.
     for req in reqs.iter().cycle().skip(SENT).take(2) {
-        sent(server, req)?;
+        sent_ok(server, req)?;
     }
     let before = proxy.map(DelayProxy::requests).unwrap_or(0);
     let mut times = Vec::with_capacity(SENT);
     for req in reqs.iter().cycle().take(SENT) {
         let started = Instant::now();
-        sent(server, req)?;
+        sent_ok(server, req)?;
         times.push(started.elapsed().as_secs_f64() * 1000.0);
     }
     let trips = proxy.map_or(0.0, |p| (p.requests() - before) as f64 / SENT as f64);
     times.sort_by(f64::total_cmp);
     Ok((times[SENT / 2], trips))
-}
-
-fn sent(server: &Server, req: &Req) -> Result {
-    let token = format!("Token {}", req.token);
-    let (status, body) = send(
-        &server.url,
-        req.method,
-        &req.path,
-        &[("Authorization", &token)],
-        req.body.as_deref(),
-    )?;
-    if !(200..300).contains(&status) {
-        return Err(format!(
-            "{} {} answered {status}: {}",
-            req.method,
-            req.path,
-            String::from_utf8_lossy(&body)
-        ));
-    }
-    Ok(())
 }
 
 /// The requests of a row: creates and details of `seed`.

@@ -17,7 +17,7 @@ use super::edge;
 use super::harness::{
     ADMIN_HEADER, ADMIN_TOKEN, MEDICS, READY_PATH, Seed, app_command_on, seed_catalog, seed_rx,
 };
-use super::procs::{Banner, Server, free_port, get, send};
+use super::procs::{Banner, Server, free_port, get, sent_ok};
 use super::report::{Row, thousands};
 use super::scenarios::{Baselines, Load, Measured, Scenario, measure};
 use super::scripts::Req;
@@ -382,22 +382,7 @@ fn round_trips(admin: &str, server: &Server, reqs: &[Req]) -> Result<f64> {
     }
     let before = served(admin)?;
     for req in reqs.iter().cycle().take(COUNTED) {
-        let token = format!("Token {}", req.token);
-        let (status, body) = send(
-            &server.url,
-            req.method,
-            &req.path,
-            &[("Authorization", &token)],
-            req.body.as_deref(),
-        )?;
-        if !(200..300).contains(&status) {
-            return Err(format!(
-                "{} {} answered {status} while counting round trips: {}",
-                req.method,
-                req.path,
-                String::from_utf8_lossy(&body)
-            ));
-        }
+        sent_ok(server, req).map_err(|e| format!("while counting round trips: {e}"))?;
     }
     Ok((served(admin)? - before) / COUNTED as f64)
 }

@@ -243,6 +243,27 @@ pub fn send(
     Ok((status, body))
 }
 
+/// `req` sent to `server` with its token: an error naming the answer unless it is a 2xx.
+pub fn sent_ok(server: &Server, req: &super::scripts::Req) -> Result {
+    let token = format!("Token {}", req.token);
+    let (status, body) = send(
+        &server.url,
+        req.method,
+        &req.path,
+        &[("Authorization", &token)],
+        req.body.as_deref(),
+    )?;
+    if !(200..300).contains(&status) {
+        return Err(format!(
+            "{} {} answered {status}: {}",
+            req.method,
+            req.path,
+            String::from_utf8_lossy(&body)
+        ));
+    }
+    Ok(())
+}
+
 fn dechunk(mut raw: &[u8]) -> Result<Vec<u8>> {
     let mut out = Vec::new();
     loop {

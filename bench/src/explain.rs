@@ -32,7 +32,10 @@ const STATEMENTS: &[(&str, &str, &[&str])] = &[
     (
         "rx list/search: count",
         "components/prescriptions/src/read.rs",
-        &["SELECT COUNT(*) AS count FROM prescriptions p WHERE ", RX_MATCHES],
+        &[
+            "SELECT COUNT(*) AS count FROM prescriptions p WHERE ",
+            RX_MATCHES,
+        ],
     ),
     (
         "rx list/search: page",

@@ -476,9 +476,16 @@ fn the_verify_counters_live_outside_the_records_and_old_ones_are_forgotten() {
                 "SELECT key, value FROM spin_key_value WHERE key LIKE 'verify/%'",
             ),
         };
-        let store =
-            rusqlite::Connection::open_with_flags(file, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-                .unwrap();
+        // The server's file read-only (it keeps its own log of changes); the key-value file as
+        // any client of it (a read-only one may miss its log on Spin).
+        let store = match crate::helpers::over_http() {
+            true => rusqlite::Connection::open_with_flags(
+                file,
+                rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+            ),
+            false => rusqlite::Connection::open(file),
+        }
+        .unwrap();
         let mut stmt = store.prepare(sql).unwrap();
         stmt.query_map([], |r| {
             let count = match r.get_ref(1)? {

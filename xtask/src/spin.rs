@@ -52,7 +52,7 @@ pub const SKIPPED_ON_SPIN: &[(&str, &str)] = &[
          system's",
     ),
     (
-        "verification::the_verify_counters_live_in_the_key_value_store_and_old_ones_are_forgotten",
+        "verification::the_verify_counters_live_outside_the_records_and_old_ones_are_forgotten",
         "moves time with this host's test clock (RECETA_CLOCK_OFFSET_SECONDS) to see the worker \
          forget a past minute's counters",
     ),

@@ -9,11 +9,10 @@
 //! Functions), and a call's count and read are one request.
 
 use anyhow::{Result, anyhow};
-
 use spin_sdk::sqlite3::{QueryResult, Value};
+use spin_sdk::wit::wasi::keyvalue::{atomics, store};
 
 use crate::db::{Db, int, text};
-use spin_sdk::wit::wasi::keyvalue::{atomics, store};
 
 /// The public verify's (and the receipt check's) calls per client address.
 pub const VERIFY: &str = "verify/";
@@ -47,9 +46,9 @@ const ADD: &str = "INSERT INTO rate_counters (key, minute, count) VALUES (?1, ?2
     ON CONFLICT (key) DO UPDATE SET count = count + excluded.count RETURNING count";
 /// `?1` key: its count, if any.
 const GET: &str = "SELECT count FROM rate_counters WHERE key = ?1";
-/// `?1` prefix, `?2` minute: forgets the prefix's counters of the minutes before it.
-const FORGET: &str =
-    "DELETE FROM rate_counters WHERE minute < ?2 AND substr(key, 1, length(?1)) = ?1";
+/// `?1` prefix, `?2` minute: forgets the prefix's counters of the minutes before it, a row each.
+const FORGET: &str = "DELETE FROM rate_counters \
+    WHERE minute < ?2 AND substr(key, 1, length(?1)) = ?1 RETURNING 1 AS gone";
 
 /// Where the counters are.
 pub enum Counters {
@@ -129,11 +128,7 @@ impl Counters {
         let bucket = match self {
             Counters::Store(bucket) => bucket,
             Counters::Database(db) => {
-                let forgotten = db.query(
-                    &format!("{FORGET} RETURNING 1 AS gone"),
-                    &[text(prefix), int(minute)],
-                    |_| Ok(()),
-                )?;
+                let forgotten = db.query(FORGET, &[text(prefix), int(minute)], |_| Ok(()))?;
                 return Ok(forgotten.len());
             }
         };
@@ -155,12 +150,12 @@ impl Counters {
 }
 
 /// The minute of a counter's key, whatever its prefix (`<prefix><minute>/<client>`, the prefix
-/// ending in `/`).
+/// ending in `/`, the client without one).
 fn minute_in(key: &str) -> Option<i64> {
     let (head, _) = key.rsplit_once('/')?;
-    let head = head.strip_suffix('/').unwrap_or(head);
     head.rsplit('/').next()?.parse().ok()
 }
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -35,6 +35,8 @@ const SOURCE: &str = "SELECT p.created_at, p.rx_status, p.canonical, p.seal_kid,
     FROM prescription_view p WHERE p.signature = ?1";
 
 pub fn verify(signature: &str, client: &str) -> Result<Verification, Error> {
+    // Opened first, so that the count's read (on Spin's SQLite) and the seal's key share it.
+    let db = Db::open()?;
     let key = [text(signature)];
     // Counted, then read (over HTTP, in the same request).
     let read = admit(
@@ -44,7 +46,6 @@ pub fn verify(signature: &str, client: &str) -> Result<Verification, Error> {
     let Some(read) = read else {
         return Err(Error::not_found());
     };
-    let db = Db::open()?;
     let found = common::db::rows(&read, |r| {
         Ok((
             r.string("created_at")?,

@@ -270,6 +270,25 @@ pub fn rows<T>(result: &QueryResult, map: impl Fn(&Row) -> Result<T>) -> Result<
         .collect()
 }
 
+/// How far a statement outside a transaction has been asked again ([`Db::again`]).
+struct Retry {
+    started: std::time::Instant,
+    /// The next pause after a lock.
+    pause: std::time::Duration,
+    /// Tries so far after interruptions, counting the first.
+    tries: u32,
+}
+
+impl Retry {
+    fn new() -> Retry {
+        Retry {
+            started: std::time::Instant::now(),
+            pause: LOCK_RETRY,
+            tries: 1,
+        }
+    }
+}
+
 /// One result row, read by column name.
 pub struct Row<'a> {
     columns: &'a [String],
@@ -379,34 +398,43 @@ impl Db {
 
     /// [`Db::execute`]; `keep` as [`Handle::execute`] says.
     fn execute_as(&self, sql: &str, params: &[Value], keep: bool) -> Result<QueryResult> {
-        let retried = !self.conn.in_transaction.get();
-        let mut tries = 1;
-        let started = std::time::Instant::now();
-        let mut pause = LOCK_RETRY;
+        let mut retry = Retry::new();
         loop {
             let e = match self.run(sql, params, keep) {
                 Ok(result) => return Ok(result),
                 Err(e) => e,
             };
-            if retried && is_busy(&e) && started.elapsed() < LOCK_WAIT {
-                std::thread::sleep(pause);
-                pause = (pause * 2).min(LOCK_RETRY * 16);
+            if self.again(&e, &mut retry, true) {
                 continue;
-            }
-            // Over HTTP `BEGIN IMMEDIATE` reaches the server with the transaction's first
-            // statement, so a lock held elsewhere is met there: the transaction, which did
-            // nothing, is run again as an interrupted one is.
-            if is_interrupt(&e) || (is_busy(&e) && !retried && self.conn.is_remote()) {
-                if retried && tries < INTERRUPTED_TRIES {
-                    std::thread::sleep(INTERRUPTED_PAUSE * tries);
-                    tries += 1;
-                    continue;
-                }
-                self.conn.interrupted.set(true);
             }
             return Err(anyhow!("{}", describe(&e)))
                 .with_context(|| format!("running `{}`", first_line(sql)));
         }
+    }
+
+    /// Whether a statement that failed with `e` is asked again ([`Db::execute`]'s rules), after
+    /// its pause: only outside a transaction, and only when `did_nothing` (it was the first
+    /// statement to fail, or on its own). Otherwise an interruption, or a lock met over HTTP
+    /// inside a transaction, marks the transaction to be run again ([`Db::transaction`]): over HTTP
+    /// `BEGIN IMMEDIATE` reaches the server with the transaction's first statement, so a lock
+    /// held elsewhere is met there, and the transaction did nothing.
+    fn again(&self, e: &spin_sdk::sqlite3::Error, retry: &mut Retry, did_nothing: bool) -> bool {
+        let outside = !self.conn.in_transaction.get();
+        let may = outside && did_nothing;
+        if may && is_busy(e) && retry.started.elapsed() < LOCK_WAIT {
+            std::thread::sleep(retry.pause);
+            retry.pause = (retry.pause * 2).min(LOCK_RETRY * 16);
+            return true;
+        }
+        if is_interrupt(e) || (is_busy(e) && !outside && self.conn.is_remote()) {
+            if may && retry.tries < INTERRUPTED_TRIES {
+                std::thread::sleep(INTERRUPTED_PAUSE * retry.tries);
+                retry.tries += 1;
+                return true;
+            }
+            self.conn.interrupted.set(true);
+        }
+        false
     }
 
     /// Runs a query and maps every row.

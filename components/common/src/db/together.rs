@@ -5,10 +5,7 @@
 use anyhow::{Context, Result, anyhow};
 use spin_sdk::sqlite3::{QueryResult, Value};
 
-use super::{
-    Db, INTERRUPTED_PAUSE, INTERRUPTED_TRIES, LOCK_RETRY, LOCK_WAIT, Link, describe, first_line,
-    hrana, is_busy, is_interrupt,
-};
+use super::{Db, Link, Retry, describe, first_line, hrana};
 
 impl Db {
     /// Runs `steps` one after another, each only if the one before it succeeded, and answers each
@@ -17,7 +14,8 @@ impl Db {
     /// an earlier write: send together only writes that stand alone (an atomic `INSERT` and the
     /// read of what it wrote, a read and its log row written to be harmless when the read found
     /// nothing). The first failure is the error, naming its statement. A first step the database
-    /// found locked or interrupted did nothing, and is asked again as [`Db::execute`] asks.
+    /// found locked or interrupted did nothing, and is asked again as [`Db::execute`] asks
+    /// ([`Db::again`]).
     pub fn together(&self, steps: &[(&str, &[Value])]) -> Result<Vec<QueryResult>> {
         if !self.conn.is_remote() {
             return steps
@@ -25,11 +23,8 @@ impl Db {
                 .map(|(sql, params)| self.execute(sql, params))
                 .collect();
         }
-        let outside = !self.conn.in_transaction.get();
-        let started = std::time::Instant::now();
-        let mut pause = LOCK_RETRY;
-        let mut tries = 1;
-        loop {
+        let mut retry = Retry::new();
+        'asked: loop {
             let statements = steps
                 .iter()
                 .map(|(sql, params)| hrana::Statement::new(sql, params))
@@ -43,38 +38,23 @@ impl Db {
                 .map_err(|e| anyhow!("{}", describe(&e)))
                 .with_context(|| format!("running `{first}` and what follows it"))?;
             let mut answers = Vec::with_capacity(results.len());
-            let mut failed = None;
             for (i, result) in results.into_iter().enumerate() {
-                match result {
-                    Ok(answer) => answers.push(answer),
-                    Err(e) => {
-                        failed = Some((i, e));
-                        break;
+                let e = match result {
+                    Ok(answer) => {
+                        answers.push(answer);
+                        continue;
                     }
+                    Err(e) => e,
+                };
+                // A step after the first ran after writes that stay: only the first is asked
+                // again.
+                if self.again(&e, &mut retry, i == 0) {
+                    continue 'asked;
                 }
+                return Err(anyhow!("{}", describe(&e)))
+                    .with_context(|| format!("running `{}`", first_line(steps[i].0)));
             }
-            let Some((i, e)) = failed else {
-                return Ok(answers);
-            };
-            if i == 0 && outside {
-                if is_busy(&e) && started.elapsed() < LOCK_WAIT {
-                    std::thread::sleep(pause);
-                    pause = (pause * 2).min(LOCK_RETRY * 16);
-                    continue;
-                }
-                if is_interrupt(&e) && tries < INTERRUPTED_TRIES {
-                    std::thread::sleep(INTERRUPTED_PAUSE * tries);
-                    tries += 1;
-                    continue;
-                }
-            }
-            // In a transaction a lock met at its deferred `BEGIN`, or an interruption, reruns the
-            // transaction ([`Db::transaction`]), as for a statement on its own.
-            if !outside && (is_interrupt(&e) || is_busy(&e)) {
-                self.conn.interrupted.set(true);
-            }
-            return Err(anyhow!("{}", describe(&e)))
-                .with_context(|| format!("running `{}`", first_line(steps[i].0)));
+            return Ok(answers);
         }
     }
 }

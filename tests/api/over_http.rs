@@ -164,6 +164,14 @@ fn a_read_and_a_verify_count_in_the_database_and_write_nothing_to_the_key_value_
     let rx = practice.prescribe(&app);
     let signature = crate::fixtures::signature(&rx);
     let token = format!("Token {}", practice.medic.token);
+    // Another medic who knows the signature gets a 404, and its attempt writes no row into the
+    // prescription's access log (the row travels with the read, under the read's own condition).
+    let other = crate::fixtures::Practice::new(&app, "otra@example.mx", "Clínica Otra");
+    let refused = app.get(
+        &format!("/api/v2/rx-endpoint/{signature}/"),
+        Some(&other.medic.token),
+    );
+    assert_eq!(refused.status, 404, "{}", refused.text());
     let read = app.get(
         &format!("/api/v2/rx-endpoint/{signature}/"),
         Some(&practice.medic.token),
@@ -184,7 +192,7 @@ fn a_read_and_a_verify_count_in_the_database_and_write_nothing_to_the_key_value_
             |r| r.get(0),
         )
         .unwrap();
-    assert_eq!(logged, 1);
+    assert_eq!(logged, 1, "the issuing medic's read only");
     // The public verify counts its caller in the database too.
     for _ in 0..2 {
         let verified = app.get(&format!("/api/v2/verify/{signature}"), None);

@@ -31,22 +31,36 @@ const STATEMENTS: &[(&str, &str, &[&str])] = &[
     ),
     (
         "rx list/search: count",
-        "components/prescriptions/src/read.rs",
+        "components/prescriptions/src/read.rs components/prescriptions/src/scope.rs",
         &[
             "SELECT COUNT(*) AS count FROM prescriptions p WHERE ",
-            RX_MATCHES,
+            RX_OWNED,
+            " AND ",
+            RX_SEARCHED,
+        ],
+    ),
+    (
+        "rx list/search over HTTP with a medic's token: count (its holder found in the statement)",
+        "components/prescriptions/src/read.rs components/prescriptions/src/scope.rs",
+        &[
+            "SELECT COUNT(*) AS count FROM prescriptions p WHERE ",
+            RX_OWNED_BY_HOLDER,
+            " AND ",
+            RX_SEARCHED,
         ],
     ),
     (
         "rx list/search: page",
-        "components/prescriptions/src/read.rs",
+        "components/prescriptions/src/read.rs components/prescriptions/src/scope.rs",
         &[
             "SELECT ",
             RX_COLUMNS,
             " FROM ",
             RX_FROM,
             " WHERE p.id IN (SELECT p.id FROM prescriptions p WHERE ",
-            RX_MATCHES,
+            RX_OWNED,
+            " AND ",
+            RX_SEARCHED,
             " ORDER BY p.id DESC LIMIT ?3 OFFSET ?4) ORDER BY p.id DESC",
         ],
     ),
@@ -187,7 +201,12 @@ const RX_COLUMNS: &str = "p.id, p.medic_id, p.signature, p.hospital_id, p.hospit
 
 const RX_FROM: &str = "prescription_view p";
 
-const RX_MATCHES: &str = "p.medic_id = ?1 AND (?2 IS NULL OR (p.patient_name || char(31) || \
+const RX_OWNED: &str = "p.medic_id = ?1";
+
+const RX_OWNED_BY_HOLDER: &str =
+    "p.medic_id = (SELECT t.id FROM medics t WHERE t.token_hash = ?1 AND t.is_active = 1)";
+
+const RX_SEARCHED: &str = "(?2 IS NULL OR (p.patient_name || char(31) || \
     p.patient_email || char(31) || p.diagnosis) LIKE ?2 ESCAPE '\\')";
 
 pub fn run(flags: &Flags) -> Result<()> {

@@ -4,8 +4,8 @@
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -35,12 +35,14 @@ fn app_through(db: &Sqld, url: &str, token: &str) -> TestApp {
     start(config, tempfile::tempdir().unwrap())
 }
 
-/// A loopback proxy to a server that, once `armed`, cuts the connection of any request whose
-/// bytes carry a `COMMIT` instead of forwarding it (counted in `cut`).
+/// A loopback proxy to a server that keeps the text of every request it forwards (`sent`, in
+/// order), and, once `armed`, cuts the connection of any request whose bytes carry a `COMMIT`
+/// instead of forwarding it (counted in `cut`).
 struct CommitCutter {
     url: String,
     armed: Arc<AtomicBool>,
     cut: Arc<AtomicUsize>,
+    sent: Arc<Mutex<Vec<String>>>,
 }
 
 impl CommitCutter {
@@ -51,14 +53,15 @@ impl CommitCutter {
             Arc::new(AtomicBool::new(false)),
             Arc::new(AtomicUsize::new(0)),
         );
-        let (armed2, cut2) = (armed.clone(), cut.clone());
+        let sent = Arc::new(Mutex::new(Vec::<String>::new()));
+        let (armed2, cut2, sent2) = (armed.clone(), cut.clone(), sent.clone());
         let target = target.trim_start_matches("http://").to_string();
         std::thread::spawn(move || {
             for client in listener.incoming().flatten() {
                 let Ok(server) = TcpStream::connect(&target) else {
                     continue;
                 };
-                let (armed, cut) = (armed2.clone(), cut2.clone());
+                let (armed, cut, sent) = (armed2.clone(), cut2.clone(), sent2.clone());
                 let (mut from_server, mut to_client) =
                     (server.try_clone().unwrap(), client.try_clone().unwrap());
                 std::thread::spawn(move || {
@@ -68,9 +71,22 @@ impl CommitCutter {
                 std::thread::spawn(move || {
                     let (mut client, mut server) = (client, server);
                     let mut buf = vec![0u8; 256 * 1024];
+                    // This connection's request being forwarded: its place in `sent`.
+                    let mut current: Option<usize> = None;
                     loop {
                         let n = client.read(&mut buf).unwrap_or(0);
                         let chunk = &buf[..n];
+                        let text = String::from_utf8_lossy(chunk);
+                        let mut sent = sent.lock().unwrap();
+                        match current {
+                            Some(i) if !text.starts_with("POST ") => sent[i].push_str(&text),
+                            _ if n > 0 => {
+                                sent.push(text.into_owned());
+                                current = Some(sent.len() - 1);
+                            }
+                            _ => {}
+                        }
+                        drop(sent);
                         let commit = chunk.windows(8).any(|w| w == b"\"COMMIT\"");
                         if n == 0 || (commit && armed.load(Ordering::SeqCst)) {
                             if n > 0 {
@@ -87,7 +103,28 @@ impl CommitCutter {
                 });
             }
         });
-        CommitCutter { url, armed, cut }
+        CommitCutter {
+            url,
+            armed,
+            cut,
+            sent,
+        }
+    }
+
+    /// How many requests it has forwarded so far.
+    fn mark(&self) -> usize {
+        self.sent.lock().unwrap().len()
+    }
+
+    /// The requests forwarded since `mark`, but an instance's check of the migrations' ledger
+    /// (its first statement: on Spin 4.1 every request is an instance's first).
+    fn since(&self, mark: usize) -> Vec<String> {
+        let sent = self.sent.lock().unwrap();
+        sent[mark..]
+            .iter()
+            .filter(|r| !r.contains("_receta_migrations"))
+            .cloned()
+            .collect()
     }
 }
 
@@ -260,4 +297,115 @@ fn a_transaction_cut_after_its_begin_commits_nothing() {
         )
         .unwrap();
     assert_eq!((claims, claim_logs), (1, 1), "nothing of the cut claim");
+}
+
+#[test]
+fn a_medics_detail_and_list_are_one_request_to_the_database_and_a_wrong_token_is_still_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Sqld::primary(&dir.path().join("sqld"));
+    let proxy = CommitCutter::to(&db.url);
+    let app = app_through(&db, &proxy.url, &db.token.clone());
+    let practice = crate::fixtures::Practice::new(&app, "una@example.mx", "Clínica Una");
+    let signature = crate::fixtures::signature(&practice.prescribe(&app)).to_string();
+    let path = format!("/api/v2/rx-endpoint/{signature}/");
+
+    // The token's check, the read and its access-log row: one request.
+    for _ in 0..2 {
+        let mark = proxy.mark();
+        let read = app.get(&path, Some(&practice.medic.token));
+        assert_eq!(read.status, 200, "{}", read.text());
+        assert_eq!(
+            read.json()["signature"],
+            json!(signature),
+            "{}",
+            read.text()
+        );
+        let sent = proxy.since(mark);
+        assert_eq!(sent.len(), 1, "one request to the database: {sent:#?}");
+        assert!(
+            sent[0].contains("token_hash") && sent[0].contains("INSERT INTO access_log"),
+            "the token's check and the log row travel with the read: {}",
+            sent[0]
+        );
+    }
+    // The admin's token needs no lookup: one request too.
+    let mark = proxy.mark();
+    let read = app.get(&path, Some(ADMIN_TOKEN));
+    assert_eq!(read.status, 200, "{}", read.text());
+    assert_eq!(proxy.since(mark).len(), 1, "{:#?}", proxy.since(mark));
+
+    // What the read finds nothing for is answered as before: a token nobody holds 401, a
+    // pharmacy's 403, another medic's 404, and none of them is logged as a read.
+    let nobody = app.get(&path, Some("not-anyones-token-0123456789abcdef"));
+    assert_eq!(nobody.status, 401, "{}", nobody.text());
+    assert_eq!(nobody.json(), json!({"message": "Invalid Token"}));
+    let pharmacy_token = crate::fixtures::pharmacy::register(&app, "Farmacia Una").token;
+    let pharmacy = app.get(&path, Some(&pharmacy_token));
+    assert_eq!(pharmacy.status, 403, "{}", pharmacy.text());
+    let other = crate::fixtures::Practice::new(&app, "otra.una@example.mx", "Clínica Dos");
+    let other = app.get(&path, Some(&other.medic.token));
+    assert_eq!(other.status, 404, "{}", other.text());
+    let inactive = app.patch(
+        &format!("/api/v2/medics/{}/", practice.medic.id),
+        Some(ADMIN_TOKEN),
+        &json!({"is_active": false}),
+    );
+    assert_eq!(inactive.status, 202, "{}", inactive.text());
+    let deactivated = app.get(&path, Some(&practice.medic.token));
+    assert_eq!(deactivated.status, 401, "{}", deactivated.text());
+
+    // The list and the search: the token's check, the page, its count and its medications, one
+    // request; refused as before, a bad parameter after the token (401 first).
+    let active = app.patch(
+        &format!("/api/v2/medics/{}/", practice.medic.id),
+        Some(ADMIN_TOKEN),
+        &json!({"is_active": true}),
+    );
+    assert_eq!(active.status, 202, "{}", active.text());
+    for query in ["", "?search=juan", "?search=nadie"] {
+        let mark = proxy.mark();
+        let listed = app.get(
+            &format!("/api/v2/rx-endpoint/{query}"),
+            Some(&practice.medic.token),
+        );
+        assert_eq!(listed.status, 200, "{}", listed.text());
+        let expected = if query.ends_with("nadie") { 0 } else { 1 };
+        assert_eq!(listed.json()["count"], json!(expected), "{}", listed.text());
+        let sent = proxy.since(mark);
+        assert_eq!(sent.len(), 1, "one request for the list{query}: {sent:#?}");
+    }
+    let empty = crate::fixtures::Practice::new(&app, "vacia@example.mx", "Clínica Vacía");
+    let listed = app.get("/api/v2/rx-endpoint/", Some(&empty.medic.token));
+    assert_eq!((listed.status, &listed.json()["count"]), (200, &json!(0)));
+    for (token, status) in [
+        ("not-anyones-token-0123456789abcdef", 401),
+        (ADMIN_TOKEN, 403),
+        (pharmacy_token.as_str(), 403),
+    ] {
+        let refused = app.get("/api/v2/rx-endpoint/", Some(token));
+        assert_eq!(refused.status, status, "{token}: {}", refused.text());
+        let refused = app.get("/api/v2/rx-endpoint/?limit=nope", Some(token));
+        assert_eq!(refused.status, status, "{token}: {}", refused.text());
+    }
+    let bad = app.get(
+        "/api/v2/rx-endpoint/?limit=nope",
+        Some(&practice.medic.token),
+    );
+    assert_eq!(bad.status, 400, "{}", bad.text());
+
+    let file = rusqlite::Connection::open_with_flags(
+        db.database_file(),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .unwrap();
+    let reads: i64 = file
+        .query_row(
+            "SELECT count(*) FROM access_log a JOIN prescriptions p ON p.id = a.prescription_id \
+             WHERE p.signature = ?1 AND a.action = 'read'",
+            [&signature],
+            |r| r.get(0),
+        )
+        .unwrap();
+    // The medic's two reads fall in one minute or two; the admin's is its own.
+    assert!((2..=3).contains(&reads), "{reads} reads logged");
 }

@@ -35,7 +35,11 @@ const URL_UNDER: Option<usize> = Some(2001);
 /// recipients per caller, an hour: docs/notifications.md), nothing queued.
 pub fn resend(req: &Request, caller: Principal, signature: &str) -> Result<Response, Error> {
     let db = Db::open()?;
-    let rx = match prescriptions::get_by_signature(db.lend().as_deref(), caller, signature) {
+    let rx = match prescriptions::get_by_signature(
+        db.lend().as_deref(),
+        &prescriptions::Reader::Caller(caller),
+        signature,
+    ) {
         Ok(rx) => rx,
         Err(Error::NotFound(_)) => {
             let shown: String = signature.chars().take(128).collect();

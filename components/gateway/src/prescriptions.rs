@@ -24,8 +24,8 @@ use crate::bindings::catalog::{self, ImageKind, Prescriber};
 use crate::bindings::notifications;
 use crate::bindings::patients::{self, PatientKey};
 use crate::bindings::prescriptions::{
-    self, HospitalSnapshot, IssueRequest, LifecycleEvent, LifecycleKind, MedicSnapshot, Medication,
-    NewMedication, PatientSnapshot, PharmacyRef, Prescription, StateChange,
+    self, HospitalSnapshot, IssueRequest, LifecycleEvent, LifecycleKind, MedicKey, MedicSnapshot,
+    Medication, NewMedication, PatientSnapshot, PharmacyRef, Prescription, Reader, StateChange,
 };
 use crate::http::{self, Request, Response};
 use crate::input::body::{FRACCIONES, object_items, search_param};
@@ -225,13 +225,12 @@ fn warnings(medic: &str, issued: &Prescription, curp_valid: bool, patient: i64) 
 
 /// `GET /api/v2/rx-endpoint/?limit&offset&search` → 200 paginated list of the medic's prescriptions,
 /// newest first; `search` matches the patient's name or email or the diagnosis.
-pub fn list(req: &Request, medic: MedicId) -> Result<Response, Error> {
-    let medic = medic.get();
+pub fn list(req: &Request, medic: MedicKey) -> Result<Response, Error> {
     let page = req.page()?;
     let search = search_param(req)?;
     let db = Db::open()?;
     let found =
-        prescriptions::list_prescriptions(db.lend().as_deref(), medic, search.as_deref(), page)?;
+        prescriptions::list_prescriptions(db.lend().as_deref(), &medic, search.as_deref(), page)?;
     let base_url = http::base_url();
     let results: Vec<_> = found
         .results
@@ -289,8 +288,8 @@ pub fn by_id(req: &Request, medic: MedicId, key: &str) -> Result<Response, Error
 
 /// `GET /api/v2/rx-endpoint/<signature>/` → 200 one Prescription (the issuing medic or the API admin).
 /// Anything else: 404 `{message}`.
-pub fn detail(caller: Principal, key: &str) -> Result<Response, Error> {
-    let found = prescriptions::get_by_signature(Db::open()?.lend().as_deref(), caller, key)?;
+pub fn detail(reader: Reader, key: &str) -> Result<Response, Error> {
+    let found = prescriptions::get_by_signature(Db::open()?.lend().as_deref(), &reader, key)?;
     Ok(Response::json(
         200,
         &detail_shape(&found, &http::base_url()),
@@ -339,7 +338,11 @@ pub fn constancia(caller: Principal, signature: &str) -> Result<Response, Error>
 /// 404) → 200 `application/fhir+json`: the prescription as a FHIR R4 `Bundle` (docs/fhir.md). A
 /// read like the detail's (the access log).
 pub fn fhir(caller: Principal, signature: &str) -> Result<Response, Error> {
-    let rx = prescriptions::get_by_signature(Db::open()?.lend().as_deref(), caller, signature)?;
+    let rx = prescriptions::get_by_signature(
+        Db::open()?.lend().as_deref(),
+        &Reader::Caller(caller),
+        signature,
+    )?;
     crate::views::fhir_json::respond(&rx, crate::views::fhir_json::Audience::Prescriber)
 }
 

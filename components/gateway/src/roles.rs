@@ -5,13 +5,18 @@
 //! route open to the admin and medics. So an admin's handler cannot be routed under [`public`],
 //! and a pharmacy's id cannot stand where a medic's is expected.
 //!
+//! Over HTTP, [`reader`] and [`lister`] let the domain check a medic's token in the read's own
+//! request (one round trip to the database instead of two) and settle here, as the others do,
+//! whatever that read does not answer (`token_first`).
+//!
 //! Roles are checked here and nowhere else; what a caller owns (a medic's patients, a hospital's
 //! members, the pharmacy that sold) is checked in the domain components, which take the principal
 //! (docs/architecture.md, "Who checks what").
 
 use common::types::{Error, Principal};
 
-use crate::bindings::auth::Caller;
+use crate::bindings::auth::{self, Caller, Claim};
+use crate::bindings::prescriptions::{MedicKey, Reader};
 use crate::http::{Request, Response};
 
 /// The one text of each role refusal (403), whatever the route.
@@ -108,6 +113,55 @@ pub fn caller<'a>(
     h: impl FnOnce(Principal) -> Outcome + 'a,
 ) -> Option<Handler<'a>> {
     Some(Box::new(move || h(principal(req)?)))
+}
+
+/// The API admin or a medic reading a prescription by its signature (`prescriptions.reader`).
+/// Over HTTP a medic's token is not looked up on its own: the handler gets its hash and the read
+/// checks it in its own request (`token_first`).
+pub fn reader<'a>(req: &'a Request, h: impl Fn(Reader) -> Outcome + 'a) -> Option<Handler<'a>> {
+    Some(Box::new(move || {
+        token_first(
+            req,
+            |hash| h(Reader::MedicToken(hash)),
+            || h(Reader::Caller(principal(req)?)),
+        )
+    }))
+}
+
+/// A medic listing its own prescriptions (`prescriptions.medic-key`): as [`medic`], but over
+/// HTTP the list checks the token in its own request (`token_first`).
+pub fn lister<'a>(req: &'a Request, h: impl Fn(MedicKey) -> Outcome + 'a) -> Option<Handler<'a>> {
+    Some(Box::new(move || {
+        token_first(
+            req,
+            |hash| h(MedicKey::Token(hash)),
+            || match principal(req)? {
+                Principal::Medic(id) => h(MedicKey::Id(id)),
+                Principal::Admin => Err(Error::forbidden(MEDIC_ONLY)),
+            },
+        )
+    }))
+}
+
+/// Over HTTP, with a token that is not a configured one (`auth.identify`), `by_token` first with
+/// the token's hash, for the domain to check in the statements that need its answer: one round
+/// trip to the database instead of two (issue 87, docs/scale-out.md). Its answer stands when it is
+/// one (`Ok`): the domain answers only when it found the token's holder. Anything else (a token
+/// nobody holds, another's prescription, a bad parameter, the database down), and every request on
+/// Spin's SQLite: `settled`, which authenticates as every other wrapper does (401, or 403 for a
+/// pharmacy's or the jobs token) before its handler runs again, so refusals are unchanged.
+fn token_first(
+    req: &Request,
+    by_token: impl FnOnce(String) -> Outcome,
+    settled: impl FnOnce() -> Outcome,
+) -> Outcome {
+    if common::db::over_http()?
+        && let Claim::TokenHash(hash) = auth::identify(req.header("authorization"))?
+        && let Ok(answer) = by_token(hash)
+    {
+        return Ok(answer);
+    }
+    settled()
 }
 
 /// A pharmacy only.

@@ -104,10 +104,8 @@ impl Drain for Outbox {
         outcome: &Outcome,
         record: Option<&Self::Record>,
     ) -> Result<(), Error> {
-        if let Some((_, Some(subscription))) = record {
-            webhooks::disable(db, *subscription)?;
-        }
-        outbox::finish(db, row, record.map(|(attempt, _)| attempt), outcome)
+        let gone = record.and_then(|(_, gone)| *gone);
+        outbox::finish(db, row, record.map(|(attempt, _)| attempt), gone, outcome)
     }
 }
 

@@ -201,6 +201,7 @@ pub fn finish(
     db: &Db,
     leased: &Leased,
     attempt: Option<&AttemptRecord>,
+    gone: Option<i64>,
     outcome: &Outcome,
 ) -> Result<(), Error> {
     let row = &leased.row;
@@ -213,6 +214,11 @@ pub fn finish(
         && !link_code;
     let ended = matches!(outcome, Outcome::Done | Outcome::Dead { .. });
     QUEUE.finish(db, &int(row.id), &leased.lease, outcome, |db, held| {
+        // The subscription a 410 disabled ends with its row, in one transaction: no reader sees
+        // the one without the other.
+        if let Some(subscription) = gone {
+            crate::webhooks::disable(db, subscription)?;
+        }
         if let Some(a) = attempt {
             db.execute(
                 INSERT_ATTEMPT,

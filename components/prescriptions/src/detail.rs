@@ -11,16 +11,15 @@
 use std::cell::Cell;
 
 use common::db::{Db, Param, Row, text};
-use common::types::{Error, Principal};
+use common::types::Error;
 
 use crate::bindings::exports::receta::prescriptions::prescriptions::{
-    PharmacyView, Prescription, Sale,
+    PharmacyView, Prescription, Reader, Sale,
 };
 use crate::document::{is_signature, signature_of};
-use crate::read::{
-    ALTERED, COLUMNS, VIEW, VISIBLE_BY_SIGNATURE, caller_param, from_row, prefixed_medication,
-};
+use crate::read::{ALTERED, COLUMNS, VIEW, from_row, prefixed_medication};
 use crate::reads::{self, Read};
+use crate::scope::Visible;
 
 /// The medication columns of `read::MEDICATION_COLUMNS`, each named `med_…` beside the
 /// prescription's own (`m` the medication, `p` the prescription).
@@ -36,31 +35,32 @@ const MEDICATION_COLUMNS: &str = "m.id AS med_id, m.prescription_id AS med_presc
 /// once for all its rows (an uncorrelated subquery).
 const SALES: &str = "(SELECT v.sales FROM prescription_view v WHERE v.signature = ?1) AS sales";
 
-/// `?1` signature, `?2` the medic (NULL: anyone's), `?3` the reading actor and `?4` the start of
+/// `?1` signature, `?2` whose it must be (`visible`), `?3` the reading actor and `?4` the start of
 /// the minute (both NULL for a pharmacy's lookup, which is logged elsewhere): one row per
 /// medication in order (one with NULL medication columns for a prescription without any), each
 /// with the prescription, its stored document and `seen`, and, with `sales`, its sales.
-fn sql(sales: bool) -> String {
+fn sql(sales: bool, visible: &Visible) -> String {
     format!(
         "SELECT {COLUMNS}, p.canonical, ({}) AS seen, {}{MEDICATION_COLUMNS} \
          FROM {VIEW} LEFT JOIN medications m ON m.prescription_id = p.id \
-         WHERE {VISIBLE_BY_SIGNATURE} ORDER BY m.position",
+         WHERE p.signature = ?1 AND {} ORDER BY m.position",
         reads::SEEN,
         if sales {
             format!("{SALES}, ")
         } else {
             String::new()
-        }
+        },
+        visible.condition(),
     )
 }
 
 /// The medic's or the admin's read by signature, logged (`reads`).
-pub fn by_signature(caller: &Principal, signature: &str) -> Result<Prescription, Error> {
-    let read = Read::now(caller);
-    let medic = caller_param(caller);
+pub fn by_signature(reader: &Reader, signature: &str) -> Result<Prescription, Error> {
+    let read = Read::now_by(reads::reader_actor(reader));
+    let visible = Visible::of(reader);
     // Over HTTP the log row is written in the read's own request; else queued after it.
-    let log = reads::logged_with_read(signature, &read, &medic)?;
-    let found = checked(signature, medic, Some(&read), false, log.as_ref())?;
+    let log = reads::logged_with_read(signature, &read, &visible)?;
+    let found = checked(signature, &visible, Some(&read), false, log.as_ref())?;
     if !found.seen && log.is_none() {
         reads::queue(signature, &read)?;
     }
@@ -69,13 +69,13 @@ pub fn by_signature(caller: &Principal, signature: &str) -> Result<Prescription,
 
 /// Any prescription by signature: the answer after a change, a medic's history entry.
 pub fn for_pharmacy(signature: &str) -> Result<Prescription, Error> {
-    Ok(checked(signature, Param::Null, None, false, None)?.rx)
+    Ok(checked(signature, &Visible::Caller(Param::Null), None, false, None)?.rx)
 }
 
 /// Any prescription by signature with its sales, in one statement: what a pharmacy sees (its
 /// lookup, and its answer after a sale).
 pub fn pharmacy_view(signature: &str) -> Result<PharmacyView, Error> {
-    let found = checked(signature, Param::Null, None, true, None)?;
+    let found = checked(signature, &Visible::Caller(Param::Null), None, true, None)?;
     Ok(PharmacyView {
         prescription: found.rx,
         sales: found.sales,
@@ -98,13 +98,13 @@ struct Found {
     sales: Vec<Sale>,
 }
 
-/// The prescription `signature` names, among `medic`'s (NULL: anyone's), with its medications, if
+/// The prescription `signature` names, if `visible`, with its medications, if
 /// its stored document still hashes to its signature (else 409 `ALTERED`); whether `read` is
 /// already logged this minute; and, with `sales`, its sales. `after`, a statement sent in the same
 /// request after the read (`Db::together`): its log row over HTTP.
 fn checked(
     signature: &str,
-    medic: Param,
+    visible: &Visible,
     read: Option<&Read>,
     sales: bool,
     after: Option<&(String, Vec<Param>)>,
@@ -117,8 +117,8 @@ fn checked(
         None => (Param::Null, Param::Null),
     };
     let first = Cell::new(true);
-    let sql = sql(sales);
-    let params = [text(signature), medic, actor, minute];
+    let sql = sql(sales, visible);
+    let params = [text(signature), visible.param(), actor, minute];
     let db = Db::open()?;
     let answer = match after {
         Some((log, log_params)) => db
@@ -180,8 +180,13 @@ mod tests {
 
     #[test]
     fn the_statement_is_scoped_and_reads_each_medication_once() {
-        let sql = sql(false);
+        let sql = sql(false, &Visible::Caller(Param::Null));
         assert!(sql.contains("(?2 IS NULL OR p.medic_id = ?2)"), "{sql}");
+        let by_token = super::sql(false, &Visible::TokenHolder("hash".into()));
+        assert!(
+            by_token.contains("p.signature = ?1 AND p.medic_id = (SELECT t.id FROM medics t"),
+            "{by_token}"
+        );
         assert!(sql.contains("a.actor = ?3"), "{sql}");
         assert!(sql.ends_with("ORDER BY m.position"), "{sql}");
         // Every medication column is named apart from the prescription's own.

@@ -51,6 +51,7 @@ mod receipts;
 mod register;
 mod rules;
 mod sales;
+mod scope;
 mod seal;
 mod signing;
 mod state;
@@ -67,8 +68,9 @@ mod bindings;
 use bindings::exports::receta::prescriptions::prescriptions::{
     ClaimGrant, DispenseRequest, Dispensed, Drug, DrugLoad, DrugPage, EfirmaActivation,
     EfirmaDraft, FhirSource, Guest, HistoryEntry, IssueRequest, LandingRx, LifecycleEvent,
-    MedicationPage, PharmacyRef, PharmacyView, Prescription, PrescriptionPage, PublishedKey,
-    Receipt, ReceiptCheck, RegisterPage, StateChange, StatusChange, StatusUpdate, Verification,
+    MedicKey, MedicationPage, PharmacyRef, PharmacyView, Prescription, PrescriptionPage,
+    PublishedKey, Reader, Receipt, ReceiptCheck, RegisterPage, StateChange, StatusChange,
+    StatusUpdate, Verification,
 };
 
 struct Prescriptions;
@@ -80,11 +82,11 @@ impl Guest for Prescriptions {
 
     fn list_prescriptions(
         db: Option<&Connection>,
-        medic: i64,
+        medic: MedicKey,
         search: Option<String>,
         page: PageRequest,
     ) -> Result<PrescriptionPage, Error> {
-        lent(db, || read::list(medic, search.as_deref(), page))
+        lent(db, || read::list(&medic, search.as_deref(), page))
     }
 
     fn list_medications(
@@ -101,10 +103,10 @@ impl Guest for Prescriptions {
 
     fn get_by_signature(
         db: Option<&Connection>,
-        caller: Principal,
+        reader: Reader,
         signature: String,
     ) -> Result<Prescription, Error> {
-        lent(db, || detail::by_signature(&caller, &signature))
+        lent(db, || detail::by_signature(&reader, &signature))
     }
 
     fn get_pdf(

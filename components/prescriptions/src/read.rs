@@ -10,12 +10,13 @@ use common::db::{Db, Param, Row, int, like_contains, opt_text, placeholders, row
 use common::types::{Error, PageRequest, Principal};
 
 use crate::bindings::exports::receta::prescriptions::prescriptions::{
-    Medication, MedicationPage, Prescription, PrescriptionPage, RxHospital, RxPatient, RxStatus,
-    Seal,
+    MedicKey, Medication, MedicationPage, Prescription, PrescriptionPage, RxHospital, RxPatient,
+    RxStatus, Seal,
 };
 use crate::document::{is_signature, signature_of};
 use crate::reads;
 use crate::rules;
+use crate::scope::{self, caller_param};
 use common::codes::RxState;
 
 /// A prescription's columns as its reads carry them, from [`VIEW`]: the row, its seal and terms,
@@ -34,12 +35,13 @@ pub(crate) const COLUMNS: &str = "p.id, p.medic_id, p.signature, p.hospital_id, 
 /// not name costs nothing).
 pub(crate) const VIEW: &str = "prescription_view p";
 
-/// `?1` medic, `?2` a `LIKE … ESCAPE '\'` pattern or NULL. The patient's name, email and the
-/// diagnosis joined by U+001F, as in the index of migration 0019: SQLite reads the joined string
-/// from the index and runs one `LIKE` per row instead of up to three. The same matches as the three
-/// `LIKE`s, since a match cannot span a separator the term does not hold, and no term holds one:
-/// the gateway refuses control characters in `search` (`common::text`, a 400).
-const MATCHES: &str = "p.medic_id = ?1 AND (?2 IS NULL OR (p.patient_name || char(31) || \
+/// `?2` a `LIKE … ESCAPE '\'` pattern or NULL, after the medic's scope (`scope::OWNED`, `?1`).
+/// The patient's name, email and the diagnosis joined by U+001F, as in the index of migration
+/// 0019: SQLite reads the joined string from the index and runs one `LIKE` per row instead of up
+/// to three. The same matches as the three `LIKE`s, since a match cannot span a separator the term
+/// does not hold, and no term holds one: the gateway refuses control characters in `search`
+/// (`common::text`, a 400).
+const SEARCHED: &str = "(?2 IS NULL OR (p.patient_name || char(31) || \
     p.patient_email || char(31) || p.diagnosis) LIKE ?2 ESCAPE '\\')";
 
 /// A medication's columns, from `MEDICATIONS` (`m`, its prescription `p`).
@@ -56,8 +58,9 @@ const MEDICATIONS: &str = "medications m JOIN prescriptions p ON p.id = m.prescr
 pub(crate) const VISIBLE_BY_SIGNATURE: &str =
     "p.signature = ?1 AND (?2 IS NULL OR p.medic_id = ?2)";
 
-fn count_sql() -> String {
-    format!("SELECT COUNT(*) AS count FROM prescriptions p WHERE {MATCHES}")
+/// `owner` the list's scope (`scope::OWNED`, `scope::OWNED_BY_HOLDER`), then `SEARCHED`.
+fn count_sql(owner: &str) -> String {
+    format!("SELECT COUNT(*) AS count FROM prescriptions p WHERE {owner} AND {SEARCHED}")
 }
 
 /// The page's ids are found first, in the covering search index (0011), so only the page's own
@@ -68,18 +71,18 @@ fn count_sql() -> String {
 /// (`COUNT(*) OVER ()`) instead of the separate count was measured and is slower (1,455-1,517 vs
 /// 1,534-1,577 req/s, A/B). The page comes first, and the count only when the page does not show
 /// it (`PageRequest::total_shown`).
-fn page_sql() -> String {
+fn page_sql(owner: &str) -> String {
     format!(
         "SELECT {COLUMNS} FROM {VIEW} WHERE p.id IN (SELECT p.id FROM prescriptions p \
-         WHERE {MATCHES} ORDER BY p.id DESC LIMIT ?3 OFFSET ?4) ORDER BY p.id DESC"
+         WHERE {owner} AND {SEARCHED} ORDER BY p.id DESC LIMIT ?3 OFFSET ?4) ORDER BY p.id DESC"
     )
 }
 
 /// The medications of `page_sql`'s page, with its parameters: sent with it over HTTP.
-fn page_medications_sql() -> String {
+fn page_medications_sql(owner: &str) -> String {
     format!(
         "SELECT {MEDICATION_COLUMNS} FROM {MEDICATIONS} WHERE m.prescription_id IN (SELECT p.id \
-         FROM prescriptions p WHERE {MATCHES} ORDER BY p.id DESC LIMIT ?3 OFFSET ?4) \
+         FROM prescriptions p WHERE {owner} AND {SEARCHED} ORDER BY p.id DESC LIMIT ?3 OFFSET ?4) \
          ORDER BY m.prescription_id, m.position"
     )
 }
@@ -144,13 +147,6 @@ pub(crate) fn medications_sql(count: usize) -> String {
         "SELECT {MEDICATION_COLUMNS} FROM {MEDICATIONS} WHERE m.prescription_id IN ({placeholders}) \
          ORDER BY m.prescription_id, m.position"
     )
-}
-
-pub(crate) fn caller_param(caller: &Principal) -> Param {
-    match caller {
-        Principal::Admin => Param::Null,
-        Principal::Medic(id) => int(*id),
-    }
 }
 
 pub(crate) fn from_row(r: &Row) -> anyhow::Result<Prescription> {
@@ -286,36 +282,55 @@ fn attach(prescriptions: &mut [Prescription], rows: Vec<(i64, Medication)>) {
     }
 }
 
+/// The medic's prescriptions (`medic`: by id, or the holder of a token, `scope`), newest first.
 pub fn list(
-    medic: i64,
+    medic: &MedicKey,
     search: Option<&str>,
     page: PageRequest,
 ) -> Result<PrescriptionPage, Error> {
     let db = Db::open()?;
     let pattern = search.filter(|s| !s.is_empty()).map(like_contains);
+    let (owner, medic, by_token) = match medic {
+        MedicKey::Id(id) => (scope::OWNED, int(*id), false),
+        MedicKey::Token(hash) => (scope::OWNED_BY_HOLDER, text(hash), true),
+    };
     let params = [
-        int(medic),
+        medic,
         opt_text(pattern.as_deref()),
         int(page.limit.into()),
         int(page.offset.into()),
     ];
-    if common::db::over_http()? {
-        // One request: the page, the count and the page's medications together.
-        let answers = db.together(&[
-            (&page_sql(), &params),
-            (&count_sql(), &params[..2]),
-            (&page_medications_sql(), &params),
-        ])?;
+    if by_token || common::db::over_http()? {
+        // One request: the page, the count and the page's medications together, after, for a
+        // token, whether an active medic holds it (else a 401: the empty page is nobody's).
+        let (page, count, medications) = (
+            page_sql(owner),
+            count_sql(owner),
+            page_medications_sql(owner),
+        );
+        let mut steps: Vec<(&str, &[Param])> = Vec::with_capacity(4);
+        if by_token {
+            steps.push((scope::HOLDER, &params[..1]));
+        }
+        steps.extend([
+            (page.as_str(), &params[..]),
+            (count.as_str(), &params[..2]),
+            (medications.as_str(), &params[..]),
+        ]);
+        let mut answers = db.together(&steps)?;
+        if by_token && answers.remove(0).rows.is_empty() {
+            return Err(Error::Unauthorized);
+        }
         let mut results = rows(&answers[0], from_row)?;
         let count = rows(&answers[1], |r| r.i64("count"))?;
         attach(&mut results, rows(&answers[2], medication_from_row)?);
         let count = count.first().copied().unwrap_or_default() as u64;
         return Ok(PrescriptionPage { count, results });
     }
-    let rows = db.query(&page_sql(), &params, from_row)?;
+    let rows = db.query(&page_sql(owner), &params, from_row)?;
     let count = match page.total_shown(rows.len()) {
         Some(count) => count,
-        None => db.scalar_i64(&count_sql(), &params[..2])? as u64,
+        None => db.scalar_i64(&count_sql(owner), &params[..2])? as u64,
     };
     let results = with_medications(&db, rows)?;
     Ok(PrescriptionPage { count, results })
@@ -410,7 +425,7 @@ mod tests {
 
     #[test]
     fn every_query_is_scoped() {
-        for sql in [count_sql(), page_sql(), by_id_sql()] {
+        for sql in [count_sql(scope::OWNED), page_sql(scope::OWNED), by_id_sql()] {
             assert!(sql.contains("p.medic_id = ?1"), "{sql}");
         }
         for sql in [by_signature_sql(), pdf_sql(), document_sql()] {

@@ -20,6 +20,9 @@ use serde_json::json;
 use common::db::{Db, Param, text};
 use common::types::{Error, Principal};
 
+use crate::bindings::exports::receta::prescriptions::prescriptions::Reader;
+use crate::scope::Visible;
+
 /// The queue's keys: `reads/<minute's start>/<actor>/<signature>`.
 const PREFIX: &str = "reads/";
 
@@ -55,6 +58,14 @@ fn actor(caller: &Principal) -> &'static str {
     }
 }
 
+/// The actor of `reader`'s reads: a token's holder is a medic.
+pub fn reader_actor(reader: &Reader) -> &'static str {
+    match reader {
+        Reader::Caller(caller) => actor(caller),
+        Reader::MedicToken(_) => "medic",
+    }
+}
+
 /// The entry's key: one per minute, actor and prescription.
 fn key(minute: &str, actor: &str, signature: &str) -> String {
     format!("{PREFIX}{minute}/{actor}/{signature}")
@@ -79,13 +90,14 @@ pub struct Read {
 impl Read {
     /// `caller`'s read, now.
     pub fn now(caller: &Principal) -> Read {
+        Read::now_by(actor(caller))
+    }
+
+    /// A read by `actor`, now.
+    pub fn now_by(actor: &'static str) -> Read {
         let now = common::time::now_iso8601();
         let minute = common::time::minute_start(&now);
-        Read {
-            actor: actor(caller),
-            now,
-            minute,
-        }
+        Read { actor, now, minute }
     }
 }
 
@@ -138,7 +150,7 @@ fn entries(signature: &str, read: &Read) -> Result<Param, Error> {
     Ok(text(&entry.to_string()))
 }
 
-/// Over HTTP, the statement that logs `read` of `signature` when `medic` (NULL: anyone) may see
+/// Over HTTP, the statement that logs `read` of `signature` when `visible` lets its reader see
 /// it, to send in the read's own request after the read (`detail`): the read and its row are one
 /// round trip instead of two. `None` on Spin's SQLite, where a read is queued once it has
 /// succeeded (`queue`). A read answered 409 because its stored document was altered is logged too
@@ -146,13 +158,16 @@ fn entries(signature: &str, read: &Read) -> Result<Param, Error> {
 pub fn logged_with_read(
     signature: &str,
     read: &Read,
-    medic: &Param,
+    visible: &Visible,
 ) -> Result<Option<(String, Vec<Param>)>, Error> {
     if !common::db::over_http()? {
         return Ok(None);
     }
-    let sql = format!("{WRITE} AND (?2 IS NULL OR p.medic_id = ?2)");
-    Ok(Some((sql, vec![entries(signature, read)?, medic.clone()])))
+    let sql = format!("{WRITE} AND {}", visible.condition());
+    Ok(Some((
+        sql,
+        vec![entries(signature, read)?, visible.param()],
+    )))
 }
 
 /// Writes every queued entry into the access log; how many were queued.

@@ -14,7 +14,8 @@ use crate::bindings::exports::receta::prescriptions::prescriptions::{
 use crate::document::{is_signature, signature_of};
 use crate::efirma::{EXPIRED, draft_status};
 use crate::outbox;
-use crate::read::{ALTERED, VISIBLE_BY_SIGNATURE, caller_param};
+use crate::read::{ALTERED, VISIBLE_BY_SIGNATURE};
+use crate::scope::caller_param;
 use crate::seal;
 
 /// How long a draft waits for its signature, unless `efirma_draft_hours` says otherwise.

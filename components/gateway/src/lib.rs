@@ -31,8 +31,8 @@ use wasip3::http::types::{ErrorCode, Request as WasiRequest, Response as WasiRes
 use common::types::Error;
 use http::{Method, Request, Response};
 use roles::{
-    Handler, admin, caller, lister, medic, page_change, pharmacy, pharmacy_or_admin, public,
-    reader, scheduler,
+    Handler, admin, caller, lister, medic, page_change, pharmacy, pharmacy_call, pharmacy_or_admin,
+    public, reader, scheduler,
 };
 
 /// The `wasi:http/handler@0.3.0-rc-2026-03-15` export (WASIp3): Spin 4 and `receta` reuse an
@@ -181,14 +181,14 @@ fn handler<'a>(req: &'a Request, method: Method, segments: &'a [&'a str]) -> Opt
         (Get, ["api", "v2", "pharmacies", id, "register"]) => admin(req, move |a| pharmacies::register(req, id, a)),
         // The pharmacy calls, on the original pharmacy API's paths.
         (Get, ["api", "v2", "pharmacy", "register"]) => pharmacy(req, move |p| pharmacy::register(req, p)),
-        (Get, ["api", "v2", "pharmacy", "rx", signature]) => pharmacy(req, move |p| pharmacy::lookup(p, signature)),
-        (Get, ["api", "v2", "pharmacy", "rx", signature, "fhir"]) => pharmacy(req, move |p| pharmacy::fhir(p, signature)),
-        (Post, ["api", "v1", "prescriptions", "burn", signature]) => pharmacy(req, move |p| pharmacy::burn(req, p, signature)),
-        (Post, ["api", "v1", "prescriptions", "reject", signature]) => pharmacy(req, move |p| pharmacy::reject(req, p, signature)),
+        (Get, ["api", "v2", "pharmacy", "rx", signature]) => pharmacy_call(req, move |p| pharmacy::lookup(p, signature)),
+        (Get, ["api", "v2", "pharmacy", "rx", signature, "fhir"]) => pharmacy_call(req, move |p| pharmacy::fhir(p, signature)),
+        (Post, ["api", "v1", "prescriptions", "burn", signature]) => pharmacy_call(req, move |p| pharmacy::burn(req, p, signature)),
+        (Post, ["api", "v1", "prescriptions", "reject", signature]) => pharmacy_call(req, move |p| pharmacy::reject(req, p, signature)),
         (Post, ["api", "v2", "pharmacy", "patients", "lookup"]) => pharmacy(req, move |p| pharmacy::patients_lookup(req, p)),
-        (Post, ["api", "v2", "pharmacy", "rx", signature, "claim"]) => pharmacy(req, move |p| pharmacy::claim(p, signature)),
-        (Post, ["api", "v2", "pharmacy", "rx", signature, "release"]) => pharmacy(req, move |p| pharmacy::release(req, p, signature)),
-        (Post, ["api", "v2", "pharmacy", "rx", signature, "status"]) => pharmacy(req, move |p| pharmacy::status(req, p, signature)),
+        (Post, ["api", "v2", "pharmacy", "rx", signature, "claim"]) => pharmacy_call(req, move |p| pharmacy::claim(p, signature)),
+        (Post, ["api", "v2", "pharmacy", "rx", signature, "release"]) => pharmacy_call(req, move |p| pharmacy::release(req, p, signature)),
+        (Post, ["api", "v2", "pharmacy", "rx", signature, "status"]) => pharmacy_call(req, move |p| pharmacy::status(req, p, signature)),
         (Get, ["api", "v2", "pharmacy", "receipts", digest]) => pharmacy_or_admin(req, move |p| pharmacy::receipt(p, digest)),
         (Get, ["api", "v2", "pharmacy", "receipts", digest, "constancia"]) => pharmacy_or_admin(req, move |p| pharmacy::receipt_constancia(p, digest)),
         // The contract (OpenAPI) and its reference page.

@@ -30,7 +30,7 @@ use common::types::{Error, FieldError, RxEvent, WebhookDelivery};
 
 use crate::bindings::notifications;
 use crate::bindings::patients;
-use crate::bindings::pharmacies::{self, Call, CallAction, Pharmacy};
+use crate::bindings::pharmacies::{self, Call, CallAction, Pharmacy, PharmacyKey};
 use crate::bindings::prescriptions::{
     self, DispenseRequest, DispensedItem, Medication, PharmacyRef, PharmacyView, Prescription,
     ReceiptSeal, Sale, StateChange, StatusChange,
@@ -59,23 +59,21 @@ const DEFAULT_CLAIM_MINUTES: u32 = 10;
 /// `GET /api/v2/pharmacy/rx/<signature>` → 200 the prescription in the detail shape, each medication
 /// with `sku` and `ad_id`, and `sales` (the seal of each sale so far); 404 `{"error": "rx not
 /// found"}`.
-pub fn lookup(pharmacy: PharmacyId, signature: &str) -> Result<Response, Error> {
-    let pharmacy = pharmacy.get();
-    logged(pharmacy, signature, Kind::Lookup, |_| {
+pub fn lookup(pharmacy: PharmacyKey, signature: &str) -> Result<Response, Error> {
+    logged(pharmacy, signature, Kind::Lookup, |pharmacy| {
         let view = for_pharmacy(signature)?;
-        Ok(Response::json(200, &pharmacy_shape(&view, pharmacy)))
+        Ok(Response::json(200, &pharmacy_shape(&view, pharmacy.id)))
     })
 }
 
 /// `GET /api/v2/pharmacy/rx/<signature>/fhir/` → 200 `application/fhir+json`: the lookup as a FHIR
 /// R4 `Bundle` (docs/fhir.md); logged as a lookup, refused as one (404 `{"error": "rx not found"}`,
 /// 409 for a draft).
-pub fn fhir(pharmacy: PharmacyId, signature: &str) -> Result<Response, Error> {
-    let pharmacy = pharmacy.get();
-    logged(pharmacy, signature, Kind::Lookup, |_| {
+pub fn fhir(pharmacy: PharmacyKey, signature: &str) -> Result<Response, Error> {
+    logged(pharmacy, signature, Kind::Lookup, |pharmacy| {
         let mut rx = for_pharmacy(signature)?.prescription;
         // Of the pharmacies' statuses, only its own (as its JSON lookup).
-        rx.status_updates.retain(|u| u.pharmacy.id == pharmacy);
+        rx.status_updates.retain(|u| u.pharmacy.id == pharmacy.id);
         crate::views::fhir_json::respond(&rx, crate::views::fhir_json::Audience::Pharmacy)
     })
 }
@@ -87,8 +85,7 @@ pub fn fhir(pharmacy: PharmacyId, signature: &str) -> Result<Response, Error> {
 /// 409 `{message}` when it is rejected, cancelled or fully dispensed, or another pharmacy holds a
 /// live claim; 403 when `X-Claim-Secret` does not open the pharmacy's own claim. Without a claim it
 /// is an implicit claim and close.
-pub fn burn(req: &Request, pharmacy: PharmacyId, signature: &str) -> Result<Response, Error> {
-    let pharmacy = pharmacy.get();
+pub fn burn(req: &Request, pharmacy: PharmacyKey, signature: &str) -> Result<Response, Error> {
     logged(pharmacy, signature, Kind::Dispense, |pharmacy| {
         let principal = format!("pharmacy:{}", pharmacy.id);
         crate::input::idempotency::once(req, &principal, || dispense(req, signature, pharmacy))
@@ -152,8 +149,7 @@ pub fn receipt_constancia(pharmacy: ReceiptReader, digest: &str) -> Result<Respo
 /// (docs/lifecycle.md, "Claims"); the secret is shown only here. 409 `{message}` while another
 /// pharmacy's claim is live (saying until when), or when the prescription is rejected, cancelled,
 /// expired or fully dispensed; 404 `{"error": "rx not found"}`. Logged as a lookup.
-pub fn claim(pharmacy: PharmacyId, signature: &str) -> Result<Response, Error> {
-    let pharmacy = pharmacy.get();
+pub fn claim(pharmacy: PharmacyKey, signature: &str) -> Result<Response, Error> {
     logged(pharmacy, signature, Kind::Claim, |pharmacy| {
         let db = Db::open()?;
         let grant = prescriptions::claim(
@@ -175,8 +171,7 @@ pub fn claim(pharmacy: PharmacyId, signature: &str) -> Result<Response, Error> {
 /// `{"secret": "..."}`) → 200 `{message, prescription}`: available again at once. 400 on `secret`
 /// without one; 403 for a secret that is not the claim's; 409 when there is no live claim or
 /// another pharmacy holds it; 404 `{"error": "rx not found"}`. Logged as a lookup.
-pub fn release(req: &Request, pharmacy: PharmacyId, signature: &str) -> Result<Response, Error> {
-    let pharmacy = pharmacy.get();
+pub fn release(req: &Request, pharmacy: PharmacyKey, signature: &str) -> Result<Response, Error> {
     logged(pharmacy, signature, Kind::Release, |pharmacy| {
         let secret = match req.header(CLAIM_SECRET) {
             Some(secret) => secret.to_string(),
@@ -213,8 +208,7 @@ fn claim_minutes() -> u32 {
 /// `POST /api/v1/prescriptions/reject/<signature>` `{rejected: true, reason_of_rejected}` → 200
 /// `{"status": "202 OK"}`; 404 `{"status": "400 Bad Response", "error": "rx not found"}`; 409
 /// `{message}` once anything was dispensed, or when it is rejected or cancelled already.
-pub fn reject(req: &Request, pharmacy: PharmacyId, signature: &str) -> Result<Response, Error> {
-    let pharmacy = pharmacy.get();
+pub fn reject(req: &Request, pharmacy: PharmacyKey, signature: &str) -> Result<Response, Error> {
     logged(pharmacy, signature, Kind::Reject, |pharmacy| {
         let rx = for_pharmacy(signature)?.prescription;
         let mut f = req.json_fields()?;
@@ -246,8 +240,7 @@ pub fn reject(req: &Request, pharmacy: PharmacyId, signature: &str) -> Result<Re
 /// or `reason` (required with `not_dispensed`, refused with the others); 409 `{message}` for a
 /// status the rules refuse, a prescription rejected, cancelled, expired, claimed by another
 /// pharmacy, or fully dispensed by another; 404 `{"error": "rx not found"}`. Logged as a lookup.
-pub fn status(req: &Request, pharmacy: PharmacyId, signature: &str) -> Result<Response, Error> {
-    let pharmacy = pharmacy.get();
+pub fn status(req: &Request, pharmacy: PharmacyKey, signature: &str) -> Result<Response, Error> {
     logged(pharmacy, signature, Kind::Status, |pharmacy| {
         let rx = for_pharmacy(signature)?.prescription;
         let mut f = req.json_fields()?;
@@ -312,7 +305,11 @@ pub fn patients_lookup(req: &Request, pharmacy: PharmacyId) -> Result<Response, 
     let code = f.required_str("code", CURP);
     let (curp, code) = f.finish_then(|| Some((curp?, code?)))?;
     let db = Db::open()?;
-    pharmacies::admit(db.lend().as_deref(), pharmacy, MISSES_PER_MINUTE)?;
+    pharmacies::admit(
+        db.lend().as_deref(),
+        &PharmacyKey::Id(pharmacy),
+        MISSES_PER_MINUTE,
+    )?;
     let records = patients::redeem_counter_code(db.lend().as_deref(), pharmacy, &curp, &code)?;
     let signatures = prescriptions::dispensable_for(db.lend().as_deref(), pharmacy, &records)?;
     let mut results = Vec::with_capacity(signatures.len());
@@ -362,18 +359,27 @@ impl Kind {
 
 /// Runs a pharmacy call for the token's pharmacy, if it is admitted, and logs it with its status.
 /// A token that is not a pharmacy's never gets here (the route answers 401/403, unlogged: there
-/// is no pharmacy).
+/// is no pharmacy). Over HTTP the pharmacy comes as its token's hash (`roles::pharmacy_call`) and
+/// is found by the admission itself; when that finds none (or refuses it), nothing is run or
+/// logged and the error goes back to the wrapper, which authenticates the token and comes back
+/// with the pharmacy's id.
 /// An unknown signature is the original pharmacy API's 404 body for the call. A lookup answered
 /// 2xx is the patient's access-log entry too, written in the call-log row's commit.
 fn logged(
-    pharmacy: i64,
+    pharmacy: PharmacyKey,
     signature: &str,
     kind: Kind,
     call: impl FnOnce(&Pharmacy) -> Result<Response, Error>,
 ) -> Result<Response, Error> {
     let admitted = Db::open()
         .map_err(Error::from)
-        .and_then(|db| pharmacies::admit(db.lend().as_deref(), pharmacy, MISSES_PER_MINUTE));
+        .and_then(|db| pharmacies::admit(db.lend().as_deref(), &pharmacy, MISSES_PER_MINUTE));
+    let id = match (&admitted, &pharmacy) {
+        (Ok(admitted), _) => admitted.id,
+        (Err(_), PharmacyKey::Id(id)) => *id,
+        // No pharmacy known yet: nothing run, nothing logged; the wrapper settles the token.
+        (Err(e), PharmacyKey::Token(_)) => return Err(e.clone()),
+    };
     let response = match admitted.and_then(|p| call(&p)) {
         Ok(response) => response,
         Err(Error::NotFound(_)) if kind == Kind::Reject => Response::json(
@@ -383,7 +389,7 @@ fn logged(
         Err(Error::NotFound(_)) => Response::json(404, &json!({"error": RX_NOT_FOUND})),
         Err(other) => Response::error(other),
     };
-    record(pharmacy, signature, kind, response.status());
+    record(id, signature, kind, response.status());
     Ok(response)
 }
 

@@ -5,9 +5,9 @@
 //! route open to the admin and medics. So an admin's handler cannot be routed under [`public`],
 //! and a pharmacy's id cannot stand where a medic's is expected.
 //!
-//! Over HTTP, [`reader`] and [`lister`] let the domain check a medic's token in the read's own
-//! request (one round trip to the database instead of two) and settle here, as the others do,
-//! whatever that read does not answer (`token_first`).
+//! Over HTTP, [`reader`], [`lister`] and [`pharmacy_call`] let the domain check a medic's or a
+//! pharmacy's token in its own first request (one round trip to the database fewer) and settle
+//! here, as the others do, whatever that request does not answer (`token_first`).
 //!
 //! Roles are checked here and nowhere else; what a caller owns (a medic's patients, a hospital's
 //! members, the pharmacy that sold) is checked in the domain components, which take the principal
@@ -16,6 +16,7 @@
 use common::types::{Error, Principal};
 
 use crate::bindings::auth::{self, Caller, Claim};
+use crate::bindings::pharmacies::PharmacyKey;
 use crate::bindings::prescriptions::{MedicKey, Reader};
 use crate::http::{Request, Response};
 
@@ -173,6 +174,26 @@ pub fn pharmacy<'a>(
         Caller::Pharmacy(id) => h(PharmacyId(id)),
         Caller::Scheduler => Err(Error::forbidden(JOBS_TOKEN_ELSEWHERE)),
         Caller::Admin | Caller::Medic(_) => Err(Error::forbidden(PHARMACY_CALL_ONLY)),
+    }))
+}
+
+/// A pharmacy's call that its admission lets through (`pharmacies.admit`): as [`pharmacy`], but
+/// over HTTP the admission finds the pharmacy by its token's hash in its own request
+/// (`token_first`), one round trip to the database fewer.
+pub fn pharmacy_call<'a>(
+    req: &'a Request,
+    h: impl Fn(PharmacyKey) -> Outcome + 'a,
+) -> Option<Handler<'a>> {
+    Some(Box::new(move || {
+        token_first(
+            req,
+            |hash| h(PharmacyKey::Token(hash)),
+            || match req.authenticate()? {
+                Caller::Pharmacy(id) => h(PharmacyKey::Id(id)),
+                Caller::Scheduler => Err(Error::forbidden(JOBS_TOKEN_ELSEWHERE)),
+                Caller::Admin | Caller::Medic(_) => Err(Error::forbidden(PHARMACY_CALL_ONLY)),
+            },
+        )
     }))
 }
 

@@ -16,7 +16,7 @@ use common::db::{Db, Row, int, text};
 use common::types::{Error, PageRequest};
 
 use crate::bindings::exports::receta::pharmacies::pharmacies::{
-    Call, CallAction, CallPage, Pharmacy,
+    Call, CallAction, CallPage, Pharmacy, PharmacyKey,
 };
 use crate::queue::{self, Queued};
 use crate::register;
@@ -38,21 +38,33 @@ const ADMIT: &str = "SELECT id, name, legal_name, license, address, zip_code, st
     WHERE pharmacy_id = ?1 AND status = 404 AND created_at > ?2 \
     ORDER BY created_at DESC LIMIT 1 OFFSET ?3) AS over_since FROM pharmacies WHERE id = ?1";
 
+/// `ADMIT` for the active pharmacy whose token has the SHA-256 `?1` (`pharmacy-key.token`): the
+/// pharmacy's half of auth's `CALLER_BY_TOKEN_HASH` (`components/auth`; keep them alike), so over
+/// HTTP the token's check and the admission are one request.
+const ADMIT_BY_TOKEN: &str = "SELECT p.id, p.name, p.legal_name, p.license, p.address, \
+    p.zip_code, p.state, p.contact, p.is_active, p.created_at, p.updated_at, \
+    (SELECT c.created_at FROM pharmacy_calls c \
+    WHERE c.pharmacy_id = p.id AND c.status = 404 AND c.created_at > ?2 \
+    ORDER BY c.created_at DESC LIMIT 1 OFFSET ?3) AS over_since \
+    FROM pharmacies p WHERE p.token_hash = ?1 AND p.is_active = 1";
+
 const COUNT: &str = "SELECT COUNT(*) FROM pharmacy_calls WHERE pharmacy_id = ?";
 /// Newest first by time: a queued lookup's row is written after rows of later calls.
 const PAGE: &str = "SELECT pharmacy_id, signature, action, status, created_at FROM pharmacy_calls \
     WHERE pharmacy_id = ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?";
 
 /// The pharmacy, if it is active and not over the limit.
-pub fn admit(pharmacy: i64, limit: u32) -> Result<Pharmacy, Error> {
+pub fn admit(pharmacy: &PharmacyKey, limit: u32) -> Result<Pharmacy, Error> {
     let db = Db::open()?;
     let now = SystemTime::now();
     let since = common::time::iso8601(now - WINDOW);
-    let found = db.query_opt(
-        ADMIT,
-        &[int(pharmacy), text(&since), int(limit.into())],
-        |r| Ok((register::from_row(r)?, r.opt_string("over_since")?)),
-    )?;
+    let (sql, key) = match pharmacy {
+        PharmacyKey::Id(id) => (ADMIT, int(*id)),
+        PharmacyKey::Token(hash) => (ADMIT_BY_TOKEN, text(hash)),
+    };
+    let found = db.query_opt(sql, &[key, text(&since), int(limit.into())], |r| {
+        Ok((register::from_row(r)?, r.opt_string("over_since")?))
+    })?;
     let (found, over) = found
         .filter(|(p, _)| p.is_active)
         .ok_or(Error::Unauthorized)?;

@@ -15,7 +15,7 @@ use spin_sdk::sqlite3::Connection;
 mod bindings;
 
 use bindings::exports::receta::pharmacies::pharmacies::{
-    Call, CallPage, Guest, NewPharmacy, Pharmacy, PharmacyPage, PharmacyPatch,
+    Call, CallPage, Guest, NewPharmacy, Pharmacy, PharmacyKey, PharmacyPage, PharmacyPatch,
 };
 
 struct Pharmacies;
@@ -37,8 +37,12 @@ impl Guest for Pharmacies {
         register::update(id, patch)
     }
 
-    fn admit(db: Option<&Connection>, pharmacy: i64, limit: u32) -> Result<Pharmacy, Error> {
-        lent(db, || calls::admit(pharmacy, limit))
+    fn admit(
+        db: Option<&Connection>,
+        pharmacy: PharmacyKey,
+        limit: u32,
+    ) -> Result<Pharmacy, Error> {
+        lent(db, || calls::admit(&pharmacy, limit))
     }
 
     fn record_call(call: Call, seen: bool) -> Result<(), Error> {

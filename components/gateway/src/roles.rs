@@ -102,10 +102,7 @@ pub fn admin<'a>(req: &'a Request, h: impl FnOnce(Admin) -> Outcome + 'a) -> Opt
 
 /// A medic only.
 pub fn medic<'a>(req: &'a Request, h: impl FnOnce(MedicId) -> Outcome + 'a) -> Option<Handler<'a>> {
-    Some(Box::new(move || match principal(req)? {
-        Principal::Medic(id) => h(MedicId(id)),
-        Principal::Admin => Err(Error::forbidden(MEDIC_ONLY)),
-    }))
+    Some(Box::new(move || h(medic_id(req)?)))
 }
 
 /// The API admin or a medic; the handler gets the principal (the domain filters by ownership).
@@ -136,10 +133,7 @@ pub fn lister<'a>(req: &'a Request, h: impl Fn(MedicKey) -> Outcome + 'a) -> Opt
         token_first(
             req,
             |hash| h(MedicKey::Token(hash)),
-            || match principal(req)? {
-                Principal::Medic(id) => h(MedicKey::Id(id)),
-                Principal::Admin => Err(Error::forbidden(MEDIC_ONLY)),
-            },
+            || h(MedicKey::Id(medic_id(req)?.get())),
         )
     }))
 }
@@ -170,11 +164,7 @@ pub fn pharmacy<'a>(
     req: &'a Request,
     h: impl FnOnce(PharmacyId) -> Outcome + 'a,
 ) -> Option<Handler<'a>> {
-    Some(Box::new(move || match req.authenticate()? {
-        Caller::Pharmacy(id) => h(PharmacyId(id)),
-        Caller::Scheduler => Err(Error::forbidden(JOBS_TOKEN_ELSEWHERE)),
-        Caller::Admin | Caller::Medic(_) => Err(Error::forbidden(PHARMACY_CALL_ONLY)),
-    }))
+    Some(Box::new(move || h(pharmacy_id(req)?)))
 }
 
 /// A pharmacy's call that its admission lets through (`pharmacies.admit`): as [`pharmacy`], but
@@ -188,11 +178,7 @@ pub fn pharmacy_call<'a>(
         token_first(
             req,
             |hash| h(PharmacyKey::Token(hash)),
-            || match req.authenticate()? {
-                Caller::Pharmacy(id) => h(PharmacyKey::Id(id)),
-                Caller::Scheduler => Err(Error::forbidden(JOBS_TOKEN_ELSEWHERE)),
-                Caller::Admin | Caller::Medic(_) => Err(Error::forbidden(PHARMACY_CALL_ONLY)),
-            },
+            || h(PharmacyKey::Id(pharmacy_id(req)?.get())),
         )
     }))
 }
@@ -242,6 +228,23 @@ pub fn page_change<'a>(req: &'a Request, h: impl FnOnce() -> Outcome + 'a) -> Op
         }
         h()
     }))
+}
+
+/// The medic calling: as `principal`, and 403 for the API admin.
+fn medic_id(req: &Request) -> Result<MedicId, Error> {
+    match principal(req)? {
+        Principal::Medic(id) => Ok(MedicId(id)),
+        Principal::Admin => Err(Error::forbidden(MEDIC_ONLY)),
+    }
+}
+
+/// The pharmacy calling: 401 without a valid token, 403 for anyone else's.
+fn pharmacy_id(req: &Request) -> Result<PharmacyId, Error> {
+    match req.authenticate()? {
+        Caller::Pharmacy(id) => Ok(PharmacyId(id)),
+        Caller::Scheduler => Err(Error::forbidden(JOBS_TOKEN_ELSEWHERE)),
+        Caller::Admin | Caller::Medic(_) => Err(Error::forbidden(PHARMACY_CALL_ONLY)),
+    }
 }
 
 /// The caller of an admin or medic call: 401 without a valid token, 403 for a pharmacy's token

@@ -4,7 +4,7 @@ use anyhow::Result;
 use receta_harness::Harness;
 use receta_harness::worlds::pharmacies::PharmaciesComponent;
 use receta_harness::worlds::pharmacies::exports::receta::pharmacies::pharmacies::{
-    Call, CallAction, NewPharmacy, Pharmacy, PharmacyPatch,
+    Call, CallAction, NewPharmacy, Pharmacy, PharmacyKey, PharmacyPatch,
 };
 use receta_harness::worlds::pharmacies::receta::common::types::{Error, PageRequest};
 
@@ -51,10 +51,14 @@ fn record(p: &Pharmacies, call: &Call) -> Result<()> {
 }
 
 fn admit(p: &Pharmacies, id: i64, limit: u32) -> Result<Result<Pharmacy, Error>> {
+    admit_by(p, PharmacyKey::Id(id), limit)
+}
+
+fn admit_by(p: &Pharmacies, key: PharmacyKey, limit: u32) -> Result<Result<Pharmacy, Error>> {
     p.call(async move |c, s| {
         let db = receta_harness::lend(s).await?;
         c.receta_pharmacies_pharmacies()
-            .call_admit(&mut *s, Some(db), id, limit)
+            .call_admit(&mut *s, Some(db), &key, limit)
             .await
     })
 }
@@ -65,6 +69,10 @@ fn a_deactivated_pharmacy_is_not_admitted() -> Result<()> {
     let id = register(&p)?;
     let admit = || admit(&p, id, 10);
     assert_eq!(admit()??.id, id);
+    // By its token's hash too (over HTTP, the gateway's first request); nobody's token is not.
+    let by_token = |token: &str| admit_by(&p, PharmacyKey::Token(sha256_hex(token)), 10);
+    assert_eq!(by_token("pharmacy-token")??.id, id);
+    assert!(matches!(by_token("nobody's")?, Err(Error::Unauthorized)));
     let patch = PharmacyPatch {
         name: None,
         legal_name: None,
@@ -81,6 +89,10 @@ fn a_deactivated_pharmacy_is_not_admitted() -> Result<()> {
             .await
     })??;
     assert!(admit()?.is_err());
+    assert!(matches!(
+        by_token("pharmacy-token")?,
+        Err(Error::Unauthorized)
+    ));
     Ok(())
 }
 

@@ -8,7 +8,7 @@ use receta_harness::Harness;
 use receta_harness::worlds::prescriptions::PrescriptionsComponent;
 use receta_harness::worlds::prescriptions::exports::receta::prescriptions::prescriptions::{
     DispenseRequest, DispensedItem, Drug, HospitalSnapshot, IssueRequest, MedicSnapshot,
-    NewMedication, PatientSnapshot, PharmacyRef, Prescription, StateChange,
+    NewMedication, PatientSnapshot, PharmacyRef, Prescription, Reader, StateChange,
 };
 use receta_harness::worlds::prescriptions::receta::common::codes::{
     Channel, DrugCategory, Gender, PageSize, RxState, SentState,
@@ -510,7 +510,7 @@ fn reads_are_queued_once_per_actor_and_minute_and_drained_once() -> Result<()> {
         rx.call(async |c, s| {
             let db = receta_harness::lend(s).await?;
             c.receta_prescriptions_prescriptions()
-                .call_get_by_signature(&mut *s, Some(db), *who, &issued.signature)
+                .call_get_by_signature(&mut *s, Some(db), &Reader::Caller(*who), &issued.signature)
                 .await
         })
     };

@@ -23,10 +23,12 @@ const STATEMENTS: &[(&str, &str, &[&str])] = &[
         "pharmacy calls: the pharmacy and its 404 beyond the limit in the last minute (every pharmacy call)",
         "components/pharmacies/src/calls.rs",
         &[
-            "SELECT id, name, legal_name, license, address, zip_code, state, contact, \
-           is_active, created_at, updated_at, (SELECT created_at FROM pharmacy_calls \
-           WHERE pharmacy_id = ?1 AND status = 404 AND created_at > ?2 \
-           ORDER BY created_at DESC LIMIT 1 OFFSET ?3) AS over_since FROM pharmacies WHERE id = ?1",
+            "SELECT p.id, p.name, p.legal_name, p.license, p.address, p.zip_code, \
+           p.state, p.contact, p.is_active, p.created_at, p.updated_at, \
+           (SELECT c.created_at FROM pharmacy_calls c \
+           WHERE c.pharmacy_id = p.id AND c.status = 404 AND c.created_at > ?2 \
+           ORDER BY c.created_at DESC LIMIT 1 OFFSET ?3) AS over_since FROM pharmacies p WHERE ",
+            "p.id = ?1",
         ],
     ),
     (

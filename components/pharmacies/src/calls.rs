@@ -29,24 +29,24 @@ const SIGNATURE_KEPT: usize = 128;
 const INSERT: &str = "INSERT INTO pharmacy_calls (pharmacy_id, signature, action, status, created_at) \
     VALUES (?, ?, ?, ?, ?)";
 
-/// `?1` pharmacy, `?2` the window's start, `?3` the limit: the pharmacy (`register`'s columns)
-/// and, as `over_since`, the newest of its 404s beyond the limit inside the window, if there is
-/// one (an index range on `pharmacy_calls_misses`). One statement: on a libSQL server every
-/// statement is a round trip, and every pharmacy call is admitted.
-const ADMIT: &str = "SELECT id, name, legal_name, license, address, zip_code, state, contact, \
-    is_active, created_at, updated_at, (SELECT created_at FROM pharmacy_calls \
-    WHERE pharmacy_id = ?1 AND status = 404 AND created_at > ?2 \
-    ORDER BY created_at DESC LIMIT 1 OFFSET ?3) AS over_since FROM pharmacies WHERE id = ?1";
-
-/// `ADMIT` for the active pharmacy whose token has the SHA-256 `?1` (`pharmacy-key.token`): the
-/// pharmacy's half of auth's `CALLER_BY_TOKEN_HASH` (`components/auth`; keep them alike), so over
-/// HTTP the token's check and the admission are one request.
-const ADMIT_BY_TOKEN: &str = "SELECT p.id, p.name, p.legal_name, p.license, p.address, \
-    p.zip_code, p.state, p.contact, p.is_active, p.created_at, p.updated_at, \
+/// `?2` the window's start, `?3` the limit: the pharmacy `p` (`register`'s columns) that the
+/// condition after it picks by `?1` (`BY_ID`, `BY_TOKEN`) and, as `over_since`, the newest of its
+/// 404s beyond the limit inside the window, if there is one (an index range on
+/// `pharmacy_calls_misses`). One statement: on a libSQL server every statement is a round trip,
+/// and every pharmacy call is admitted.
+const ADMIT: &str = "SELECT p.id, p.name, p.legal_name, p.license, p.address, p.zip_code, \
+    p.state, p.contact, p.is_active, p.created_at, p.updated_at, \
     (SELECT c.created_at FROM pharmacy_calls c \
     WHERE c.pharmacy_id = p.id AND c.status = 404 AND c.created_at > ?2 \
-    ORDER BY c.created_at DESC LIMIT 1 OFFSET ?3) AS over_since \
-    FROM pharmacies p WHERE p.token_hash = ?1 AND p.is_active = 1";
+    ORDER BY c.created_at DESC LIMIT 1 OFFSET ?3) AS over_since FROM pharmacies p WHERE ";
+
+/// `?1` the pharmacy's id (`pharmacy-key.id`).
+const BY_ID: &str = "p.id = ?1";
+
+/// `?1` a token's SHA-256 (`pharmacy-key.token`): the active pharmacy that holds it, the
+/// pharmacy's half of auth's `CALLER_BY_TOKEN_HASH` (`components/auth`; keep them alike), so over
+/// HTTP the token's check and the admission are one request.
+const BY_TOKEN: &str = "p.token_hash = ?1 AND p.is_active = 1";
 
 const COUNT: &str = "SELECT COUNT(*) FROM pharmacy_calls WHERE pharmacy_id = ?";
 /// Newest first by time: a queued lookup's row is written after rows of later calls.
@@ -58,11 +58,12 @@ pub fn admit(pharmacy: &PharmacyKey, limit: u32) -> Result<Pharmacy, Error> {
     let db = Db::open()?;
     let now = SystemTime::now();
     let since = common::time::iso8601(now - WINDOW);
-    let (sql, key) = match pharmacy {
-        PharmacyKey::Id(id) => (ADMIT, int(*id)),
-        PharmacyKey::Token(hash) => (ADMIT_BY_TOKEN, text(hash)),
+    let (by, key) = match pharmacy {
+        PharmacyKey::Id(id) => (BY_ID, int(*id)),
+        PharmacyKey::Token(hash) => (BY_TOKEN, text(hash)),
     };
-    let found = db.query_opt(sql, &[key, text(&since), int(limit.into())], |r| {
+    let sql = format!("{ADMIT}{by}");
+    let found = db.query_opt(&sql, &[key, text(&since), int(limit.into())], |r| {
         Ok((register::from_row(r)?, r.opt_string("over_since")?))
     })?;
     let (found, over) = found

@@ -3,8 +3,9 @@
 
 use common::codes::PageSize;
 use common::db::{Db, Param, Row, blob, boolean, int, text};
-use common::types::{Error, PageRequest, Principal};
+use common::types::{Error, MedicKey, PageRequest, Principal};
 use sha2::{Digest, Sha256};
+use spin_sdk::sqlite3::QueryResult;
 
 use crate::access;
 use crate::bindings::exports::receta::catalog::catalog::{
@@ -279,12 +280,17 @@ fn select_prescriber() -> String {
     )
 }
 
-/// The medic and the hospital it prescribes from (`catalog.get-prescriber`), or `None` for an unknown
-/// medic.
-pub fn prescriber(medic: i64, hospital: Option<i64>) -> Result<Option<Prescriber>, Error> {
-    let db = Db::open()?;
-    let asked = hospital.map_or(Param::Null, int);
-    let found = db.query_opt(&select_prescriber(), &[int(medic), asked], |r| {
+/// The statement that reads medic `medic` and the hospital it prescribes from
+/// (`catalog.prescriber-read`), `hospital` asked or its active one.
+pub fn prescriber_read(medic: &MedicKey, hospital: Option<i64>) -> (String, Vec<Param>) {
+    let (sql, medic) = common::holder::statement(&select_prescriber(), medic);
+    (sql, vec![medic, hospital.map_or(Param::Null, int)])
+}
+
+/// The medic and the hospital it prescribes from in `read`, the result of [`prescriber_read`]'s
+/// statement (`catalog.prescriber-of`), or `None` for an unknown medic.
+pub fn prescriber_of(read: &QueryResult) -> Result<Option<Prescriber>, Error> {
+    let found = common::db::rows(read, |r| {
         let profile = crate::medics::prefixed_profile(r)?;
         let hospital = match (r.opt_i64("asked")?, r.opt_i64("id")?) {
             (None, _) => Err(Error::field(
@@ -307,5 +313,5 @@ pub fn prescriber(medic: i64, hospital: Option<i64>) -> Result<Option<Prescriber
             hospital,
         })
     })?;
-    Ok(found)
+    Ok(found.into_iter().next())
 }

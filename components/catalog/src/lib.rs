@@ -11,8 +11,8 @@ mod memberships;
 mod profiles;
 
 use common::db::lent;
-use common::types::{Error, PageRequest, Principal};
-use spin_sdk::sqlite3::Connection;
+use common::types::{Error, MedicKey, PageRequest, Principal};
+use spin_sdk::sqlite3::{Connection, QueryResult, Value};
 
 mod bindings;
 
@@ -60,12 +60,12 @@ impl Guest for Catalog {
         hospitals::update(caller, id, patch)
     }
 
-    fn get_prescriber(
-        db: Option<&Connection>,
-        medic_id: i64,
-        hospital_id: Option<i64>,
-    ) -> Result<Option<Prescriber>, Error> {
-        lent(db, || hospitals::prescriber(medic_id, hospital_id))
+    fn prescriber_read(medic: MedicKey, hospital_id: Option<i64>) -> (String, Vec<Value>) {
+        hospitals::prescriber_read(&medic, hospital_id)
+    }
+
+    fn prescriber_of(read: QueryResult) -> Result<Option<Prescriber>, Error> {
+        hospitals::prescriber_of(&read)
     }
 
     fn authorize_manager(caller: Principal) -> Result<(), Error> {

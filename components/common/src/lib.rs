@@ -13,6 +13,8 @@ pub mod fields;
 pub mod folio;
 pub mod gtin;
 pub mod hex;
+#[cfg(feature = "spin")]
+pub mod holder;
 pub mod html;
 #[cfg(feature = "spin")]
 pub mod kv;

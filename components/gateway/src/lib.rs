@@ -31,8 +31,8 @@ use wasip3::http::types::{ErrorCode, Request as WasiRequest, Response as WasiRes
 use common::types::Error;
 use http::{Method, Request, Response};
 use roles::{
-    Handler, admin, caller, lister, medic, page_change, pharmacy, pharmacy_call, pharmacy_or_admin,
-    public, reader, scheduler,
+    Handler, admin, caller, medic, medic_key, page_change, pharmacy, pharmacy_call,
+    pharmacy_or_admin, public, reader, scheduler,
 };
 
 /// The `wasi:http/handler@0.3.0-rc-2026-03-15` export (WASIp3): Spin 4 and `receta` reuse an
@@ -135,8 +135,8 @@ fn handler<'a>(req: &'a Request, method: Method, segments: &'a [&'a str]) -> Opt
         (Patch, ["api", "v2", "patient", key]) => medic(req, move |m| patients::update(req, m, key)),
         (Get, ["api", "v2", "patient", key, "medication-history"]) => medic(req, move |m| patients::history(m, key)),
         (Get, ["api", "v2", "patient", key, "medication-history", "fhir"]) => medic(req, move |m| patients::history_fhir(m, key)),
-        (Get, ["api", "v2", "rx-endpoint"]) => lister(req, move |m| prescriptions::list(req, m)),
-        (Post, ["api", "v2", "rx-endpoint"]) => medic(req, move |m| prescriptions::create(req, m)),
+        (Get, ["api", "v2", "rx-endpoint"]) => medic_key(req, move |m| prescriptions::list(req, m)),
+        (Post, ["api", "v2", "rx-endpoint"]) => medic_key(req, move |m| prescriptions::create(req, m)),
         (Get, ["api", "v2", "rx-endpoint", id]) if prescriptions::is_id(id) => medic(req, move |m| prescriptions::by_id(req, m, id)),
         (Get, ["api", "v2", "rx-endpoint", signature]) => reader(req, move |r| prescriptions::detail(r, signature)),
         (Post, ["api", "v2", "rx-endpoint", signature, "cancel"]) => medic(req, move |m| prescriptions::cancel(req, m, signature)),

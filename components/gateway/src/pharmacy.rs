@@ -60,9 +60,8 @@ const DEFAULT_CLAIM_MINUTES: u32 = 10;
 /// with `sku` and `ad_id`, and `sales` (the seal of each sale so far); 404 `{"error": "rx not
 /// found"}`.
 pub fn lookup(pharmacy: PharmacyKey, signature: &str) -> Result<Response, Error> {
-    logged(pharmacy, signature, Kind::Lookup, |pharmacy| {
-        let view = for_pharmacy(signature)?;
-        Ok(Response::json(200, &pharmacy_shape(&view, pharmacy.id)))
+    viewed(pharmacy, signature, Kind::Lookup, |pharmacy, view| {
+        Ok(Response::json(200, &pharmacy_shape(&view?, pharmacy.id)))
     })
 }
 
@@ -70,8 +69,8 @@ pub fn lookup(pharmacy: PharmacyKey, signature: &str) -> Result<Response, Error>
 /// R4 `Bundle` (docs/fhir.md); logged as a lookup, refused as one (404 `{"error": "rx not found"}`,
 /// 409 for a draft).
 pub fn fhir(pharmacy: PharmacyKey, signature: &str) -> Result<Response, Error> {
-    logged(pharmacy, signature, Kind::Lookup, |pharmacy| {
-        let mut rx = for_pharmacy(signature)?.prescription;
+    viewed(pharmacy, signature, Kind::Lookup, |pharmacy, view| {
+        let mut rx = view?.prescription;
         // Of the pharmacies' statuses, only its own (as its JSON lookup).
         rx.status_updates.retain(|u| u.pharmacy.id == pharmacy.id);
         crate::views::fhir_json::respond(&rx, crate::views::fhir_json::Audience::Pharmacy)
@@ -86,15 +85,21 @@ pub fn fhir(pharmacy: PharmacyKey, signature: &str) -> Result<Response, Error> {
 /// live claim; 403 when `X-Claim-Secret` does not open the pharmacy's own claim. Without a claim it
 /// is an implicit claim and close.
 pub fn burn(req: &Request, pharmacy: PharmacyKey, signature: &str) -> Result<Response, Error> {
-    logged(pharmacy, signature, Kind::Dispense, |pharmacy| {
+    viewed(pharmacy, signature, Kind::Dispense, |pharmacy, view| {
         let principal = format!("pharmacy:{}", pharmacy.id);
-        crate::input::idempotency::once(req, &principal, || dispense(req, signature, pharmacy))
+        crate::input::idempotency::once(req, &principal, || {
+            dispense(req, signature, pharmacy, view?.prescription)
+        })
     })
 }
 
 /// A burn, once admitted (and, with an `Idempotency-Key`, once per key).
-fn dispense(req: &Request, signature: &str, pharmacy: &Pharmacy) -> Result<Response, Error> {
-    let rx = for_pharmacy(signature)?.prescription;
+fn dispense(
+    req: &Request,
+    signature: &str,
+    pharmacy: &Pharmacy,
+    rx: Prescription,
+) -> Result<Response, Error> {
     let mut f = req.json_fields()?;
     let sales_code = f.required_str("sales_code", SALES_CODE);
     let items = sold_items(&mut f);
@@ -209,8 +214,8 @@ fn claim_minutes() -> u32 {
 /// `{"status": "202 OK"}`; 404 `{"status": "400 Bad Response", "error": "rx not found"}`; 409
 /// `{message}` once anything was dispensed, or when it is rejected or cancelled already.
 pub fn reject(req: &Request, pharmacy: PharmacyKey, signature: &str) -> Result<Response, Error> {
-    logged(pharmacy, signature, Kind::Reject, |pharmacy| {
-        let rx = for_pharmacy(signature)?.prescription;
+    viewed(pharmacy, signature, Kind::Reject, |pharmacy, view| {
+        let rx = view?.prescription;
         let mut f = req.json_fields()?;
         if f.optional_bool("rejected") == Some(false) {
             f.error("rejected", "Must be true: a rejection cannot be undone.");
@@ -241,8 +246,8 @@ pub fn reject(req: &Request, pharmacy: PharmacyKey, signature: &str) -> Result<R
 /// status the rules refuse, a prescription rejected, cancelled, expired, claimed by another
 /// pharmacy, or fully dispensed by another; 404 `{"error": "rx not found"}`. Logged as a lookup.
 pub fn status(req: &Request, pharmacy: PharmacyKey, signature: &str) -> Result<Response, Error> {
-    logged(pharmacy, signature, Kind::Status, |pharmacy| {
-        let rx = for_pharmacy(signature)?.prescription;
+    viewed(pharmacy, signature, Kind::Status, |pharmacy, view| {
+        let rx = view?.prescription;
         let mut f = req.json_fields()?;
         let status = if f.has("status") {
             f.coded("status", PharmacyStatus::ALL, false)
@@ -374,6 +379,64 @@ fn logged(
     let admitted = Db::open()
         .map_err(Error::from)
         .and_then(|db| pharmacies::admit(db.lend().as_deref(), &pharmacy, MISSES_PER_MINUTE));
+    answered(pharmacy, admitted, signature, kind, call)
+}
+
+/// As [`logged`], for a call that starts from the prescription as a pharmacy sees it
+/// (`prescriptions.get-for-pharmacy`): the admission and that read are sent together, each its
+/// component's own statement (`pharmacies.admit-read`, `prescriptions.pharmacy-view-read`), so over
+/// HTTP they are one request to the database (issue 87); `call` gets the read's answer. A refused
+/// admission's read is dropped unseen.
+fn viewed(
+    pharmacy: PharmacyKey,
+    signature: &str,
+    kind: Kind,
+    call: impl FnOnce(&Pharmacy, View) -> Result<Response, Error>,
+) -> Result<Response, Error> {
+    let (admitted, view) = match admitted_and_viewed(&pharmacy, signature) {
+        Ok((admitted, view)) => (admitted, Some(view)),
+        Err(e) => (Err(e), None),
+    };
+    answered(pharmacy, admitted, signature, kind, |p| {
+        call(
+            p,
+            view.unwrap_or_else(|| Err(Error::Internal("no read".into()))),
+        )
+    })
+}
+
+/// A pharmacy's admission, or why it was refused.
+type Admission = Result<Pharmacy, Error>;
+/// The prescription as a pharmacy sees it, or why it cannot.
+type View = Result<PharmacyView, Error>;
+
+/// The admission and the pharmacy's read, sent together ([`viewed`]).
+fn admitted_and_viewed(
+    pharmacy: &PharmacyKey,
+    signature: &str,
+) -> Result<(Admission, View), Error> {
+    let db = Db::open()?;
+    let (admit, admit_params) = pharmacies::admit_read(pharmacy, MISSES_PER_MINUTE);
+    let (view, view_params) = prescriptions::pharmacy_view_read(signature);
+    let answers = db.together(&[(&admit, &admit_params), (&view, &view_params)])?;
+    let [admitted, view] = <[_; 2]>::try_from(answers)
+        .map_err(|_| Error::Internal("the admission's and the read's answers".into()))?;
+    Ok((
+        pharmacies::admit_of(&admitted),
+        prescriptions::pharmacy_view_of(signature, &view),
+    ))
+}
+
+/// Runs `call` for the pharmacy `admitted` (a refused admission is its answer), answers the
+/// pharmacy calls' 404, and logs the call with its status. With a token `pharmacy` whose
+/// admission failed nothing is run or logged: the wrapper settles the token (`token_first`).
+fn answered(
+    pharmacy: PharmacyKey,
+    admitted: Result<Pharmacy, Error>,
+    signature: &str,
+    kind: Kind,
+    call: impl FnOnce(&Pharmacy) -> Result<Response, Error>,
+) -> Result<Response, Error> {
     let id = match (&admitted, &pharmacy) {
         (Ok(admitted), _) => admitted.id,
         (Err(_), PharmacyKey::Id(id)) => *id,

@@ -16,9 +16,10 @@ use common::codes::{Coded, DrugCategory};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use common::db::Db;
+use common::db::{Db, Param};
 use common::fields::Fields;
 use common::types::{Error, FieldError, PageRequest, Principal, RxEvent};
+use spin_sdk::sqlite3::QueryResult;
 
 use crate::bindings::catalog::{self, ImageKind, Prescriber};
 use crate::bindings::notifications;
@@ -29,7 +30,8 @@ use crate::bindings::prescriptions::{
 };
 use crate::http::{self, Request, Response};
 use crate::input::body::{FRACCIONES, object_items, search_param};
-use crate::roles::MedicId;
+use crate::input::idempotency::Key;
+use crate::roles::{MedicId, Outcome};
 use crate::views::rx_json::{create_shape, detail_shape};
 
 /// Length limits, strictly under (characters).
@@ -52,29 +54,74 @@ const UNVERIFIED: &str =
 
 /// `POST /api/v2/rx-endpoint/` → 200 Prescription (create shape); 400 field errors; 403. With an
 /// `Idempotency-Key`, a retry answers the first response again (`idempotency`).
-pub fn create(req: &Request, medic_id: MedicId) -> Result<Response, Error> {
-    let medic_id = medic_id.get();
-    crate::input::idempotency::once(req, &format!("medic:{medic_id}"), || issue(req, medic_id))
+///
+/// Over HTTP the medic may come as its token's hash (`roles::medic_key`): the create's reads find
+/// the token's holder themselves, so the token's check, the prescriber, the patient and the webhooks
+/// are one request to the database, and the write the second (issue 87). Once they found the holder
+/// the create's answer stands, a refusal included, so nothing runs twice; a token nobody holds is
+/// settled by `token_first` (401 or 403) before anything was written. An `Idempotency-Key` is kept
+/// per medic (`medic:<id>`) and reserved with the reads, the token's holder found by the
+/// reservation's own statement (`idempotency::Key::reserve_for`).
+pub fn create(req: &Request, medic: MedicKey) -> Result<Response, Error> {
+    let key = Key::of(req)?;
+    let answer = issue(req, &medic, key.as_ref());
+    match medic {
+        MedicKey::Token(_) => Ok(answer?.unwrap_or_else(Response::error)),
+        MedicKey::Id(_) => answer?,
+    }
 }
 
-fn issue(req: &Request, medic_id: i64) -> Result<Response, Error> {
-    // A valid token whose medic is gone cannot happen (auth checks the row); treat it as no token.
+/// The create: `Err` only when it did not find the medic (before anything was written), else its
+/// answer.
+fn issue(req: &Request, medic: &MedicKey, key: Option<&Key>) -> Result<Outcome, Error> {
     // One connection for the whole create, lent to each component it calls.
     let db = Db::open()?;
     let mut body = req.json_fields();
     // `hospital` left out (or null) means the medic's active hospital.
     let hospital_id = body.as_mut().ok().and_then(|f| f.optional_i64("hospital"));
+    // A bad `patient` waits in `body` with its field's error, told after the medic's checks.
+    let patient_uid = body.as_mut().ok().and_then(patient_uid);
+    let upcs = body.as_ref().map(sent_upcs).unwrap_or_default();
+    let reservation = key.map(|key| key.reserve_for(medic));
+    let asked = Asked {
+        medic,
+        hospital: hospital_id,
+        patient: patient_uid.as_deref(),
+        upcs,
+        reservation,
+    };
+    let mut reads = Reads::new(&db, asked)?;
+    // For a token: no active medic holds it. By id: a valid token whose medic is gone cannot
+    // happen (auth checks the row); treat it as no token.
+    let prescriber = catalog::prescriber_of(&reads.prescriber)?.ok_or(Error::Unauthorized)?;
+    let principal = format!("medic:{}", prescriber.medic.id);
+    let run = |reads| issue_as(&db, prescriber, body, hospital_id, patient_uid, reads);
+    Ok(match (key, reads.reservation.take()) {
+        (Some(key), Some(reservation)) => {
+            key.once_reserved(&db, &principal, &reservation, || run(reads))
+        }
+        _ => run(reads),
+    })
+}
+
+/// The create once its medic is known: its checks, then the write.
+fn issue_as(
+    db: &Db,
+    prescriber: Prescriber,
+    body: Result<Fields, Error>,
+    hospital_id: Option<i64>,
+    patient_uid: Option<String>,
+    mut reads: Reads,
+) -> Outcome {
     // The medic and its hospital in one read; an unverified medic is refused before its body is.
-    let Prescriber { medic, hospital } =
-        catalog::get_prescriber(db.lend().as_deref(), medic_id, hospital_id)?
-            .ok_or(Error::Unauthorized)?;
+    let Prescriber { medic, hospital } = prescriber;
+    let medic_id = medic.id;
     if !medic.specialty_verified {
         return Err(Error::forbidden(UNVERIFIED));
     }
     let mut f = body?;
     let hospital_field_ok =
         hospital_id.is_some() || matches!(f.raw("hospital"), None | Some(Value::Null));
-    let patient_uid = patient_uid(&mut f);
     let clinic = clinic(&mut f);
     let diagnosis = f.optional_str("diagnosis", TEXT).unwrap_or_default();
     let extras = f.optional_str("extras", TEXT).unwrap_or_default();
@@ -107,22 +154,16 @@ fn issue(req: &Request, medic_id: i64) -> Result<Response, Error> {
     } else {
         None
     };
-    let patient = match &patient_uid {
-        Some(uid) => {
-            match patients::get_owned(
-                db.lend().as_deref(),
-                medic_id,
-                &PatientKey::Uid(uid.clone()),
-            ) {
-                Ok(p) => Some(p),
-                Err(Error::NotFound(_)) => {
-                    f.error("patient", format!("Patient with uid \"{uid}\" not found."));
-                    None
-                }
-                Err(other) => return Err(other),
+    let patient = match (&patient_uid, reads.patient.take()) {
+        (Some(uid), Some(read)) => match patients::owned_of(&read) {
+            Ok(p) => Some(p),
+            Err(Error::NotFound(_)) => {
+                f.error("patient", format!("Patient with uid \"{uid}\" not found."));
+                None
             }
-        }
-        None => None,
+            Err(other) => return Err(other),
+        },
+        _ => None,
     };
     // Each of the two is `None` only with its field's error recorded.
     let (hospital, patient) = f.finish_with(hospital.zip(patient))?;
@@ -135,12 +176,15 @@ fn issue(req: &Request, medic_id: i64) -> Result<Response, Error> {
         }
     };
     let (patient_id, curp_valid, medic_name) = (patient.id, patient.curp_valid, medic.name.clone());
-    let webhooks = notifications::plan(
-        db.lend().as_deref(),
-        medic_id,
-        hospital.id,
-        RxEvent::Created,
-    )?;
+    let webhooks = match reads.webhooks.take() {
+        Some(read) => notifications::plan_of(RxEvent::Created, &read)?,
+        None => notifications::plan(
+            db.lend().as_deref(),
+            medic_id,
+            hospital.id,
+            RxEvent::Created,
+        )?,
+    };
     let base_url = http::base_url();
     let request = IssueRequest {
         medic: MedicSnapshot {
@@ -193,6 +237,11 @@ fn issue(req: &Request, medic_id: i64) -> Result<Response, Error> {
         base_url: base_url.clone(),
         webhooks,
         efirma,
+        formulary: reads
+            .formulary
+            .take()
+            .map(|read| prescriptions::formulary_of(&read))
+            .transpose()?,
     };
     let issued = prescriptions::issue(db.lend().as_deref(), &request)?;
     let mut body = match &issued.efirma {
@@ -202,6 +251,81 @@ fn issue(req: &Request, medic_id: i64) -> Result<Response, Error> {
     };
     body["warnings"] = Value::Array(warnings(&medic_name, &issued, curp_valid, patient_id));
     Ok(Response::json(200, &body))
+}
+
+/// What a create reads before it writes, each domain component's own statement
+/// (`catalog.prescriber-read`, `patients.owned-read`, `notifications.plan-read`,
+/// `prescriptions.formulary-read`) sent together, with the `Idempotency-Key`'s reservation: over
+/// HTTP one request to the database instead of one each (issue 87). The webhooks are among them
+/// when the body names the hospital; otherwise the hospital is the medic's active one, known only
+/// from the prescriber's answer, and they are read after it.
+struct Reads {
+    prescriber: QueryResult,
+    patient: Option<QueryResult>,
+    webhooks: Option<QueryResult>,
+    formulary: Option<QueryResult>,
+    /// The `Idempotency-Key`'s reservation, when the request has one.
+    reservation: Option<QueryResult>,
+}
+
+/// What a create's [`Reads`] are asked for, from its body as sent.
+struct Asked<'a> {
+    medic: &'a MedicKey,
+    hospital: Option<i64>,
+    /// The patient's `uid`.
+    patient: Option<&'a str>,
+    /// The medications' `drug_upc`s.
+    upcs: Vec<String>,
+    reservation: Option<(String, Vec<Param>)>,
+}
+
+impl Reads {
+    fn new(db: &Db, asked: Asked) -> Result<Reads, Error> {
+        let Asked {
+            medic,
+            hospital,
+            patient: uid,
+            upcs,
+            reservation,
+        } = asked;
+        let reserving = reservation.is_some();
+        let patient = uid.map(|uid| patients::owned_read(medic, &PatientKey::Uid(uid.into())));
+        let webhooks = hospital.map(|h| notifications::plan_read(medic, h, RxEvent::Created));
+        let prescriber = Some(catalog::prescriber_read(medic, hospital));
+        let formulary = prescriptions::formulary_read(&upcs);
+        let reading_formulary = formulary.is_some();
+        let statements: Vec<_> = [prescriber, patient, webhooks, formulary, reservation]
+            .into_iter()
+            .flatten()
+            .collect();
+        let steps: Vec<(&str, &[Param])> = statements
+            .iter()
+            .map(|(sql, params)| (sql.as_str(), params.as_slice()))
+            .collect();
+        let mut answers = db.together(&steps)?.into_iter();
+        let mut next = |asked: bool| asked.then(|| answers.next()).flatten();
+        Ok(Reads {
+            prescriber: next(true).ok_or_else(|| Error::Internal("no prescriber read".into()))?,
+            patient: next(uid.is_some()),
+            webhooks: next(hospital.is_some()),
+            formulary: next(reading_formulary),
+            reservation: next(reserving),
+        })
+    }
+}
+
+/// The medications' `drug_upc`s as sent, for the formulary's read: unchecked (`medications` checks
+/// each), and no more than a create may list.
+fn sent_upcs(f: &Fields) -> Vec<String> {
+    let Some(Value::Array(items)) = f.raw("medications") else {
+        return Vec::new();
+    };
+    items
+        .iter()
+        .take(MAX_MEDICATIONS)
+        .filter_map(|m| m.get("drug_upc")?.as_str())
+        .map(str::to_string)
+        .collect()
 }
 
 /// The create's `warnings` (docs/patients.md): when the person's consent covers the medic, each

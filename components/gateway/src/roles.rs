@@ -5,7 +5,7 @@
 //! route open to the admin and medics. So an admin's handler cannot be routed under [`public`],
 //! and a pharmacy's id cannot stand where a medic's is expected.
 //!
-//! Over HTTP, [`reader`], [`lister`] and [`pharmacy_call`] let the domain check a medic's or a
+//! Over HTTP, [`reader`], [`medic_key`] and [`pharmacy_call`] let the domain check a medic's or a
 //! pharmacy's token in its own first request (one round trip to the database fewer) and settle
 //! here, as the others do, whatever that request does not answer (`token_first`).
 //!
@@ -13,11 +13,11 @@
 //! members, the pharmacy that sold) is checked in the domain components, which take the principal
 //! (docs/architecture.md, "Who checks what").
 
-use common::types::{Error, Principal};
+use common::types::{Error, MedicKey, Principal};
 
 use crate::bindings::auth::{self, Caller, Claim};
 use crate::bindings::pharmacies::PharmacyKey;
-use crate::bindings::prescriptions::{MedicKey, Reader};
+use crate::bindings::prescriptions::Reader;
 use crate::http::{Request, Response};
 
 /// The one text of each role refusal (403), whatever the route.
@@ -126,9 +126,12 @@ pub fn reader<'a>(req: &'a Request, h: impl Fn(Reader) -> Outcome + 'a) -> Optio
     }))
 }
 
-/// A medic listing its own prescriptions (`prescriptions.medic-key`): as [`medic`], but over
-/// HTTP the list checks the token in its own request (`token_first`).
-pub fn lister<'a>(req: &'a Request, h: impl Fn(MedicKey) -> Outcome + 'a) -> Option<Handler<'a>> {
+/// A medic listing or creating its own prescriptions (`medic-key`): as [`medic`], but over HTTP
+/// the list, or the create's reads, check the token in their own request (`token_first`).
+pub fn medic_key<'a>(
+    req: &'a Request,
+    h: impl Fn(MedicKey) -> Outcome + 'a,
+) -> Option<Handler<'a>> {
     Some(Box::new(move || {
         token_first(
             req,

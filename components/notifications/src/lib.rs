@@ -19,8 +19,10 @@ mod signing;
 mod webhooks;
 
 use common::db::lent;
-use common::types::{DeliveryRun, Error, PageRequest, Principal, RxEvent, WebhookDelivery};
-use spin_sdk::sqlite3::Connection;
+use common::types::{
+    DeliveryRun, Error, MedicKey, PageRequest, Principal, RxEvent, WebhookDelivery,
+};
+use spin_sdk::sqlite3::{Connection, QueryResult, Value};
 
 mod bindings;
 
@@ -55,6 +57,14 @@ impl Guest for Notifications {
         event: RxEvent,
     ) -> Result<Vec<WebhookDelivery>, Error> {
         lent(db, || webhooks::plan(medic, hospital, event))
+    }
+
+    fn plan_read(medic: MedicKey, hospital: i64, event: RxEvent) -> (String, Vec<Value>) {
+        webhooks::plan_read(&medic, hospital, event)
+    }
+
+    fn plan_of(event: RxEvent, read: QueryResult) -> Result<Vec<WebhookDelivery>, Error> {
+        webhooks::plan_of(event, &read)
     }
 
     fn queue_link_code(

@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use common::db::{Db, int, text};
-use common::types::{Error, FieldError, PageRequest, RxEvent, WebhookDelivery};
+use common::db::{Db, Param, int, text};
+use common::types::{Error, FieldError, MedicKey, PageRequest, RxEvent, WebhookDelivery};
+use spin_sdk::sqlite3::QueryResult;
 
 use crate::bindings::exports::receta::notifications::notifications::{
     ListedMedic, NewWebhook, Webhook, WebhookPage,
@@ -221,9 +222,23 @@ pub fn delete(id: i64) -> Result<(), Error> {
 /// The deliveries of `event` for a prescription by `medic` at `hospital`, each with a fresh
 /// `webhook-id`.
 pub fn plan(medic: i64, hospital: i64, event: RxEvent) -> Result<Vec<WebhookDelivery>, Error> {
-    let db = Db::open()?;
-    let params = [int(medic), int(hospital), text(common::events::name(event))];
-    let rows = db.query(MATCHING, &params, |r| {
+    let (sql, params) = plan_read(&MedicKey::Id(medic), hospital, event);
+    plan_of(event, &Db::open()?.execute(&sql, &params)?)
+}
+
+/// The statement [`plan`] runs (`notifications.plan-read`).
+pub fn plan_read(medic: &MedicKey, hospital: i64, event: RxEvent) -> (String, Vec<Param>) {
+    let (sql, medic) = common::holder::statement(MATCHING, medic);
+    (
+        sql,
+        vec![medic, int(hospital), text(common::events::name(event))],
+    )
+}
+
+/// The deliveries in `read`, the result of [`plan_read`]'s statement (`notifications.plan-of`):
+/// each with a fresh message id.
+pub fn plan_of(event: RxEvent, read: &QueryResult) -> Result<Vec<WebhookDelivery>, Error> {
+    let rows = common::db::rows(read, |r| {
         Ok(WebhookDelivery {
             event,
             subscription: r.i64("id")?,

@@ -13,8 +13,8 @@ mod links;
 mod records;
 
 use common::db::lent;
-use common::types::{Error, PageRequest};
-use spin_sdk::sqlite3::Connection;
+use common::types::{Error, MedicKey, PageRequest};
+use spin_sdk::sqlite3::{Connection, QueryResult, Value};
 
 mod bindings;
 
@@ -45,6 +45,14 @@ impl Guest for Patients {
 
     fn get_owned(db: Option<&Connection>, medic: i64, key: PatientKey) -> Result<Patient, Error> {
         lent(db, || records::get(medic, &key))
+    }
+
+    fn owned_read(medic: MedicKey, key: PatientKey) -> (String, Vec<Value>) {
+        records::owned_read(&medic, &key)
+    }
+
+    fn owned_of(read: QueryResult) -> Result<Patient, Error> {
+        records::owned_of(&read)
     }
 
     fn whatsapp_opt_in_of(

@@ -4,7 +4,8 @@
 use common::codes::Coded;
 use common::curp::{Curp, normalised_sql};
 use common::db::{Db, Param, Row, int, is_unique_violation, like_contains, opt_text, text};
-use common::types::{Error, PageRequest};
+use common::types::{Error, MedicKey, PageRequest};
+use spin_sdk::sqlite3::QueryResult;
 
 use crate::bindings::exports::receta::patients::patients::{
     NewPatient, Patient, PatientKey, PatientPatch,
@@ -220,12 +221,25 @@ pub fn list(medic: i64, search: Option<&str>, page: PageRequest) -> Result<Vec<P
 }
 
 pub fn get(medic: i64, key: &PatientKey) -> Result<Patient, Error> {
-    let db = Db::open()?;
+    let (sql, params) = owned_read(&MedicKey::Id(medic), key);
+    owned_of(&Db::open()?.execute(&sql, &params)?)
+}
+
+/// The statement [`get`] runs (`patients.owned-read`).
+pub fn owned_read(medic: &MedicKey, key: &PatientKey) -> (String, Vec<Param>) {
     let (sql, value) = match key {
         PatientKey::Id(id) => (select_sql(true), int(*id)),
         PatientKey::Uid(uid) => (select_sql(false), text(uid)),
     };
-    db.query_opt(&sql, &[int(medic), value], from_row)?
+    let (sql, medic) = common::holder::statement(&sql, medic);
+    (sql, vec![medic, value])
+}
+
+/// The patient in `read`, the result of [`owned_read`]'s statement (`patients.owned-of`).
+pub fn owned_of(read: &QueryResult) -> Result<Patient, Error> {
+    common::db::rows(read, from_row)?
+        .into_iter()
+        .next()
         .ok_or_else(Error::not_found)
 }
 

@@ -12,8 +12,9 @@
 
 use std::time::{Duration, SystemTime};
 
-use common::db::{Db, Row, int, text};
+use common::db::{Db, Param, Row, int, text};
 use common::types::{Error, PageRequest};
+use spin_sdk::sqlite3::QueryResult;
 
 use crate::bindings::exports::receta::pharmacies::pharmacies::{
     Call, CallAction, CallPage, Pharmacy, PharmacyKey,
@@ -55,22 +56,36 @@ const PAGE: &str = "SELECT pharmacy_id, signature, action, status, created_at FR
 
 /// The pharmacy, if it is active and not over the limit.
 pub fn admit(pharmacy: &PharmacyKey, limit: u32) -> Result<Pharmacy, Error> {
-    let db = Db::open()?;
-    let now = SystemTime::now();
-    let since = common::time::iso8601(now - WINDOW);
+    let (sql, params) = admit_read(pharmacy, limit);
+    admit_of(&Db::open()?.execute(&sql, &params)?)
+}
+
+/// The statement [`admit`] runs (`pharmacies.admit-read`).
+pub fn admit_read(pharmacy: &PharmacyKey, limit: u32) -> (String, Vec<Param>) {
+    let since = common::time::iso8601(SystemTime::now() - WINDOW);
     let (by, key) = match pharmacy {
         PharmacyKey::Id(id) => (BY_ID, int(*id)),
         PharmacyKey::Token(hash) => (BY_TOKEN, text(hash)),
     };
-    let sql = format!("{ADMIT}{by}");
-    let found = db.query_opt(&sql, &[key, text(&since), int(limit.into())], |r| {
+    (
+        format!("{ADMIT}{by}"),
+        vec![key, text(&since), int(limit.into())],
+    )
+}
+
+/// The pharmacy in `read`, the result of [`admit_read`]'s statement (`pharmacies.admit-of`):
+/// `unauthorized` when none is active, `too-many-requests` when it is over the limit.
+pub fn admit_of(read: &QueryResult) -> Result<Pharmacy, Error> {
+    let found = common::db::rows(read, |r| {
         Ok((register::from_row(r)?, r.opt_string("over_since")?))
     })?;
     let (found, over) = found
+        .into_iter()
+        .next()
         .filter(|(p, _)| p.is_active)
         .ok_or(Error::Unauthorized)?;
     match over.as_deref().and_then(common::time::parse_iso8601) {
-        Some(at) => Err(Error::TooManyRequests(retry_after(at, now))),
+        Some(at) => Err(Error::TooManyRequests(retry_after(at, SystemTime::now()))),
         None => Ok(found),
     }
 }

@@ -10,7 +10,7 @@ mod register;
 
 use common::db::lent;
 use common::types::{Error, PageRequest};
-use spin_sdk::sqlite3::Connection;
+use spin_sdk::sqlite3::{Connection, QueryResult, Value};
 
 mod bindings;
 
@@ -43,6 +43,14 @@ impl Guest for Pharmacies {
         limit: u32,
     ) -> Result<Pharmacy, Error> {
         lent(db, || calls::admit(&pharmacy, limit))
+    }
+
+    fn admit_read(pharmacy: PharmacyKey, limit: u32) -> (String, Vec<Value>) {
+        calls::admit_read(&pharmacy, limit)
+    }
+
+    fn admit_of(read: QueryResult) -> Result<Pharmacy, Error> {
+        calls::admit_of(&read)
     }
 
     fn record_call(call: Call, seen: bool) -> Result<(), Error> {

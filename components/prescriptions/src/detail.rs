@@ -12,6 +12,7 @@ use std::cell::Cell;
 
 use common::db::{Db, Param, Row, text};
 use common::types::Error;
+use spin_sdk::sqlite3::QueryResult;
 
 use crate::bindings::exports::receta::prescriptions::prescriptions::{
     PharmacyView, Prescription, Reader, Sale,
@@ -73,11 +74,23 @@ pub fn for_pharmacy(signature: &str) -> Result<Prescription, Error> {
 }
 
 /// Any prescription by signature with its sales, in one statement: what a pharmacy sees (its
-/// lookup, and its answer after a sale).
+/// lookup, and its answer after a sale); `conflict` for a draft awaiting its medic's e.firma.
 pub fn pharmacy_view(signature: &str) -> Result<PharmacyView, Error> {
-    let found = checked(signature, &Visible::Caller(Param::Null), None, true, None)?;
-    Ok(PharmacyView {
-        prescription: found.rx,
+    let (sql, params) = pharmacy_view_read(signature);
+    pharmacy_view_of(signature, &Db::open()?.execute(&sql, &params)?)
+}
+
+/// The statement [`pharmacy_view`] runs (`prescriptions.pharmacy-view-read`).
+pub fn pharmacy_view_read(signature: &str) -> (String, Vec<Param>) {
+    statement(signature, &Visible::Caller(Param::Null), None, true)
+}
+
+/// [`pharmacy_view`]'s answer in `read`, the result of its statement
+/// (`prescriptions.pharmacy-view-of`).
+pub fn pharmacy_view_of(signature: &str, read: &QueryResult) -> Result<PharmacyView, Error> {
+    let found = found_in(signature, true, read)?;
+    crate::efirma::issued(found.rx).map(|prescription| PharmacyView {
+        prescription,
         sales: found.sales,
     })
 }
@@ -112,13 +125,7 @@ fn checked(
     if !is_signature(signature) {
         return Err(Error::not_found());
     }
-    let (actor, minute) = match read {
-        Some(read) => (text(read.actor), text(&read.minute)),
-        None => (Param::Null, Param::Null),
-    };
-    let first = Cell::new(true);
-    let sql = sql(sales, visible);
-    let params = [text(signature), visible.param(), actor, minute];
+    let (sql, params) = statement(signature, visible, read, sales);
     let db = Db::open()?;
     let answer = match after {
         Some((log, log_params)) => db
@@ -126,7 +133,31 @@ fn checked(
             .remove(0),
         None => db.execute(&sql, &params)?,
     };
-    let rows = common::db::rows(&answer, |r| {
+    found_in(signature, sales, &answer)
+}
+
+/// The statement of a read by signature ([`sql`]) with its parameters.
+fn statement(
+    signature: &str,
+    visible: &Visible,
+    read: Option<&Read>,
+    sales: bool,
+) -> (String, Vec<Param>) {
+    let (actor, minute) = match read {
+        Some(read) => (text(read.actor), text(&read.minute)),
+        None => (Param::Null, Param::Null),
+    };
+    let params = vec![text(signature), visible.param(), actor, minute];
+    (sql(sales, visible), params)
+}
+
+/// What a read by signature found in its statement's `answer` ([`checked`]); `sales` as there.
+fn found_in(signature: &str, sales: bool, answer: &QueryResult) -> Result<Found, Error> {
+    if !is_signature(signature) {
+        return Err(Error::not_found());
+    }
+    let first = Cell::new(true);
+    let rows = common::db::rows(answer, |r| {
         let head = if first.replace(false) {
             Some(head(r, sales)?)
         } else {

@@ -199,6 +199,7 @@ pub mod tests {
             base_url: "http://127.0.0.1:3000".into(),
             webhooks: Vec::new(),
             efirma: None,
+            formulary: None,
         }
     }
 

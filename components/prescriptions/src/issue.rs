@@ -12,9 +12,10 @@ use serde_json::Value;
 use common::codes::{Channel, Coded, RxState, SentState};
 use common::db::{Db, Param, blob, boolean, int, opt_text, placeholders, text};
 use common::types::{Error, FieldError};
+use spin_sdk::sqlite3::QueryResult;
 
 use crate::bindings::exports::receta::prescriptions::prescriptions::{
-    IssueRequest, Medication, Prescription, RxHospital, RxPatient, RxStatus, Seal,
+    Drug, IssueRequest, Medication, Prescription, RxHospital, RxPatient, RxStatus, Seal,
 };
 use crate::document::{self, Signed};
 use crate::medications::{self, Resolved};
@@ -306,19 +307,38 @@ fn answer(p: Prepared, id: i64, ids: Vec<i64>) -> Prescription {
     }
 }
 
-/// Every medication resolved against the formulary, or one 400 on `medications` naming each bad item.
-fn resolve_all(db: &Db, req: &IssueRequest) -> Result<Vec<Resolved>, Error> {
-    let upcs: Vec<Param> = req
-        .medications
-        .iter()
-        .map(|m| m.drug_upc.trim())
+/// The statement reading the formulary's entries for `upcs` (blanks skipped), `None` without any
+/// (`prescriptions.formulary-read`).
+pub fn formulary_read<'a>(upcs: impl IntoIterator<Item = &'a str>) -> Option<(String, Vec<Param>)> {
+    let upcs: Vec<Param> = upcs
+        .into_iter()
+        .map(str::trim)
         .filter(|upc| !upc.is_empty())
         .map(text)
         .collect();
-    let entries = if upcs.is_empty() {
-        Vec::new()
-    } else {
-        db.query(&drugs_sql(upcs.len()), &upcs, crate::drugs::from_row)?
+    (!upcs.is_empty()).then(|| (drugs_sql(upcs.len()), upcs))
+}
+
+/// The formulary's entries in `read`, the result of [`formulary_read`]'s statement
+/// (`prescriptions.formulary-of`).
+pub fn formulary_of(read: &QueryResult) -> Result<Vec<Drug>, Error> {
+    Ok(common::db::rows(read, crate::drugs::from_row)?)
+}
+
+/// Every medication resolved against the formulary (as the request carries it, else read here),
+/// or one 400 on `medications` naming each bad item.
+fn resolve_all(db: &Db, req: &IssueRequest) -> Result<Vec<Resolved>, Error> {
+    let read;
+    let entries = match &req.formulary {
+        Some(entries) => entries,
+        None => {
+            let upcs = req.medications.iter().map(|m| m.drug_upc.as_str());
+            read = match formulary_read(upcs) {
+                Some((sql, params)) => formulary_of(&db.execute(&sql, &params)?)?,
+                None => Vec::new(),
+            };
+            &read
+        }
     };
     let mut resolved = Vec::with_capacity(req.medications.len());
     let mut messages = Vec::new();

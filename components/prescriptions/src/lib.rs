@@ -60,24 +60,40 @@ mod status_reads;
 mod verify;
 
 use common::db::lent;
-use common::types::{Error, PageRequest, Principal};
-use spin_sdk::sqlite3::Connection;
+use common::types::{Error, MedicKey, PageRequest, Principal};
+use spin_sdk::sqlite3::{Connection, QueryResult, Value};
 
 mod bindings;
 
 use bindings::exports::receta::prescriptions::prescriptions::{
     ClaimGrant, DispenseRequest, Dispensed, Drug, DrugLoad, DrugPage, EfirmaActivation,
     EfirmaDraft, FhirSource, Guest, HistoryEntry, IssueRequest, LandingRx, LifecycleEvent,
-    MedicKey, MedicationPage, PharmacyRef, PharmacyView, Prescription, PrescriptionPage,
-    PublishedKey, Reader, Receipt, ReceiptCheck, RegisterPage, StateChange, StatusChange,
-    StatusUpdate, Verification,
+    MedicationPage, PharmacyRef, PharmacyView, Prescription, PrescriptionPage, PublishedKey,
+    Reader, Receipt, ReceiptCheck, RegisterPage, StateChange, StatusChange, StatusUpdate,
+    Verification,
 };
 
 struct Prescriptions;
 
+/// A pharmacy's 404 says `rx not found`, whatever the read found missing.
+fn rx_not_found(e: Error) -> Error {
+    match e {
+        Error::NotFound(_) => Error::NotFound(lifecycle::RX_NOT_FOUND.into()),
+        other => other,
+    }
+}
+
 impl Guest for Prescriptions {
     fn issue(db: Option<&Connection>, request: IssueRequest) -> Result<Prescription, Error> {
         lent(db, || issue::issue(request))
+    }
+
+    fn formulary_read(upcs: Vec<String>) -> Option<(String, Vec<Value>)> {
+        issue::formulary_read(upcs.iter().map(String::as_str))
+    }
+
+    fn formulary_of(read: QueryResult) -> Result<Vec<Drug>, Error> {
+        issue::formulary_of(&read)
     }
 
     fn list_prescriptions(
@@ -139,17 +155,15 @@ impl Guest for Prescriptions {
     }
 
     fn get_for_pharmacy(db: Option<&Connection>, signature: String) -> Result<PharmacyView, Error> {
-        lent(db, || {
-            let view = detail::pharmacy_view(&signature)?;
-            efirma::issued(view.prescription).map(|prescription| PharmacyView {
-                prescription,
-                sales: view.sales,
-            })
-        })
-        .map_err(|e| match e {
-            Error::NotFound(_) => Error::NotFound(lifecycle::RX_NOT_FOUND.into()),
-            other => other,
-        })
+        lent(db, || detail::pharmacy_view(&signature)).map_err(rx_not_found)
+    }
+
+    fn pharmacy_view_read(signature: String) -> (String, Vec<Value>) {
+        detail::pharmacy_view_read(&signature)
+    }
+
+    fn pharmacy_view_of(signature: String, read: QueryResult) -> Result<PharmacyView, Error> {
+        detail::pharmacy_view_of(&signature, &read).map_err(rx_not_found)
     }
 
     fn dispense(db: Option<&Connection>, request: DispenseRequest) -> Result<Dispensed, Error> {

@@ -7,11 +7,11 @@
 use std::borrow::Cow;
 
 use common::db::{Db, Param, Row, int, like_contains, opt_text, placeholders, rows, text};
-use common::types::{Error, PageRequest, Principal};
+use common::types::{Error, MedicKey, PageRequest, Principal};
 
 use crate::bindings::exports::receta::prescriptions::prescriptions::{
-    MedicKey, Medication, MedicationPage, Prescription, PrescriptionPage, RxHospital, RxPatient,
-    RxStatus, Seal,
+    Medication, MedicationPage, Prescription, PrescriptionPage, RxHospital, RxPatient, RxStatus,
+    Seal,
 };
 use crate::document::{is_signature, signature_of};
 use crate::reads;

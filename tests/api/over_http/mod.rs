@@ -56,6 +56,7 @@ fn read_only(db: &Sqld) -> rusqlite::Connection {
     .unwrap()
 }
 
+mod creates;
 mod proxy;
 mod tokens;
 

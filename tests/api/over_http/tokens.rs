@@ -127,8 +127,8 @@ fn a_pharmacys_token_is_checked_by_its_admission_and_its_refusals_are_unchanged(
     let pharmacy = crate::fixtures::pharmacy::register(&app, "Farmacia Tres");
     let path = format!("/api/v2/pharmacy/rx/{signature}");
 
-    // The token's check is the admission's own statement: the admission, the read and the call's
-    // row, three requests, none of them the token's lookup alone.
+    // The token's check is the admission's own statement, sent with the read: two requests (the
+    // admission with the read, the call's row), none of them the token's lookup alone.
     for _ in 0..2 {
         let mark = proxy.mark();
         let found = crate::fixtures::pharmacy::lookup(&app, &pharmacy, &signature);
@@ -140,8 +140,12 @@ fn a_pharmacys_token_is_checked_by_its_admission_and_its_refusals_are_unchanged(
                 .any(|r| r.contains("UNION ALL SELECT 'pharmacy'")),
             "no request looks the token up on its own: {sent:#?}"
         );
-        assert!(sent[0].contains("p.token_hash = ?1"), "{}", sent[0]);
-        assert_eq!(sent.len(), 3, "{sent:#?}");
+        assert!(
+            sent[0].contains("p.token_hash = ?1") && sent[0].contains("LEFT JOIN medications"),
+            "the admission and the read travel together: {}",
+            sent[0]
+        );
+        assert_eq!(sent.len(), 2, "{sent:#?}");
     }
     let unknown = crate::fixtures::pharmacy::lookup(&app, &pharmacy, "f00d");
     assert_eq!(unknown.status, 404, "{}", unknown.text());

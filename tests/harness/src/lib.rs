@@ -26,7 +26,9 @@ use wasmtime::Store;
 use wasmtime::component::Resource;
 
 use base::Base;
-use receta_host::capability::sqlite::bindings::sqlite::{Connection, HostConnection};
+use receta_host::capability::sqlite::bindings::sqlite::{
+    Connection, HostConnection, QueryResult, Value,
+};
 use receta_host::runtime::store::HostState;
 
 pub use gateway::{Gateway, Response};
@@ -93,6 +95,19 @@ pub async fn lend(store: &mut Store<HostState>) -> wasmtime::Result<Resource<Con
     HostConnection::open(&mut store.data_mut().sqlite, "default".to_string())
         .await?
         .map_err(|e| wasmtime::Error::msg(format!("cannot open the database: {e:?}")))
+}
+
+/// Runs a statement an export gave for its caller to send (`catalog.prescriber-read` and the
+/// like) on the `default` database, as the gateway does, and answers its result for the export
+/// that reads it.
+pub async fn run(
+    store: &mut Store<HostState>,
+    (sql, params): (String, Vec<Value>),
+) -> wasmtime::Result<QueryResult> {
+    let db = lend(store).await?;
+    HostConnection::execute(&mut store.data_mut().sqlite, db, sql, params)
+        .await?
+        .map_err(|e| wasmtime::Error::msg(format!("running the statement: {e:?}")))
 }
 
 fn pre<W: World>(shared: &shared::Shared) -> Result<W::Pre> {

@@ -14,8 +14,9 @@ use std::time::{Duration, SystemTime};
 
 use sha2::{Digest, Sha256};
 
-use common::db::{Db, blob, int, text};
-use common::types::Error;
+use common::db::{Db, Param, blob, int, text};
+use common::types::{Error, MedicKey};
+use spin_sdk::sqlite3::QueryResult;
 
 use crate::http::{Request, Response};
 
@@ -24,12 +25,19 @@ const ABANDONED: Duration = Duration::from_secs(60);
 /// Longest key accepted.
 const MAX_KEY: usize = 255;
 
-/// `?5` the oldest key kept: a key older than that is free again (reserved anew, its old answer
-/// dropped), whether or not the jobs have deleted it yet.
-const RESERVE: &str = "INSERT INTO idempotency_keys (principal, key, fingerprint, status, created_at) \
-    VALUES (?1, ?2, ?3, 0, ?4) ON CONFLICT (principal, key) DO UPDATE SET \
+/// The reservation's conflict: `?5` the oldest key kept: a key older than that is free again
+/// (reserved anew, its old answer dropped), whether or not the jobs have deleted it yet.
+const ON_CONFLICT: &str = "ON CONFLICT (principal, key) DO UPDATE SET \
     fingerprint = excluded.fingerprint, status = 0, body = NULL, created_at = excluded.created_at \
     WHERE idempotency_keys.created_at < ?5 RETURNING status";
+/// `?1` the principal, `?2` the key, `?3` the fingerprint, `?4` now.
+const RESERVE: &str = "INSERT INTO idempotency_keys (principal, key, fingerprint, status, created_at) \
+    VALUES (?1, ?2, ?3, 0, ?4)";
+/// As [`RESERVE`] for medic `?1` (`common::holder`: by id, or the holder of a token): nothing
+/// when no active medic holds the token.
+const RESERVE_FOR_MEDIC: &str = "INSERT INTO idempotency_keys \
+    (principal, key, fingerprint, status, created_at) \
+    SELECT 'medic:' || id, ?2, ?3, 0, ?4 FROM medics WHERE id = ?1";
 const FIND: &str = "SELECT fingerprint, status, body, created_at FROM idempotency_keys \
     WHERE principal = ?1 AND key = ?2";
 const TAKE_OVER: &str = "UPDATE idempotency_keys SET created_at = ?3 \
@@ -51,30 +59,81 @@ pub fn once(
     principal: &str,
     create: impl FnOnce() -> Result<Response, Error>,
 ) -> Result<Response, Error> {
-    let Some(key) = req.header("idempotency-key") else {
+    let Some(key) = Key::of(req)? else {
         return create();
     };
-    let key = key.trim();
-    if key.is_empty() || key.len() > MAX_KEY || !key.bytes().all(|b| b.is_ascii_graphic()) {
-        return Err(Error::BadRequest(BAD_KEY.into()));
-    }
-    let fingerprint = fingerprint(req);
     let db = Db::open()?;
-    let now = SystemTime::now();
-    let now_text = common::time::iso8601(now);
-    let reserve = [
-        text(principal),
-        text(key),
-        text(&fingerprint),
-        text(&now_text),
-        text(&common::time::iso8601(now - jobs::IDEMPOTENCY_KEPT)),
-    ];
-    if db
-        .query_opt(RESERVE, &reserve, |r| r.i64("status"))?
-        .is_none()
-    {
+    let (sql, params) = key.reserve(principal);
+    let reservation = db.execute(&sql, &params)?;
+    key.once_reserved(&db, principal, &reservation, create)
+}
+
+/// A request's `Idempotency-Key`, checked, with what makes its request the same as another.
+pub struct Key {
+    key: String,
+    fingerprint: String,
+    now: SystemTime,
+}
+
+impl Key {
+    /// The request's key, `None` without one; 400 for one that is not 1 to 255 visible ASCII
+    /// characters.
+    pub fn of(req: &Request) -> Result<Option<Key>, Error> {
+        let Some(key) = req.header("idempotency-key") else {
+            return Ok(None);
+        };
+        let key = key.trim();
+        if key.is_empty() || key.len() > MAX_KEY || !key.bytes().all(|b| b.is_ascii_graphic()) {
+            return Err(Error::BadRequest(BAD_KEY.into()));
+        }
+        Ok(Some(Key {
+            key: key.to_string(),
+            fingerprint: fingerprint(req),
+            now: SystemTime::now(),
+        }))
+    }
+
+    /// The statement reserving the key for `principal`: a row (its status, 0) when it did.
+    pub fn reserve(&self, principal: &str) -> (String, Vec<Param>) {
+        let sql = format!("{RESERVE} {ON_CONFLICT}");
+        (sql, self.params(text(principal)))
+    }
+
+    /// As [`Key::reserve`] for a medic, by id or as the holder of a token (`medic-key`): a
+    /// statement a create sends with its reads (`prescriptions::create`).
+    pub fn reserve_for(&self, medic: &MedicKey) -> (String, Vec<Param>) {
+        let sql = format!("{RESERVE_FOR_MEDIC} {ON_CONFLICT}");
+        let (sql, medic) = common::holder::statement(&sql, medic);
+        (sql, self.params(medic))
+    }
+
+    fn params(&self, principal: Param) -> Vec<Param> {
+        let kept_since = common::time::iso8601(self.now - jobs::IDEMPOTENCY_KEPT);
+        vec![
+            principal,
+            text(&self.key),
+            text(&self.fingerprint),
+            text(&common::time::iso8601(self.now)),
+            text(&kept_since),
+        ]
+    }
+
+    /// What the reservation's `result` means for `principal`'s request: `None`, reserved (run it);
+    /// the first response again, for a retry of a request that was answered; 409 for the same key
+    /// with another request, or while the first still runs (a reservation older than `ABANDONED`
+    /// is taken over instead: its request died).
+    pub fn reserved(
+        &self,
+        db: &Db,
+        principal: &str,
+        result: &QueryResult,
+    ) -> Result<Option<Response>, Error> {
+        if !result.rows.is_empty() {
+            return Ok(None);
+        }
+        let (principal, key) = (text(principal), text(&self.key));
         let (stored, status, body, at) = db
-            .query_opt(FIND, &[text(principal), text(key)], |r| {
+            .query_opt(FIND, &[principal.clone(), key.clone()], |r| {
                 Ok((
                     r.string("fingerprint")?,
                     r.i64("status")?,
@@ -83,7 +142,7 @@ pub fn once(
                 ))
             })?
             .ok_or_else(|| anyhow::anyhow!("idempotency key vanished"))?;
-        if stored != fingerprint {
+        if stored != self.fingerprint {
             return Err(Error::Conflict(OTHER_REQUEST.into()));
         }
         if status != 0 {
@@ -92,41 +151,61 @@ pub fn once(
                 "application/json",
                 body.unwrap_or_default(),
             );
-            return Ok(replay.with_header("idempotent-replayed", "true"));
+            return Ok(Some(replay.with_header("idempotent-replayed", "true")));
         }
         let abandoned = common::time::parse_iso8601(&at)
-            .is_some_and(|t| now.duration_since(t).unwrap_or_default() > ABANDONED);
+            .is_some_and(|t| self.now.duration_since(t).unwrap_or_default() > ABANDONED);
+        let now = text(&common::time::iso8601(self.now));
         let took_over = abandoned
             && db
-                .query_opt(
-                    TAKE_OVER,
-                    &[text(principal), text(key), text(&now_text), text(&at)],
-                    |r| r.i64("status"),
-                )?
+                .query_opt(TAKE_OVER, &[principal, key, now, text(&at)], |r| {
+                    r.i64("status")
+                })?
                 .is_some();
         if !took_over {
             return Err(Error::Conflict(IN_PROGRESS.into()));
         }
+        Ok(None)
     }
-    // A refusal (an error) is not kept: a retry runs again and, nothing having changed, gets it
-    // again, in the endpoint's own error shape.
-    let result = create();
-    let kept = match &result {
-        Ok(response) if response.status() < 500 => db.execute(
-            STORE,
-            &[
-                text(principal),
-                text(key),
-                int(response.status().into()),
-                blob(response.body()),
-            ],
-        ),
-        _ => db.execute(RELEASE, &[text(principal), text(key)]),
-    };
-    if let Err(e) = kept {
-        eprintln!("idempotency key of {principal}: {e:#}");
+
+    /// Runs `create` if `reservation` (the result of [`Key::reserve`]'s statement) reserved the key
+    /// ([`Key::reserved`]), and keeps its answer ([`Key::keep`]).
+    pub fn once_reserved(
+        &self,
+        db: &Db,
+        principal: &str,
+        reservation: &QueryResult,
+        create: impl FnOnce() -> Result<Response, Error>,
+    ) -> Result<Response, Error> {
+        if let Some(first) = self.reserved(db, principal, reservation)? {
+            return Ok(first);
+        }
+        let result = create();
+        self.keep(db, principal, &result);
+        result
     }
-    result
+
+    /// Keeps `result`, the reserved request's answer, for its retries; a refusal (an error) or a
+    /// 5xx is not kept but the key released: a retry runs again and, nothing having changed, gets
+    /// the same refusal, in the endpoint's own error shape.
+    pub fn keep(&self, db: &Db, principal: &str, result: &Result<Response, Error>) {
+        let (principal_param, key) = (text(principal), text(&self.key));
+        let kept = match result {
+            Ok(response) if response.status() < 500 => db.execute(
+                STORE,
+                &[
+                    principal_param,
+                    key,
+                    int(response.status().into()),
+                    blob(response.body()),
+                ],
+            ),
+            _ => db.execute(RELEASE, &[principal_param, key]),
+        };
+        if let Err(e) = kept {
+            eprintln!("idempotency key of {principal}: {e:#}");
+        }
+    }
 }
 
 /// SHA-256 of the method, the path and the body: what makes two requests "the same".

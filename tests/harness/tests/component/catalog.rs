@@ -7,7 +7,7 @@ use receta_harness::worlds::catalog::exports::receta::catalog::catalog::{
     Hospital, MembershipType, NewHospital, NewMedic, NewMembership,
 };
 use receta_harness::worlds::catalog::receta::common::codes::PageSize;
-use receta_harness::worlds::catalog::receta::common::types::{Error, Principal};
+use receta_harness::worlds::catalog::receta::common::types::{Error, MedicKey, Principal};
 
 use crate::helpers::{medic, sha256_hex};
 
@@ -126,10 +126,12 @@ fn a_medic_prescribes_only_from_a_hospital_of_a_live_membership() -> Result<()> 
     // The hospital half of the prescriber (the medic exists, so the answer is `some`).
     let prescribing = |hospital| -> Result<Result<_, Error>> {
         let prescriber = c.call(async move |w, s| {
-            let db = receta_harness::lend(s).await?;
-            w.receta_catalog_catalog()
-                .call_get_prescriber(&mut *s, Some(db), ana, hospital)
-                .await
+            let catalog = w.receta_catalog_catalog();
+            let read = catalog
+                .call_prescriber_read(&mut *s, &MedicKey::Id(ana), hospital)
+                .await?;
+            let read = receta_harness::run(s, read).await?;
+            catalog.call_prescriber_of(&mut *s, &read).await
         })?;
         Ok(prescriber.and_then(|p| p.expect("the medic exists").hospital))
     };

@@ -106,6 +106,7 @@ pub fn request(rx: &Rx, medications: Vec<NewMedication>) -> IssueRequest {
         base_url: "https://receta.example".into(),
         webhooks: Vec::new(),
         efirma: None,
+        formulary: None,
     }
 }
 

@@ -5,8 +5,8 @@
 use serde_json::{Value, json};
 
 use super::proxy::CommitCutter;
-use super::{quiet_app_through, read_only};
-use crate::helpers::{ADMIN_TOKEN, TestApp, TestResponse};
+use super::{app_with, read_only};
+use crate::helpers::{ADMIN_TOKEN, AppConfig, TestApp, TestResponse};
 use crate::sqld::Sqld;
 
 /// `body` posted to the create with `token`, and `Idempotency-Key: key` when given.
@@ -26,7 +26,18 @@ fn a_create_is_two_requests_to_the_database_and_its_refusals_are_unchanged() {
     let dir = tempfile::tempdir().unwrap();
     let db = Sqld::primary(&dir.path().join("sqld"));
     let proxy = CommitCutter::to(&db.url);
-    let app = quiet_app_through(&db, &proxy.url, &db.token.clone());
+    // A configured seal key, as in production: the development key is a database read once per
+    // instance, which a host that makes an instance per request (Spin 4.1) pays on every create.
+    let mut config = AppConfig {
+        manifest: crate::paths::repo_root().join("spin.edge.toml"),
+        scheduled: false,
+        ..AppConfig::default()
+    };
+    config.env.push((
+        "SPIN_VARIABLE_SIGNING_KEY".into(),
+        "BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc=".into(),
+    ));
+    let app = app_with(config, &db, &proxy.url, &db.token.clone());
     let practice = crate::fixtures::Practice::new(&app, "crea@example.mx", "Clínica Crea");
     let token = practice.medic.token.clone();
     practice.prescribe(&app);
